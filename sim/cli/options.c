@@ -1,0 +1,154 @@
+/* options.c - the option table and its parser.
+ *
+ * Options are rows of a table (name, short name, argument, group, help), so
+ * that the usage text and the parser cannot disagree. */
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum opt_id {
+    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_QUIET, O_HELP
+} opt_id;
+
+typedef struct opt_row {
+    opt_id id;
+    const char *name;   /* long name without "--" */
+    char short_name;    /* 0 when none */
+    const char *arg;    /* argument name, NULL for a flag */
+    unsigned group;     /* CLI_OPT_* that enables it; 0 = always */
+    const char *help;
+} opt_row;
+
+static const opt_row options[] = {
+    {O_MODEL, "model", 'm', "MODEL", CLI_OPT_INPUTS, "model: a name from models/ or a path (also a HuggingFace config.json)"},
+    {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS, "platform: a name from platforms/ or a path"},
+    {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS, "strategy: a name from strategies/ or a path"},
+    {O_SET, "set", 0, "KEY=VALUE", CLI_OPT_INPUTS, "override a strategy key, or model.KEY / platform.KEY (repeatable)"},
+    {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform"},
+    {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
+    {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
+    {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
+    {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary"},
+    {O_HELP, "help", 'h', NULL, 0, "show this help"},
+};
+#define NOPTIONS (int)(sizeof options / sizeof options[0])
+
+static const opt_row *find_long(const char *name, size_t len, unsigned accepted)
+{
+    for (int i = 0; i < NOPTIONS; i++) {
+        const opt_row *o = &options[i];
+        if ((o->group == 0 || (o->group & accepted)) && strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static const opt_row *find_short(char c, unsigned accepted)
+{
+    for (int i = 0; i < NOPTIONS; i++) {
+        const opt_row *o = &options[i];
+        if ((o->group == 0 || (o->group & accepted)) && o->short_name == c) return o;
+    }
+    return NULL;
+}
+
+static sim_rc parse_count(const char *command, const char *opt, const char *text, int *out, sim_err *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *text == '\0' || *end != '\0' || v < 1 || v > INT_MAX)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' expects a whole number >= 1, got '%s'", command,
+                        opt, text);
+    *out = (int)v;
+    return SIM_OK;
+}
+
+static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_args *a, sim_err *err)
+{
+    switch (o->id) {
+    case O_MODEL: a->model = val; break;
+    case O_PLATFORM: a->platform = val; break;
+    case O_STRATEGY: a->strategy = val; break;
+    case O_SET:
+        if (a->nsets == CLI_MAX_SETS)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: too many '--set' options (at most %d)", command,
+                            CLI_MAX_SETS);
+        if (!strchr(val, '=') || val[0] == '=')
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--set %s' must be KEY=VALUE, e.g. --set tp_x=4", command,
+                            val);
+        a->sets[a->nsets++] = val;
+        break;
+    case O_DEVICES: return parse_count(command, o->name, val, &a->devices, err);
+    case O_JSON: a->json_path = val; break;
+    case O_DUMP: a->dump_platform = val; break;
+    case O_COMM:
+        if (strcmp(val, "flows") != 0 && strcmp(val, "steps") != 0)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--comm-mode' takes 'flows' or 'steps', got '%s'", command,
+                            val);
+        a->comm_mode = val;
+        break;
+    case O_QUIET: a->quiet = true; break;
+    case O_HELP: a->help = true; break;
+    }
+    return SIM_OK;
+}
+
+sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
+                 sim_err *err)
+{
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        const opt_row *o = NULL;
+        const char *val = NULL;
+        if (strncmp(arg, "--", 2) == 0 && arg[2]) {
+            const char *name = arg + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            o = find_long(name, len, accepted);
+            if (!o)
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '--%.*s' (see 'heptasim %s --help')",
+                                command, (int)len, name, command);
+            if (eq) {
+                if (!o->arg)
+                    return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' takes no value", command, o->name);
+                val = eq + 1;
+            }
+        } else if (arg[0] == '-' && arg[1] && !arg[2]) {
+            o = find_short(arg[1], accepted);
+            if (!o)
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '%s' (see 'heptasim %s --help')",
+                                command, arg, command);
+        } else {
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: unexpected argument '%s' (see 'heptasim %s --help')",
+                            command, arg, command);
+        }
+        if (o->arg && !val) {
+            if (i + 1 >= argc)
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: option '%s' needs a value (%s)", command, arg, o->arg);
+            val = argv[++i];
+        }
+        sim_rc rc = apply(command, o, val, a, err);
+        if (rc != SIM_OK) return rc;
+    }
+    return SIM_OK;
+}
+
+void cli_print_options(unsigned accepted)
+{
+    puts("options:");
+    for (int i = 0; i < NOPTIONS; i++) {
+        const opt_row *o = &options[i];
+        if (o->group && !(o->group & accepted)) continue;
+        char left[64];
+        if (o->short_name)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+        else
+            snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        printf("  %-28s %s\n", left, o->help);
+    }
+}

@@ -1,0 +1,52 @@
+/* common.h - result codes and the one-line error buffer shared by every module.
+ *
+ * A function that can fail returns a sim_rc and, on failure, writes one line
+ * into a sim_err that names the file, the JSON key and the fix.  The CLI
+ * prints that line on stderr and maps the code to an exit status
+ * (SIM_EINVAL -> 2, anything else -> 1). */
+#ifndef HEPTASIM_COMMON_H
+#define HEPTASIM_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef enum sim_rc {
+    SIM_OK = 0,
+    SIM_EINVAL,   /* bad user input: file, key, value, flag */
+    SIM_EIO,      /* file cannot be read or written */
+    SIM_ENOMEM,   /* allocation failed */
+    SIM_EOOM,     /* the strategy does not fit in device memory */
+    SIM_EINTERNAL /* simulation failed (deadlock, engine error) */
+} sim_rc;
+
+#define SIM_ERR_LEN 512
+
+typedef struct sim_err {
+    char msg[SIM_ERR_LEN];
+} sim_err;
+
+/* Lowercase phrase for a result code ("invalid input", ...). Never NULL. */
+const char *sim_strerror(sim_rc rc);
+
+/* Format msg into err (if err is not NULL) and return rc, so callers can
+ * write `return sim_fail(err, SIM_EINVAL, "%s: '%s': ...", file, key)`. */
+sim_rc sim_fail(sim_err *err, sim_rc rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Exit status for a result code: 0 ok, 2 bad input, 1 anything else. */
+int sim_exit_status(sim_rc rc);
+
+/* Allocation that never returns NULL: prints a line and exits 1 when the
+ * machine is out of memory (there is nothing sensible to recover). */
+void *sim_xcalloc(size_t n, size_t size);
+void *sim_xrealloc(void *p, size_t size);
+char *sim_xstrdup(const char *s);
+
+/* Copy src into dst of capacity cap, always NUL-terminated. */
+void sim_strlcpy(char *dst, const char *src, size_t cap);
+
+/* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
+ * _flops_per_s). */
+#define SIM_GIB (1024.0 * 1024.0 * 1024.0)
+
+#endif

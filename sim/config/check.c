@@ -1,0 +1,289 @@
+/* check.c - the validity rules that tie keys together: within a model or a
+ * platform, and between a strategy and the model and platform it runs.
+ *
+ * Each rule fails with one line that names the file, the key and the fix,
+ * e.g. "strategies/x.json: .tp_x: 6 does not divide heads=64 (use a divisor
+ * of 64)".  Products are computed in 64 bits so that absurd inputs give a
+ * message, not an overflow. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_int.h"
+
+typedef long long i64;
+
+/* A product of named strategy values, for messages. */
+typedef struct factor {
+    const char *name;
+    i64 v;
+} factor;
+
+/* Multiply the factors and describe the product.  Short form (the message
+ * is keyed on a factor): "6" when at most one factor is above 1, else
+ * "tp_x*cp_ulysses = 2*3 = 6" with the factors above 1.  Long form: every
+ * factor, "dp*micro_batch = 16*1 = 16".  *key gets the first factor above 1
+ * (the first factor when none is). */
+static i64 product(const factor *f, int n, bool long_form, char *desc, size_t cap, const char **key)
+{
+    i64 p = 1;
+    int above = 0;
+    if (key) *key = f[0].name;
+    for (int i = 0; i < n; i++) {
+        if (__builtin_mul_overflow(p, f[i].v, &p)) p = INT64_MAX;
+        if (f[i].v > 1) {
+            if (key && above == 0) *key = f[i].name;
+            above++;
+        }
+    }
+    if (!long_form && above <= 1) {
+        snprintf(desc, cap, "%lld", p);
+        return p;
+    }
+    char names[160] = "", values[160] = "";
+    size_t un = 0, uv = 0;
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        if (!long_form && f[i].v <= 1) continue;
+        un += (size_t)snprintf(names + un, sizeof names - un, "%s%s", first ? "" : "*", f[i].name);
+        uv += (size_t)snprintf(values + uv, sizeof values - uv, "%s%lld", first ? "" : "*", f[i].v);
+        if (un >= sizeof names) un = sizeof names - 1;
+        if (uv >= sizeof values) uv = sizeof values - 1;
+        first = false;
+    }
+    if (n == 1 || (!long_form && above == 1))
+        snprintf(desc, cap, "%s=%lld", names, p);
+    else
+        snprintf(desc, cap, "%s = %s = %lld", names, values, p);
+    return p;
+}
+
+/* ------------------------------------------------------------- model */
+
+sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err)
+{
+    const char *f = cfg_origin(m->path, "model");
+    if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: .kv_heads: %d does not divide heads=%d (use a divisor of %d)", f,
+                        m->kv_heads, m->heads, m->heads);
+    if (m->moe.experts > 0) {
+        if (m->moe.top_k > m->moe.experts)
+            return sim_fail(err, SIM_EINVAL, "%s: .moe.top_k: %d is more than moe.experts=%d (use at most %d)", f,
+                            m->moe.top_k, m->moe.experts, m->moe.experts);
+        if (m->moe.first_dense_layers >= m->layers)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .moe.first_dense_layers: %d leaves no MoE layer among layers=%d (use less than %d)", f,
+                            m->moe.first_dense_layers, m->layers, m->layers);
+        if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
+            return sim_fail(err, SIM_EINVAL, "%s: .moe.shared_ffn_hidden: must be >= 1 when shared_experts=%d", f,
+                            m->moe.shared_experts);
+    }
+    return SIM_OK;
+}
+
+/* ---------------------------------------------------------- platform */
+
+sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
+{
+    const char *f = cfg_origin(p->path, "platform");
+    if (p->devices_per_supernode % p->devices_per_node != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .supernode.devices: %d is not a multiple of node.devices=%d (use a multiple of %d)", f,
+                        p->devices_per_supernode, p->devices_per_node, p->devices_per_node);
+    if (p->hbm_reserved_bytes >= p->hbm_bytes)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .device.hbm_reserved_GiB: %g is not less than hbm_GiB=%g (reserve less than the capacity)",
+                        f, p->hbm_reserved_bytes / SIM_GIB, p->hbm_bytes / SIM_GIB);
+    return SIM_OK;
+}
+
+/* ---------------------------------------------------------- strategy */
+
+static sim_rc divides(sim_err *err, const char *f, const factor *fac, int n, const char *what, i64 value)
+{
+    char desc[200];
+    const char *key;
+    i64 d = product(fac, n, false, desc, sizeof desc, &key);
+    if (value % d == 0) return SIM_OK;
+    return sim_fail(err, SIM_EINVAL, "%s: .%s: %s does not divide %s=%lld (use a divisor of %lld)", f, key, desc, what,
+                    value, value);
+}
+
+/* World size and dp (derived when 0).  *dp gets the resolved dp. */
+static sim_rc check_world(const cfg_platform *p, const cfg_strategy *s, int *dp, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    char desc[200];
+    factor rest[] = {
+        {"pp", s->pp}, {"tp_x", s->tp_x}, {"tp_y", s->tp_y}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses}};
+    i64 r = product(rest, 5, true, desc, sizeof desc, NULL);
+    *dp = s->dp;
+    if (s->dp == 0) {
+        if (r > p->devices || p->devices % r != 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .dp: cannot derive dp: %s does not divide the %d devices of platform '%s' (run on a "
+                            "multiple of %lld devices, or change the strategy)",
+                            f, desc, p->devices, p->name, r);
+        *dp = (int)(p->devices / r);
+        return SIM_OK;
+    }
+    factor all[] = {{"dp", s->dp},     {"pp", s->pp},           {"tp_x", s->tp_x},
+                    {"tp_y", s->tp_y}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses}};
+    i64 w = product(all, 6, true, desc, sizeof desc, NULL);
+    if (w != p->devices)
+        return sim_fail(
+            err, SIM_EINVAL,
+            "%s: .dp: world size %s does not equal the %d devices of platform '%s' (change the strategy, set "
+            "dp to 0 to derive it, or run on %lld devices)",
+            f, desc, p->devices, p->name, w);
+    return SIM_OK;
+}
+
+/* Schedule keys alone: vpp needs interleaving, interleaving needs pp > 1
+ * and vpp > 1. */
+static sim_rc check_schedule(const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    if (s->vpp > 1 && s->schedule != CFG_SCHED_INTERLEAVED)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .vpp: vpp=%d needs schedule \"interleaved\", got \"%s\" (set schedule to \"interleaved\" "
+                        "or vpp to 1)",
+                        f, s->vpp, cfg_schedule_name(s->schedule));
+    if (s->schedule != CFG_SCHED_INTERLEAVED) return SIM_OK;
+    if (s->pp < 2)
+        return sim_fail(err, SIM_EINVAL, "%s: .schedule: \"interleaved\" needs pp > 1, got pp=%d (use \"1f1b\")", f,
+                        s->pp);
+    if (s->vpp < 2)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .schedule: \"interleaved\" needs vpp > 1, got vpp=%d (set vpp to 2 or more, or use "
+                        "\"1f1b\")",
+                        f, s->vpp);
+    return SIM_OK;
+}
+
+static sim_rc check_sequence(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    factor fac[4];
+    int n = 0;
+    const char *key = "tp_x";
+    if (s->sequence_parallel || s->tp_y > 1) {
+        fac[n++] = (factor){"tp_x", s->tp_x};
+        fac[n++] = (factor){"tp_y", s->tp_y};
+        if (s->tp_y > 1) key = "tp_y";
+    }
+    if (s->cp_ring > 1) {
+        fac[n++] = (factor){"2*cp_ring", 2LL * s->cp_ring};
+        key = "cp_ring";
+    }
+    if (s->cp_ulysses > 1) {
+        fac[n++] = (factor){"cp_ulysses", s->cp_ulysses};
+        if (s->cp_ring <= 1) key = "cp_ulysses";
+    }
+    if (n == 0) return SIM_OK;
+    char desc[200];
+    i64 split = product(fac, n, true, desc, sizeof desc, NULL);
+    if (m->seq_len % split == 0) return SIM_OK;
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: .%s: seq_len=%d of model '%s' is not a multiple of the sequence split %s (use a seq_len "
+                    "that is a multiple of %lld, or split the sequence less)",
+                    cfg_origin(s->path, "strategy"), key, m->seq_len, m->name, desc, split);
+}
+
+/* Each value alone against the model: heads, widths, layers, sequence,
+ * schedule, expert tensor parallel, fusion. */
+static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    sim_rc rc;
+    char desc[200];
+
+    /* heads, hidden and FFN widths split over tensor (and Ulysses) ranks */
+    factor heads_split[] = {{"tp_x", s->tp_x}, {"cp_ulysses", s->cp_ulysses}};
+    if ((rc = divides(err, f, heads_split, 2, "heads", m->heads))) return rc;
+    const char *key;
+    i64 n = product(heads_split, 2, false, desc, sizeof desc, &key);
+    if (m->kv_heads % n != 0 && n % m->kv_heads != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s neither divides kv_heads=%d nor is a multiple of it (use a divisor or a multiple "
+                        "of %d)",
+                        f, key, desc, m->kv_heads, m->kv_heads);
+    factor tp[] = {{"tp_x", s->tp_x}, {"tp_y", s->tp_y}};
+    if ((rc = divides(err, f, tp, 2, "hidden", m->hidden))) return rc;
+    if ((rc = divides(err, f, tp, 2, "ffn_hidden", m->ffn_hidden))) return rc;
+    if (m->moe.experts > 0) {
+        if ((rc = divides(err, f, tp, 2, "moe.ffn_hidden", m->moe.ffn_hidden))) return rc;
+        if (m->moe.shared_experts > 0 &&
+            (rc = divides(err, f, tp, 2, "moe.shared_ffn_hidden", m->moe.shared_ffn_hidden)))
+            return rc;
+    }
+
+    /* layers over pipeline stages, and the schedule */
+    factor stages[] = {{"pp", s->pp}, {"vpp", s->vpp}};
+    if ((rc = divides(err, f, stages, 2, "layers", m->layers))) return rc;
+    if ((rc = check_schedule(s, err))) return rc;
+
+    if ((rc = check_sequence(m, s, err))) return rc;
+
+    i64 t = product(tp, 2, true, desc, sizeof desc, NULL);
+    if (t % s->etp != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: .etp: %d does not divide %s (use a divisor of %lld)", f, s->etp, desc, t);
+    if (s->fuse_tpy_cp && (s->tp_y < 2 || s->cp_ulysses < 2))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .fuse_tpy_cp: needs tp_y > 1 and cp_ulysses > 1, got tp_y=%d and cp_ulysses=%d (set "
+                        "fuse_tpy_cp to false)",
+                        f, s->tp_y, s->cp_ulysses);
+    return SIM_OK;
+}
+
+/* Rules that need the resolved dp: batch, micro-batches, expert parallel. */
+static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    char desc[200];
+    factor per_step[] = {{"dp", dp}, {"micro_batch", s->micro_batch}};
+    i64 per = product(per_step, 2, true, desc, sizeof desc, NULL);
+    if (s->global_batch % per != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: .global_batch: %d is not a multiple of %s (use a multiple of %lld)", f,
+                        s->global_batch, desc, per);
+    i64 micro_batches = s->global_batch / per;
+    if (micro_batches > CFG_MAX_MICRO_BATCHES)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .global_batch: %lld micro-batches per step is more than the limit of %d (raise "
+                        "micro_batch or lower global_batch)",
+                        f, micro_batches, CFG_MAX_MICRO_BATCHES);
+    if (s->schedule == CFG_SCHED_INTERLEAVED && micro_batches % s->pp != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .global_batch: the interleaved schedule needs a number of micro-batches "
+                        "global_batch/(dp*micro_batch) = %lld that is a multiple of pp=%d (change global_batch or "
+                        "micro_batch)",
+                        f, micro_batches, s->pp);
+    if (s->ep > 1) {
+        if (m->moe.experts <= 0)
+            return sim_fail(err, SIM_EINVAL, "%s: .ep: ep=%d needs an MoE model, and model '%s' is dense (set ep to 1)",
+                            f, s->ep, m->name);
+        if (m->moe.experts % s->ep != 0)
+            return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide moe.experts=%d (use a divisor of %d)", f,
+                            s->ep, m->moe.experts, m->moe.experts);
+        factor edp[] = {{"dp", dp}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses}};
+        i64 g = product(edp, 3, true, desc, sizeof desc, NULL);
+        if (g % s->ep != 0)
+            return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide %s (use a divisor of %lld)", f, s->ep, desc,
+                            g);
+    }
+    return SIM_OK;
+}
+
+sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+{
+    sim_rc rc;
+    int dp;
+    if ((rc = cfg_model_revalidate(m, err)) || (rc = cfg_model_sanity(m, err))) return rc;
+    if ((rc = cfg_platform_revalidate(p, err)) || (rc = cfg_platform_sanity(p, err))) return rc;
+    if ((rc = cfg_strategy_revalidate(s, err))) return rc;
+    /* a value that is wrong on its own is named before a product that is */
+    if ((rc = check_shapes(m, s, err))) return rc;
+    if ((rc = check_world(p, s, &dp, err))) return rc;
+    if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
+    s->dp = dp;
+    return SIM_OK;
+}

@@ -1,0 +1,616 @@
+/* config.c - the three input formats (model, platform, strategy): their
+ * schema tables, loading from files or text, and writing back as JSON.
+ *
+ * A load is: resolve the name to a file, read it, parse it with cJSON,
+ * translate a HuggingFace config when it is one, apply the `--set`
+ * overrides of its kind to the tree, read the tree through the schema
+ * (types, bounds, defaults, SI units), derive the dependent defaults and
+ * check the rules that tie the keys of one file together.  The rules that
+ * tie the three files together are in check.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config_int.h"
+
+#ifndef HEPTASIM_DATADIR
+#define HEPTASIM_DATADIR "."
+#endif
+
+#define CFG_MAX_FILE_BYTES (64L * 1024 * 1024)
+
+_Static_assert(sizeof(cfg_schedule) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cfg_recompute) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cfg_activation) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
+
+/* ------------------------------------------------------------- enum names */
+
+static const char *const activation_names[] = {"gelu", "swiglu", NULL};
+static const char *const dtype_names[] = {"bf16", "fp16", NULL};
+static const int dtype_bytes[] = {2, 2};
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL};
+
+#define CFG_DEFAULT_ORDER "tp_x-tp_y-cp_ulysses-cp_ring-ep-dp-pp"
+
+const char *cfg_schedule_name(cfg_schedule s)
+{
+    return (unsigned)s < 3 ? schedule_names[s] : "?";
+}
+
+const char *cfg_recompute_name(cfg_recompute r)
+{
+    return (unsigned)r < 3 ? recompute_names[r] : "?";
+}
+
+const char *cfg_activation_name(cfg_activation a)
+{
+    return (unsigned)a < 2 ? activation_names[a] : "?";
+}
+
+const char *cfg_dim_name(cfg_dim d)
+{
+    return (unsigned)d < CFG_NDIMS ? dim_names[d] : "?";
+}
+
+void cfg_order_format(const cfg_strategy *s, char *out, int cap)
+{
+    if (cap <= 0) return;
+    out[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < CFG_NDIMS && used < (size_t)cap; i++)
+        used += (size_t)snprintf(out + used, (size_t)cap - used, "%s%s", i ? "-" : "", cfg_dim_name(s->order[i]));
+}
+
+bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t cap)
+{
+    bool seen[CFG_NDIMS] = {false};
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *dash = strchr(p, '-');
+        size_t len = dash ? (size_t)(dash - p) : strlen(p);
+        char tok[32];
+        if (len == 0) {
+            snprintf(why, cap, "empty dimension name in \"%s\"", text);
+            return false;
+        }
+        if (len >= sizeof tok) len = sizeof tok - 1;
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        int d = -1;
+        for (int i = 0; i < CFG_NDIMS; i++)
+            if (strcmp(tok, dim_names[i]) == 0) d = i;
+        if (d < 0) {
+            const char *close = cfg_suggest(tok, dim_names, CFG_NDIMS);
+            if (close)
+                snprintf(why, cap, "unknown dimension '%s' (did you mean '%s'?)", tok, close);
+            else
+                snprintf(why, cap, "unknown dimension '%s' (the dimensions are %s)", tok, CFG_DEFAULT_ORDER);
+            return false;
+        }
+        if (seen[d]) {
+            snprintf(why, cap, "'%s' appears twice (name each of %s once)", tok, CFG_DEFAULT_ORDER);
+            return false;
+        }
+        seen[d] = true;
+        out[n++] = (cfg_dim)d;
+        if (!dash) break;
+        p = dash + 1;
+    }
+    for (int i = 0; i < CFG_NDIMS; i++)
+        if (!seen[i]) {
+            snprintf(why, cap, "'%s' is missing (name each of %s once)", dim_names[i], CFG_DEFAULT_ORDER);
+            return false;
+        }
+    return true;
+}
+
+/* ----------------------------------------------------------- the schemas */
+
+#define ROW_INT(k, st, f, lo, hi, d, fl) \
+    { .key = k, .type = CFG_K_INT, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d }
+#define ROW_DBL(k, st, f, lo, hi, d, sc, fl)                                                                   \
+    {                                                                                                          \
+        .key = k, .type = CFG_K_DOUBLE, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d, \
+        .scale = sc                                                                                            \
+    }
+#define ROW_BOOL(k, st, f, d) { .key = k, .type = CFG_K_BOOL, .offset = offsetof(st, f), .def = d }
+#define ROW_STR(k, st, f, fl) \
+    { .key = k, .type = CFG_K_STRING, .flags = fl, .offset = offsetof(st, f), .size = sizeof(((st *)0)->f) }
+#define ROW_ENUM(k, st, f, nm, vals, d) \
+    { .key = k, .type = CFG_K_ENUM, .offset = offsetof(st, f), .names = nm, .values = vals, .def_str = d }
+#define ROW_OBJ(k, st, f, rows, fl) \
+    { .key = k, .type = CFG_K_OBJECT, .flags = fl, .offset = offsetof(st, f), .sub = rows }
+#define ROW_END { .key = NULL }
+
+#define REQ CFG_KF_REQUIRED
+#define DRV CFG_KF_DERIVED
+#define OPEN CFG_KF_MIN_OPEN
+
+#define MAXDIM CFG_MAX_DEVICES
+#define MAXWIDTH 16777216 /* 2^24 */
+
+static const cfg_key moe_rows[] = {
+    ROW_INT("experts", cfg_model, moe.experts, 0, 65536, 0, REQ),
+    ROW_INT("top_k", cfg_model, moe.top_k, 1, 65536, 0, REQ),
+    ROW_INT("ffn_hidden", cfg_model, moe.ffn_hidden, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("shared_experts", cfg_model, moe.shared_experts, 0, 65536, 0, 0),
+    ROW_INT("shared_ffn_hidden", cfg_model, moe.shared_ffn_hidden, 0, MAXWIDTH, 0, 0),
+    ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, 16384, 0, 0),
+    ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, 16384, 1, 0),
+    ROW_END,
+};
+
+static const cfg_key model_rows[] = {
+    ROW_STR("name", cfg_model, name, DRV),
+    ROW_STR("description", cfg_model, description, 0),
+    ROW_INT("layers", cfg_model, layers, 1, 16384, 0, REQ),
+    ROW_INT("hidden", cfg_model, hidden, 1, 1048576, 0, REQ),
+    ROW_INT("heads", cfg_model, heads, 1, 65536, 0, REQ),
+    ROW_INT("kv_heads", cfg_model, kv_heads, 1, 65536, 0, DRV),
+    ROW_INT("head_dim", cfg_model, head_dim, 1, 65536, 0, DRV),
+    ROW_INT("ffn_hidden", cfg_model, ffn_hidden, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("vocab", cfg_model, vocab, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("seq_len", cfg_model, seq_len, 1, MAXWIDTH, 0, REQ),
+    ROW_ENUM("activation", cfg_model, activation, activation_names, NULL, "gelu"),
+    ROW_ENUM("dtype", cfg_model, dtype_bytes, dtype_names, dtype_bytes, "bf16"),
+    ROW_BOOL("tied_embeddings", cfg_model, tied_embeddings, 0),
+    {.key = "moe", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_model, moe.experts),
+     .sub = moe_rows},
+    ROW_END,
+};
+
+static const cfg_key device_rows[] = {
+    ROW_STR("name", cfg_platform, device_name, 0),
+    ROW_DBL("peak_tflops", cfg_platform, peak_flops_per_s, 0, 1e6, 0, 1e12, REQ | OPEN),
+    ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, 0, 1e6, 0, SIM_GIB, REQ | OPEN),
+    ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, 1e6, 0, SIM_GIB, 0),
+    ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, 0, 1e4, 0, 1e12, REQ | OPEN),
+    ROW_END,
+};
+
+static const cfg_key node_rows[] = {
+    ROW_INT("devices", cfg_platform, devices_per_node, 1, MAXDIM, 0, REQ),
+    ROW_END,
+};
+
+static const cfg_key supernode_rows[] = {
+    ROW_INT("devices", cfg_platform, devices_per_supernode, 1, MAXDIM, 0, REQ),
+    ROW_DBL("fabric_GBps", cfg_platform, fabric_bytes_per_s, 0, 1e6, 0, 1e9, REQ | OPEN),
+    ROW_DBL("latency_us", cfg_platform, fabric_latency_s, 0, 1e6, 0, 1e-6, REQ),
+    ROW_END,
+};
+
+static const cfg_key network_rows[] = {
+    ROW_DBL("nic_GBps", cfg_platform, nic_bytes_per_s, 0, 1e6, 0, 1e9, REQ | OPEN),
+    ROW_DBL("latency_us", cfg_platform, nic_latency_s, 0, 1e6, 0, 1e-6, REQ),
+    ROW_DBL("spine_latency_us", cfg_platform, spine_latency_s, 0, 1e6, 0, 1e-6, 0),
+    ROW_DBL("oversubscription", cfg_platform, oversubscription, 1, 1e6, 1, 1, 0),
+    ROW_END,
+};
+
+static const cfg_key efficiency_rows[] = {
+    {.key = "gemm", .type = CFG_K_CURVE, .flags = REQ | OPEN, .offset = offsetof(cfg_platform, gemm_efficiency),
+     .min = 0, .max = 1},
+    ROW_DBL("attention", cfg_platform, attention_efficiency, 0, 1, 0, 1, REQ | OPEN),
+    ROW_DBL("memory", cfg_platform, memory_efficiency, 0, 1, 0, 1, REQ | OPEN),
+    ROW_DBL("network", cfg_platform, network_efficiency, 0, 1, 0, 1, REQ | OPEN),
+    ROW_DBL("kernel_overhead_us", cfg_platform, kernel_overhead_s, 0, 1e6, 0, 1e-6, REQ),
+    ROW_DBL("collective_step_us", cfg_platform, collective_step_s, 0, 1e6, 0, 1e-6, REQ),
+    ROW_END,
+};
+
+static const cfg_key platform_rows[] = {
+    ROW_STR("name", cfg_platform, name, DRV),
+    ROW_STR("description", cfg_platform, description, 0),
+    ROW_INT("devices", cfg_platform, devices, 1, MAXDIM, 0, DRV),
+    ROW_OBJ("device", cfg_platform, device_name, device_rows, REQ),
+    ROW_OBJ("node", cfg_platform, devices_per_node, node_rows, REQ),
+    ROW_OBJ("supernode", cfg_platform, devices_per_supernode, supernode_rows, REQ),
+    ROW_OBJ("network", cfg_platform, nic_bytes_per_s, network_rows, REQ),
+    ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
+    ROW_END,
+};
+
+static const cfg_key strategy_rows[] = {
+    ROW_STR("name", cfg_strategy, name, DRV),
+    ROW_STR("description", cfg_strategy, description, 0),
+    ROW_INT("dp", cfg_strategy, dp, 0, MAXDIM, 0, 0),
+    ROW_INT("pp", cfg_strategy, pp, 1, MAXDIM, 1, 0),
+    ROW_INT("tp_x", cfg_strategy, tp_x, 1, MAXDIM, 1, 0),
+    ROW_INT("tp_y", cfg_strategy, tp_y, 1, MAXDIM, 1, 0),
+    ROW_INT("cp_ring", cfg_strategy, cp_ring, 1, MAXDIM, 1, 0),
+    ROW_INT("cp_ulysses", cfg_strategy, cp_ulysses, 1, MAXDIM, 1, 0),
+    ROW_INT("ep", cfg_strategy, ep, 1, MAXDIM, 1, 0),
+    ROW_INT("etp", cfg_strategy, etp, 1, MAXDIM, 1, 0),
+    ROW_INT("vpp", cfg_strategy, vpp, 1, 16384, 1, 0),
+    ROW_ENUM("schedule", cfg_strategy, schedule, schedule_names, NULL, "1f1b"),
+    ROW_INT("micro_batch", cfg_strategy, micro_batch, 1, MAXWIDTH, 1, 0),
+    ROW_INT("global_batch", cfg_strategy, global_batch, 1, MAXWIDTH, 0, REQ),
+    ROW_BOOL("sequence_parallel", cfg_strategy, sequence_parallel, 0),
+    ROW_ENUM("recompute", cfg_strategy, recompute, recompute_names, NULL, "none"),
+    ROW_INT("zero", cfg_strategy, zero, 0, 3, 0, 0),
+    ROW_BOOL("overlap_grad_reduce", cfg_strategy, overlap_grad_reduce, 1),
+    ROW_BOOL("overlap_param_gather", cfg_strategy, overlap_param_gather, 1),
+    ROW_BOOL("overlap_tp_comm", cfg_strategy, overlap_tp_comm, 0),
+    ROW_BOOL("overlap_cp_comm", cfg_strategy, overlap_cp_comm, 1),
+    ROW_BOOL("fuse_tpy_cp", cfg_strategy, fuse_tpy_cp, 0),
+    {.key = "order", .type = CFG_K_ORDER, .offset = offsetof(cfg_strategy, order), .def_str = CFG_DEFAULT_ORDER},
+    ROW_DBL("moe_capacity_factor", cfg_strategy, moe_capacity_factor, 1, 1000, 1, 1, 0),
+    ROW_END,
+};
+
+/* ------------------------------------------------------------- files */
+
+const char *cfg_data_dir(void)
+{
+    const char *env = getenv("HEPTASIM_DATA");
+    return (env && env[0]) ? env : HEPTASIM_DATADIR;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *kind_singular(const char *kind)
+{
+    if (strcmp(kind, "models") == 0) return "model";
+    if (strcmp(kind, "platforms") == 0) return "platform";
+    if (strcmp(kind, "strategies") == 0) return "strategy";
+    return kind;
+}
+
+sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int cap, sim_err *err)
+{
+    const char *what = kind_singular(kind);
+    if (!name_or_path || !name_or_path[0]) return sim_fail(err, SIM_EINVAL, "heptasim: empty %s name", what);
+    if (cap <= 0) return sim_fail(err, SIM_EINVAL, "heptasim: no room for the %s path", what);
+
+    char cand[CFG_PATH_LEN * 2];
+    if (is_file(name_or_path)) {
+        snprintf(cand, sizeof cand, "%s", name_or_path);
+    } else if (is_dir(name_or_path)) {
+        /* a directory holding a HuggingFace config.json */
+        snprintf(cand, sizeof cand, "%s/config.json", name_or_path);
+        if (!is_file(cand))
+            return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' is a directory without config.json (give a file)",
+                            what, name_or_path);
+    } else {
+        size_t n = strlen(name_or_path);
+        bool has_ext = n > 5 && strcmp(name_or_path + n - 5, ".json") == 0;
+        snprintf(cand, sizeof cand, "%s/%s/%s%s", cfg_data_dir(), kind, name_or_path, has_ext ? "" : ".json");
+        if (strchr(name_or_path, '/') || !is_file(cand)) {
+            if (strchr(name_or_path, '/'))
+                return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s')", what, name_or_path,
+                                name_or_path);
+            return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s', '%s')", what, name_or_path,
+                            name_or_path, cand);
+        }
+    }
+    if (strlen(cand) >= (size_t)cap || strlen(cand) >= CFG_PATH_LEN)
+        return sim_fail(err, SIM_EINVAL, "heptasim: %s path '%s' is too long (at most %d characters)", what, cand,
+                        (cap < CFG_PATH_LEN ? cap : CFG_PATH_LEN) - 1);
+    sim_strlcpy(out, cand, (size_t)cap);
+    return SIM_OK;
+}
+
+/* Read a whole file into a NUL-terminated string the caller frees.
+ * Unreadable files are bad input (SIM_EINVAL), as the exit status 2 says. */
+static sim_rc read_file(const char *path, char **out, sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return sim_fail(err, SIM_EINVAL, "%s: cannot read the file: %s", path, strerror(errno));
+    size_t cap = 8192, len = 0;
+    char *buf = sim_xcalloc(1, cap);
+    for (;;) {
+        if (len + 1 == cap) {
+            if (cap >= (size_t)CFG_MAX_FILE_BYTES) {
+                fclose(f);
+                free(buf);
+                return sim_fail(err, SIM_EINVAL, "%s: larger than %ld MiB, not a config file", path,
+                                CFG_MAX_FILE_BYTES >> 20);
+            }
+            cap *= 2;
+            buf = sim_xrealloc(buf, cap);
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    int saved = errno;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return sim_fail(err, SIM_EINVAL, "%s: cannot read the file: %s", path, strerror(saved));
+    }
+    buf[len] = '\0';
+    *out = buf;
+    return SIM_OK;
+}
+
+/* Parse JSON text; on failure say where, with a short quote of the text. */
+static cJSON *parse_text(const char *text, const char *origin, sim_err *err)
+{
+    if (!text) {
+        sim_fail(err, SIM_EINVAL, "%s: no JSON text", origin);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (root) return root;
+    if (!end || end < text) end = text;
+    int line = 1;
+    for (const char *p = text; p < end && *p; p++)
+        if (*p == '\n') line++;
+    while (*end == ' ' || *end == '\t') end++;
+    if (*end == '\0' || *end == '\n' || *end == '\r') {
+        sim_fail(err, SIM_EINVAL, "%s: malformed JSON near line %d: unexpected end of %s", origin, line,
+                 *end ? "line" : "input");
+        return NULL;
+    }
+    char quote[32];
+    size_t n = 0;
+    while (end[n] && end[n] != '\n' && end[n] != '\r' && n < 24) n++;
+    memcpy(quote, end, n);
+    quote[n] = '\0';
+    sim_fail(err, SIM_EINVAL, "%s: malformed JSON near line %d: at '%s'", origin, line, quote);
+    return NULL;
+}
+
+/* The default name of an object: the file stem ("models/x.json" -> "x");
+ * for a HuggingFace ".../llama-3-8b/config.json", the directory name. */
+static void name_from_origin(const char *origin, char *out, size_t cap)
+{
+    const char *base = strrchr(origin, '/');
+    base = base ? base + 1 : origin;
+    size_t len = strlen(base);
+    if (len > 5 && strcmp(base + len - 5, ".json") == 0) len -= 5;
+    if (len == 6 && strncmp(base, "config", 6) == 0 && base > origin) {
+        const char *dir_end = base - 1; /* the '/' */
+        const char *dir = dir_end;
+        while (dir > origin && dir[-1] != '/') dir--;
+        if (dir_end > dir && !(dir_end - dir == 1 && dir[0] == '.')) {
+            base = dir;
+            len = (size_t)(dir_end - dir);
+        }
+    }
+    if (len >= cap) len = cap - 1;
+    memcpy(out, base, len);
+    out[len] = '\0';
+}
+
+/* ----------------------------------------------------------------- model */
+
+/* Defaults that depend on other keys. */
+static sim_rc model_derive(cfg_model *m, const char *origin, sim_err *err)
+{
+    if (!m->name[0]) name_from_origin(origin, m->name, sizeof m->name);
+    if (m->kv_heads == 0) m->kv_heads = m->heads;
+    if (m->head_dim == 0) {
+        if (m->hidden % m->heads != 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .heads: %d does not divide hidden=%d (use a divisor of %d, or give head_dim)", origin,
+                            m->heads, m->hidden, m->hidden);
+        m->head_dim = m->hidden / m->heads;
+    }
+    if (m->moe.experts == 0) {
+        memset(&m->moe, 0, sizeof m->moe);
+        m->moe.layer_freq = 1;
+    } else if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden == 0) {
+        m->moe.shared_ffn_hidden = m->moe.ffn_hidden;
+    }
+    return SIM_OK;
+}
+
+sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides *ov, cfg_model *out, sim_err *err)
+{
+    cJSON *root = parse_text(json, origin, err);
+    if (!root) return SIM_EINVAL;
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    sim_rc rc = SIM_OK;
+    if (cJSON_IsObject(root) && cfg_hf_detect(root)) {
+        cJSON *native = NULL;
+        rc = cfg_hf_convert(&r, root, &native);
+        cJSON_Delete(root);
+        root = native;
+    }
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "model", root);
+    if (!rc) rc = cfg_schema_read(&r, model_rows, root, &m);
+    cJSON_Delete(root);
+    cfg_reader_free(&r);
+    if (!rc) rc = model_derive(&m, origin, err);
+    sim_strlcpy(m.path, origin, sizeof m.path);
+    if (!rc) rc = cfg_model_sanity(&m, err);
+    if (!rc) *out = m;
+    return rc;
+}
+
+sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_model *out, sim_err *err)
+{
+    char path[CFG_PATH_LEN];
+    char *text = NULL;
+    sim_rc rc = cfg_resolve("models", name_or_path, path, sizeof path, err);
+    if (!rc) rc = read_file(path, &text, err);
+    if (!rc) rc = cfg_parse_model(text, path, ov, out, err);
+    free(text);
+    return rc;
+}
+
+/* -------------------------------------------------------------- platform */
+
+sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overrides *ov, int devices_override,
+                          cfg_platform *out, sim_err *err)
+{
+    cJSON *root = parse_text(json, origin, err);
+    if (!root) return SIM_EINVAL;
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    cfg_platform p;
+    memset(&p, 0, sizeof p);
+    sim_rc rc = SIM_OK;
+    if (cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
+    if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
+    cJSON_Delete(root);
+    cfg_reader_free(&r);
+    if (rc) return rc;
+    if (devices_override > CFG_MAX_DEVICES)
+        return sim_fail(err, SIM_EINVAL, "%s: .devices: --devices %d is more than the limit of %d devices (use fewer)",
+                        origin, devices_override, CFG_MAX_DEVICES);
+    if (devices_override > 0) p.devices = devices_override;
+    if (p.devices == 0)
+        return sim_fail(err, SIM_EINVAL, "%s: .devices: required key is missing (or give --devices)", origin);
+    if (!p.name[0]) name_from_origin(origin, p.name, sizeof p.name);
+    sim_strlcpy(p.path, origin, sizeof p.path);
+    rc = cfg_platform_sanity(&p, err);
+    if (!rc) *out = p;
+    return rc;
+}
+
+sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int devices_override,
+                         cfg_platform *out, sim_err *err)
+{
+    char path[CFG_PATH_LEN];
+    char *text = NULL;
+    sim_rc rc = cfg_resolve("platforms", name_or_path, path, sizeof path, err);
+    if (!rc) rc = read_file(path, &text, err);
+    if (!rc) rc = cfg_parse_platform(text, path, ov, devices_override, out, err);
+    free(text);
+    return rc;
+}
+
+/* -------------------------------------------------------------- strategy */
+
+sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overrides *ov, cfg_strategy *out,
+                          sim_err *err)
+{
+    cJSON *root = parse_text(json, origin, err);
+    if (!root) return SIM_EINVAL;
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    sim_rc rc = SIM_OK;
+    if (cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "strategy", root);
+    if (!rc) rc = cfg_schema_read(&r, strategy_rows, root, &s);
+    cJSON_Delete(root);
+    cfg_reader_free(&r);
+    if (rc) return rc;
+    if (!s.name[0]) name_from_origin(origin, s.name, sizeof s.name);
+    sim_strlcpy(s.path, origin, sizeof s.path);
+    *out = s;
+    return SIM_OK;
+}
+
+sim_rc cfg_load_strategy(const char *name_or_path, const cfg_overrides *ov, cfg_strategy *out, sim_err *err)
+{
+    char path[CFG_PATH_LEN];
+    char *text = NULL;
+    sim_rc rc = cfg_resolve("strategies", name_or_path, path, sizeof path, err);
+    if (!rc) rc = read_file(path, &text, err);
+    if (!rc) rc = cfg_parse_strategy(text, path, ov, out, err);
+    free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------ to JSON */
+
+void *cfg_model_to_json(const cfg_model *m)
+{
+    return cfg_schema_write(model_rows, m);
+}
+
+void *cfg_platform_to_json(const cfg_platform *p)
+{
+    return cfg_schema_write(platform_rows, p);
+}
+
+void *cfg_strategy_to_json(const cfg_strategy *s)
+{
+    return cfg_schema_write(strategy_rows, s);
+}
+
+/* --------------------------------------------------- in-memory structs */
+
+static sim_rc revalidate(const cfg_key *rows, const void *obj, const char *origin, void *scratch, sim_err *err)
+{
+    cJSON *tree = cfg_schema_write(rows, obj);
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    sim_rc rc = cfg_schema_read(&r, rows, tree, scratch);
+    cfg_reader_free(&r);
+    cJSON_Delete(tree);
+    return rc;
+}
+
+sim_rc cfg_model_revalidate(const cfg_model *m, sim_err *err)
+{
+    cfg_model tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return revalidate(model_rows, m, cfg_origin(m->path, "model"), &tmp, err);
+}
+
+sim_rc cfg_platform_revalidate(const cfg_platform *p, sim_err *err)
+{
+    cfg_platform tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return revalidate(platform_rows, p, cfg_origin(p->path, "platform"), &tmp, err);
+}
+
+sim_rc cfg_strategy_revalidate(const cfg_strategy *s, sim_err *err)
+{
+    cfg_strategy tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return revalidate(strategy_rows, s, cfg_origin(s->path, "strategy"), &tmp, err);
+}
+
+/* ------------------------------------------------------------ products */
+
+int cfg_world_size(const cfg_strategy *s)
+{
+    return s->dp * s->pp * s->tp_x * s->tp_y * s->cp_ring * s->cp_ulysses;
+}
+
+int cfg_tp(const cfg_strategy *s)
+{
+    return s->tp_x * s->tp_y;
+}
+
+int cfg_cp(const cfg_strategy *s)
+{
+    return s->cp_ring * s->cp_ulysses;
+}
+
+int cfg_micro_batches(const cfg_strategy *s)
+{
+    int per = s->dp * s->micro_batch;
+    return per > 0 ? s->global_batch / per : 0;
+}
+
+int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s)
+{
+    return s->pp > 0 ? m->layers / s->pp : 0;
+}
+
+bool cfg_is_moe_layer(const cfg_model *m, int layer)
+{
+    if (m->moe.experts <= 0 || layer < m->moe.first_dense_layers) return false;
+    int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
+    return (layer - m->moe.first_dense_layers) % freq == 0;
+}

@@ -1,0 +1,217 @@
+/* config.h - model, platform and strategy descriptions: reading, defaults,
+ * validation.
+ *
+ * Inputs are JSON files read with cJSON.  Each file is checked against a
+ * schema table (one row per key: type, bounds, default, required); unknown
+ * keys are errors.  `--set KEY=VALUE` overrides are applied to the JSON tree
+ * before the schema check, so they obey the same rules.  All values in the
+ * structs are in SI base units (bytes, seconds, FLOP/s, bytes/s) whatever the
+ * unit of the JSON key.
+ *
+ * Every error is one line in sim_err that names the file, the JSON path and
+ * the fix, e.g.
+ *   strategies/x.json: .tp_x: 6 does not divide heads=64 (use a divisor of 64)
+ * and the function returns SIM_EINVAL, also for a missing or unreadable
+ * file (bad input: exit status 2).  A value that came from `--set` is
+ * reported as "--set KEY=VALUE: .key: ...".
+ *
+ * Names: an object without "name" is named after its file stem
+ * ("models/x.json" -> "x"; ".../llama-3-8b/config.json" -> "llama-3-8b"). */
+#ifndef HEPTASIM_CONFIG_H
+#define HEPTASIM_CONFIG_H
+
+#include <stdbool.h>
+
+#include "../common/common.h"
+
+#define CFG_NAME_LEN 64
+#define CFG_TEXT_LEN 256
+#define CFG_PATH_LEN 512
+#define CFG_CURVE_MAX 16
+
+/* ---------------------------------------------------------------- model */
+
+typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU } cfg_activation;
+
+typedef struct cfg_moe {
+    int experts;            /* routed experts; 0 = dense model */
+    int top_k;              /* experts per token */
+    int ffn_hidden;         /* FFN width of one routed expert */
+    int shared_experts;     /* always-active experts (DeepSeek style) */
+    int shared_ffn_hidden;  /* FFN width of one shared expert */
+    int first_dense_layers; /* the first k layers are dense */
+    int layer_freq;         /* every layer_freq-th layer (after the dense ones) is MoE */
+} cfg_moe;
+
+typedef struct cfg_model {
+    char name[CFG_NAME_LEN];
+    char description[CFG_TEXT_LEN];
+    char path[CFG_PATH_LEN]; /* file it came from, for messages */
+    int layers;
+    int hidden;
+    int heads;
+    int kv_heads;            /* = heads without GQA */
+    int head_dim;            /* = hidden / heads unless given */
+    int ffn_hidden;          /* dense MLP width */
+    int vocab;
+    int seq_len;
+    cfg_activation activation;
+    int dtype_bytes;         /* 2 for bf16/fp16 */
+    bool tied_embeddings;
+    cfg_moe moe;
+} cfg_model;
+
+/* --------------------------------------------------------------- platform */
+
+/* A piecewise curve y(x), interpolated by the cost model (GSL).  Points are
+ * sorted by strictly increasing x. */
+typedef struct cfg_curve {
+    int n;
+    double x[CFG_CURVE_MAX];
+    double y[CFG_CURVE_MAX];
+} cfg_curve;
+
+typedef struct cfg_platform {
+    char name[CFG_NAME_LEN];
+    char description[CFG_TEXT_LEN];
+    char path[CFG_PATH_LEN];
+    int devices;                   /* total devices (ranks) */
+
+    /* one device */
+    char device_name[CFG_NAME_LEN];
+    double peak_flops_per_s;       /* dense bf16/fp16 */
+    double hbm_bytes;              /* capacity */
+    double hbm_reserved_bytes;     /* not usable by the model (runtime, fragmentation) */
+    double hbm_bytes_per_s;
+
+    /* topology */
+    int devices_per_node;          /* a server: "TP inside a node" */
+    int devices_per_supernode;     /* the scale-up fabric domain (NVLink / UB) */
+    double fabric_bytes_per_s;     /* per device, each direction */
+    double fabric_latency_s;       /* device to device inside a supernode */
+    double nic_bytes_per_s;        /* per device RDMA NIC, each direction */
+    double nic_latency_s;          /* device to device across supernodes, without spine */
+    double spine_latency_s;        /* added by the leaf-spine fabric */
+    double oversubscription;       /* >= 1: supernode uplink = NICs / oversubscription */
+
+    /* efficiencies (dimensionless fractions of peak) */
+    cfg_curve gemm_efficiency;     /* x = FLOPs of one GEMM, y = fraction of peak */
+    double attention_efficiency;   /* flash attention core, fraction of peak */
+    double memory_efficiency;      /* fraction of HBM bandwidth reached by element-wise ops */
+    double network_efficiency;     /* fraction of link bandwidth reached by collectives */
+    double kernel_overhead_s;      /* fixed cost added to each op */
+    double collective_step_s;      /* software latency of one collective algorithm step */
+} cfg_platform;
+
+/* --------------------------------------------------------------- strategy */
+
+typedef enum cfg_schedule { CFG_SCHED_GPIPE = 0, CFG_SCHED_1F1B, CFG_SCHED_INTERLEAVED } cfg_schedule;
+typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+
+/* The parallel dimensions, as they appear in `order` (innermost first). */
+typedef enum cfg_dim {
+    CFG_DIM_TP_X = 0,
+    CFG_DIM_TP_Y,
+    CFG_DIM_CP_ULYSSES,
+    CFG_DIM_CP_RING,
+    CFG_DIM_EP,
+    CFG_DIM_DP,
+    CFG_DIM_PP,
+    CFG_NDIMS
+} cfg_dim;
+
+typedef struct cfg_strategy {
+    char name[CFG_NAME_LEN];
+    char description[CFG_TEXT_LEN];
+    char path[CFG_PATH_LEN];
+    int dp, pp, tp_x, tp_y, cp_ring, cp_ulysses;
+    int ep, etp;                   /* expert parallel, expert tensor parallel */
+    int vpp;                       /* virtual stages per pipeline rank */
+    cfg_schedule schedule;
+    int micro_batch;               /* sequences per micro-batch */
+    int global_batch;              /* sequences per step */
+    bool sequence_parallel;
+    cfg_recompute recompute;
+    int zero;                      /* 0..3 */
+    bool overlap_grad_reduce;
+    bool overlap_param_gather;
+    bool overlap_tp_comm;
+    bool overlap_cp_comm;
+    bool fuse_tpy_cp;
+    cfg_dim order[CFG_NDIMS];      /* innermost first */
+    double moe_capacity_factor;    /* tokens an expert gets relative to a perfect balance */
+} cfg_strategy;
+
+/* ---------------------------------------------------------------- loading */
+
+/* `--set KEY=VALUE` overrides.  KEY is a strategy key ("tp_x"), or
+ * "model.KEY" / "platform.KEY" (dotted for nested keys:
+ * "platform.device.peak_tflops").  VALUE is JSON when it parses as JSON
+ * (numbers, true/false, quoted strings), otherwise a bare string. */
+typedef struct cfg_overrides {
+    int n;
+    const char *const *items;      /* "KEY=VALUE", not owned */
+} cfg_overrides;
+
+/* Where names without a path are looked up: $HEPTASIM_DATA, else the
+ * directory the build was configured from. Returns a static string. */
+const char *cfg_data_dir(void);
+
+/* Resolve "NAME" or a path into a readable file path: an existing path is
+ * used as is, else <data>/<kind>/<NAME>.json (kind: "models", "platforms",
+ * "strategies").  Returns SIM_EINVAL with a message listing what was tried. */
+sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int cap, sim_err *err);
+
+/* Load, override and validate one file into *out (written only on
+ * success).  ov may be NULL; each loader applies only the items of its kind
+ * but rejects a malformed item of any kind.  The model loader also accepts
+ * a HuggingFace config.json (recognised by "num_hidden_layers"; seq_len is
+ * then 4096 unless overridden), or a directory holding one.
+ * devices_override > 0 replaces the platform's device count (--devices) and
+ * stands in for a missing "devices". */
+sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_model *out, sim_err *err);
+sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int devices_override,
+                         cfg_platform *out, sim_err *err);
+sim_rc cfg_load_strategy(const char *name_or_path, const cfg_overrides *ov, cfg_strategy *out, sim_err *err);
+
+/* Same as the loaders, from JSON text (tests, search).  `origin` names the
+ * text in messages. */
+sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides *ov, cfg_model *out, sim_err *err);
+sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overrides *ov, int devices_override,
+                          cfg_platform *out, sim_err *err);
+sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overrides *ov, cfg_strategy *out,
+                          sim_err *err);
+
+/* Check the three together (products equal the device count, divisibility
+ * of heads, layers, experts, batch and sequence, schedule, limits of 131072
+ * devices and 65536 micro-batches per step).  The structs are first checked
+ * against their schemas again, so structs built in memory get the same
+ * messages as files.  A strategy with dp = 0 gets dp derived from the
+ * device count here (s is changed only on success).  Messages name the
+ * strategy file and key. */
+sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
+
+/* Products used everywhere. */
+int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
+int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
+int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
+int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
+int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s); /* layers / pp */
+bool cfg_is_moe_layer(const cfg_model *m, int layer);
+
+/* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
+const char *cfg_schedule_name(cfg_schedule s);
+const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_activation_name(cfg_activation a);
+const char *cfg_dim_name(cfg_dim d);
+/* Write the order as "tp_x-tp_y-...". */
+void cfg_order_format(const cfg_strategy *s, char *out, int cap);
+
+/* The resolved objects as cJSON (for --json output and golden files). The
+ * caller owns the returned tree (cJSON_Delete). Declared as void* so that
+ * this header does not need cJSON.h. */
+void *cfg_strategy_to_json(const cfg_strategy *s);
+void *cfg_model_to_json(const cfg_model *m);
+void *cfg_platform_to_json(const cfg_platform *p);
+
+#endif

@@ -1,0 +1,143 @@
+/* config_int.h - declarations shared by the files of sim/config only: the
+ * schema table that drives reading, checking and writing a config object,
+ * the reader that formats one-line errors, the `--set` overrides, the
+ * HuggingFace translation and the sanity checks of single objects.
+ *
+ * Nothing outside sim/config includes this file. */
+#ifndef HEPTASIM_CONFIG_INT_H
+#define HEPTASIM_CONFIG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+
+/* Upper bounds shared by the schema and the cross checks. */
+#define CFG_MAX_DEVICES 131072
+#define CFG_MAX_MICRO_BATCHES 65536
+
+/* HuggingFace files carry no training sequence length: this one is used
+ * (override with --set model.seq_len=N). */
+#define CFG_HF_SEQ_LEN 4096
+
+/* ----------------------------------------------------------- the schema */
+
+typedef enum cfg_ktype {
+    CFG_K_INT = 0, /* int field; JSON number with no fraction */
+    CFG_K_DOUBLE,  /* double field = JSON number * scale */
+    CFG_K_BOOL,    /* bool field */
+    CFG_K_STRING,  /* char[size] field, one line */
+    CFG_K_ENUM,    /* int field = values[i] (or i) for the string names[i] */
+    CFG_K_CURVE,   /* cfg_curve field from [[x, y], ...] */
+    CFG_K_ORDER,   /* cfg_dim[CFG_NDIMS] field from "tp_x-tp_y-..." */
+    CFG_K_OBJECT   /* nested object whose rows (sub) use offsets of the same struct */
+} cfg_ktype;
+
+#define CFG_KF_REQUIRED 1u  /* absent key is an error */
+#define CFG_KF_DERIVED 2u   /* optional, no fixed default: absent leaves 0 for the loader */
+#define CFG_KF_MIN_OPEN 4u  /* the lower bound is excluded (x > min) */
+#define CFG_KF_OMIT_ZERO 8u /* object: not written when the int at `offset` is 0 */
+
+/* One row of a schema table: one JSON key.  Bounds and default are in the
+ * units of the JSON key; scale converts them to the SI value stored.
+ * A table ends with a row whose key is NULL. */
+typedef struct cfg_key {
+    const char *key;
+    cfg_ktype type;
+    unsigned flags;
+    size_t offset;             /* into the root struct, also for nested rows */
+    size_t size;               /* string capacity */
+    double min, max;           /* numbers, and the y of a curve */
+    double def;                /* numbers and bools */
+    const char *def_str;       /* strings, enums, order */
+    double scale;              /* JSON unit -> SI; 0 means 1 */
+    const char *const *names;  /* enum names, NULL-terminated */
+    const int *values;         /* stored value of names[i]; NULL means i */
+    const struct cfg_key *sub; /* rows of a nested object */
+} cfg_key;
+
+/* Where a node of a JSON tree came from, when not from the file itself:
+ * a `--set` item (origin) or a HuggingFace key (path). */
+typedef struct cfg_tag {
+    const cJSON *node;
+    char *origin; /* "--set KEY=VALUE", or NULL to inherit */
+    char *path;   /* ".num_hidden_layers", or NULL for the natural path */
+} cfg_tag;
+
+/* State of one read: the error buffer, the default origin (file path as
+ * given) and the tags. */
+typedef struct cfg_reader {
+    sim_err *err;
+    const char *origin;
+    cfg_tag *tags;
+    int ntags, cap;
+} cfg_reader;
+
+void cfg_reader_init(cfg_reader *r, const char *origin, sim_err *err);
+/* Frees the tags (not the tree). */
+void cfg_reader_free(cfg_reader *r);
+/* Remember that `node` came from origin and/or is named path in messages.
+ * Both strings are copied; either may be NULL. */
+void cfg_reader_tag(cfg_reader *r, const cJSON *node, const char *origin, const char *path);
+
+/* Read the object `obj` into the zeroed struct at base: unknown and
+ * duplicate keys, types, bounds, required keys; defaults for absent keys.
+ * Returns SIM_OK or SIM_EINVAL with one line in r->err. */
+sim_rc cfg_schema_read(cfg_reader *r, const cfg_key *rows, const cJSON *obj, void *base);
+
+/* The struct at base as a JSON object with the keys and units of the
+ * table.  Caller owns the tree (cJSON_Delete). */
+cJSON *cfg_schema_write(const cfg_key *rows, const void *base);
+
+/* Apply the `--set` items of ov that belong to kind ("model", "platform",
+ * "strategy") to root, creating intermediate objects as needed and tagging
+ * every node it adds.  Every item is checked for syntax, whatever its kind.
+ * ov may be NULL. */
+sim_rc cfg_overrides_apply(cfg_reader *r, const cfg_overrides *ov, const char *kind, cJSON *root);
+
+/* JSON text of node, at most 40 characters ("..." when cut). */
+void cfg_json_repr(const cJSON *node, char *buf, size_t cap);
+
+/* The candidate closest to word (ignoring case; at most 1 edit for words
+ * shorter than 6 characters, 2 otherwise), or NULL when none is close. */
+const char *cfg_suggest(const char *word, const char *const *cands, int n);
+
+/* Parse "tp_x-tp_y-..." into out.  Returns true, or false with the reason
+ * in why ("'dp' appears twice ..."). */
+bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t cap);
+
+/* ------------------------------------------------------------ HuggingFace */
+
+/* True when root looks like a HuggingFace config.json (has num_hidden_layers). */
+bool cfg_hf_detect(const cJSON *root);
+
+/* Translate a HuggingFace config into a tree with heptasim's model keys,
+ * tagging each value with the HF key it came from.  Returns SIM_OK and
+ * *out (caller deletes), or SIM_EINVAL. */
+sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out);
+
+/* ------------------------------------------------------------- checks */
+
+/* The name messages start with: the file path, or the kind ("strategy")
+ * for a struct built in memory without one. */
+static inline const char *cfg_origin(const char *path, const char *kind)
+{
+    return (path && path[0]) ? path : kind;
+}
+
+/* Rules that tie several keys of one object together (kv_heads divides
+ * heads, node size divides supernode size, ...).  Messages start with
+ * m->path / p->path. */
+sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err);
+sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err);
+
+/* Re-run the schema on a struct built in memory (the search builds
+ * strategies): writes it as JSON and reads it back, so the messages are
+ * those of a file.  Messages start with the struct's path. */
+sim_rc cfg_model_revalidate(const cfg_model *m, sim_err *err);
+sim_rc cfg_platform_revalidate(const cfg_platform *p, sim_err *err);
+sim_rc cfg_strategy_revalidate(const cfg_strategy *s, sim_err *err);
+
+#endif

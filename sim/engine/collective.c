@@ -1,0 +1,335 @@
+/* collective.c - collective algorithms as SimGrid flows, seen from one rank.
+ *
+ * Every member of a group runs the same sequence of collectives on that
+ * group and stream, so comms are matched in FIFO order on mailboxes named
+ * after (group kind, stream, src, dst); each mailbox is looked up once and
+ * cached in the rank's view of the group.
+ *
+ * Flow mode (default): a ring phase is one flow to the ring successor with
+ * the whole traffic of the phase (AR 2(n-1)/n S, AG and RS (n-1)/n S) and one
+ * from the predecessor; an all-to-all is n-1 pairwise flows of S/n.  The flow
+ * pays one route latency; the algorithm's other steps are added after it:
+ * (steps - 1) * step latency + steps * collective_step_s.  Step mode: every
+ * step is its own pair of comms of S/n, followed by collective_step_s.
+ *
+ * A group spanning several supernodes with more than one member in each
+ * (and the same count in each) is hierarchical: intra-supernode ring, then a
+ * ring among the members with the same local index, then intra again
+ * (AR = intra RS, inter AR of S/L, intra AG; AG = inter AG of S/L, intra AG;
+ * RS = intra RS, inter RS of S/L; L members per supernode).  Any other
+ * group is one flat ring.  All-to-all is always pairwise. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+#include <xbt/log.h>
+
+XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_coll, heptasim_engine, "heptasim collectives");
+
+char eng_payload;
+
+/* Returns the mailbox named by fmt (SimGrid owns it). Formats a string:
+ * call when building caches, not per message. */
+sg_mailbox_t eng_mailbox(const char *fmt, ...)
+{
+    char name[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return sg_mailbox_by_name(name);
+}
+
+/* Returns the simulated size of a transfer of `bytes` payload bytes:
+ * bytes / network efficiency, rounded, at least 0. */
+long eng_wire_bytes(const eng_sim *sim, double bytes)
+{
+    double b = bytes / sim->eff;
+    if (!(b > 0)) return 0;
+    if (b > 9.0e18) b = 9.0e18;
+    return (long)llround(b);
+}
+
+static void ring_mailboxes(eng_ring *rg, int rank, wl_group g, int stream)
+{
+    if (rg->n <= 1) return;
+    rg->out = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rank, rg->succ);
+    rg->in = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rg->pred, rank);
+}
+
+static void ring_set(eng_ring *rg, int n, int me, int succ, int pred, double lat_s)
+{
+    rg->n = n;
+    rg->me = me;
+    rg->succ = succ;
+    rg->pred = pred;
+    rg->lat_s = lat_s;
+    rg->out = rg->in = NULL;
+}
+
+/* Splits the members in sim->scratch into the intra and inter rings of
+ * rank r when the group is hierarchical; returns whether it is. */
+static bool build_hier(eng_sim *sim, eng_view *v, int rank)
+{
+    const int *m = sim->scratch;
+    int *loc = sim->scratch_loc;
+    int n = v->n, maxc = 0;
+    for (int i = 0; i < n; i++) {
+        int s = eng_supernode_of(sim->p, m[i]);
+        loc[i] = sim->sn_count[s]++;
+        if (sim->sn_count[s] > maxc) maxc = sim->sn_count[s];
+    }
+    bool even = true;
+    for (int i = 0; i < n; i++)
+        if (sim->sn_count[eng_supernode_of(sim->p, m[i])] != maxc) even = false;
+    for (int i = 0; i < n; i++) sim->sn_count[eng_supernode_of(sim->p, m[i])] = 0;
+    if (!v->spans || maxc < 2 || !even) return false;
+
+    int L = maxc, K = n / L;
+    int mysn = eng_supernode_of(sim->p, rank), ml = loc[v->me];
+    int lsucc = rank, lpred = rank;
+    int kpos = 0, kfirst = -1, klast = -1, kprev = -1, ksucc = -1, kpred = -1;
+    bool seen_me = false;
+    for (int i = 0; i < n; i++) {
+        if (eng_supernode_of(sim->p, m[i]) == mysn) {
+            if (loc[i] == (ml + 1) % L) lsucc = m[i];
+            if (loc[i] == (ml + L - 1) % L) lpred = m[i];
+        }
+        if (loc[i] != ml) continue;
+        if (kfirst < 0) kfirst = m[i];
+        klast = m[i];
+        if (m[i] == rank) {
+            seen_me = true;
+            kpred = kprev;
+        } else if (seen_me && ksucc < 0) {
+            ksucc = m[i];
+        }
+        if (!seen_me) kpos++;
+        kprev = m[i];
+    }
+    if (ksucc < 0) ksucc = kfirst;
+    if (kpred < 0) kpred = klast;
+    ring_set(&v->intra, L, ml, lsucc, lpred, sim->lat_intra_s);
+    ring_set(&v->inter, K, kpos, ksucc, kpred, sim->lat_inter_s);
+    return true;
+}
+
+/* Fetches the members of (r, g) into sim->scratch; returns the size, or 0
+ * after recording a failure when the workload's answer is unusable. */
+static int fetch_members(eng_rank *r, wl_group g, int *me)
+{
+    eng_sim *sim = r->sim;
+    int n = sim->w->group_members(sim->w->ctx, r->rank, g, sim->scratch, me);
+    if (n < 1 || n > sim->world || *me < 0 || *me >= n || sim->scratch[*me] != r->rank) {
+        eng_fail(sim, "rank %d: group %s: invalid members (size %d, index %d)", r->rank, wl_group_name(g), n, *me);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (sim->scratch[i] < 0 || sim->scratch[i] >= sim->world) {
+            eng_fail(sim, "rank %d: group %s: member %d is rank %d, outside [0, %d)", r->rank, wl_group_name(g), i,
+                     sim->scratch[i], sim->world);
+            return 0;
+        }
+    return n;
+}
+
+/* Returns the view of (r, g, stream), built on first use (the caller does
+ * not free it: eng_rank_release does), or NULL after a recorded failure. */
+eng_view *eng_view_get(eng_rank *r, wl_group g, int stream)
+{
+    eng_view *v = r->views[g][stream];
+    if (v) return v;
+    eng_sim *sim = r->sim;
+    int me = 0, n = fetch_members(r, g, &me);
+    if (n == 0) return NULL;
+
+    v = sim_xcalloc(1, sizeof *v);
+    v->g = g;
+    v->stream = stream;
+    v->n = n;
+    v->me = me;
+    const int *m = sim->scratch;
+    int sn0 = eng_supernode_of(sim->p, m[0]);
+    for (int i = 1; i < n && !v->spans; i++) v->spans = eng_supernode_of(sim->p, m[i]) != sn0;
+    ring_set(&v->flat, n, me, m[(me + 1) % n], m[(me + n - 1) % n], v->spans ? sim->lat_inter_s : sim->lat_intra_s);
+    v->hier = n > 1 && build_hier(sim, v, r->rank);
+    if (v->hier) {
+        ring_mailboxes(&v->intra, r->rank, g, stream);
+        ring_mailboxes(&v->inter, r->rank, g, stream);
+    } else {
+        ring_mailboxes(&v->flat, r->rank, g, stream);
+    }
+    v->comm_cap = 2;
+    v->comms = sim_xcalloc(2, sizeof *v->comms);
+    v->bufs = sim_xcalloc(2, sizeof *v->bufs);
+    r->views[g][stream] = v;
+    return v;
+}
+
+void eng_view_free(eng_view *v)
+{
+    if (!v) return;
+    for (int i = v->waited; i < v->npending; i++) sg_comm_unref(v->comms[i]);
+    free(v->members);
+    free(v->a2a_out);
+    free(v->a2a_in);
+    free(v->comms);
+    free(v->bufs);
+    free(v);
+}
+
+/* Builds the all-to-all mailboxes of v on first use; false on failure. */
+static bool a2a_prepare(eng_rank *r, eng_view *v)
+{
+    if (v->members) return true;
+    int me = 0, n = fetch_members(r, v->g, &me);
+    if (n == 0) return false;
+    if (n != v->n || me != v->me) {
+        eng_fail(r->sim, "rank %d: group %s: members changed during the run", r->rank, wl_group_name(v->g));
+        return false;
+    }
+    v->members = sim_xcalloc((size_t)n, sizeof *v->members);
+    v->a2a_out = sim_xcalloc((size_t)n, sizeof *v->a2a_out);
+    v->a2a_in = sim_xcalloc((size_t)n, sizeof *v->a2a_in);
+    for (int i = 0; i < n; i++) {
+        v->members[i] = r->sim->scratch[i];
+        if (i == me) continue;
+        v->a2a_out[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, r->rank, v->members[i]);
+        v->a2a_in[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, v->members[i], r->rank);
+    }
+    if (v->comm_cap < 2 * n) {
+        free(v->comms);
+        free(v->bufs);
+        v->comm_cap = 2 * n;
+        v->comms = sim_xcalloc((size_t)v->comm_cap, sizeof *v->comms);
+        v->bufs = sim_xcalloc((size_t)v->comm_cap, sizeof *v->bufs);
+    }
+    return true;
+}
+
+/* Waits for the n comms just posted in v->comms.  sg_comm_wait takes over
+ * the reference of the comm it waits for; the ones not yet waited for stay
+ * counted in v so that a killed actor's comms can be released. */
+static void wait_all(eng_view *v, int n)
+{
+    v->npending = n;
+    for (int i = 0; i < n; i++) {
+        v->waited = i + 1;
+        sg_comm_wait(v->comms[i]);
+    }
+    v->npending = v->waited = 0;
+}
+
+static void pause_s(double s)
+{
+    if (s > 0) sg_actor_sleep_for(s);
+}
+
+/* One exchange on a ring: send `bytes` to the successor, receive from the
+ * predecessor, wait for both. */
+static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double bytes)
+{
+    long wire = eng_wire_bytes(r->sim, bytes);
+    v->comms[0] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);
+    v->comms[1] = sg_mailbox_get_async(rg->in, &v->bufs[0]);
+    r->flows++;
+    wait_all(v, 2);
+}
+
+/* Ring phase of kind k on buffer S (AR: the buffer; AG: the gathered
+ * output; RS: the input).  Returns the bytes this rank sent. */
+static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k, double S)
+{
+    int n = rg->n;
+    if (n <= 1) return 0.0;
+    int steps = k == WL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    double chunk = S / n;
+    double step_s = r->sim->p->collective_step_s;
+    if (r->sim->opt.comm_mode == ENG_STEPS) {
+        for (int s = 0; s < steps; s++) {
+            ring_exchange(r, v, rg, chunk);
+            pause_s(step_s);
+        }
+    } else {
+        ring_exchange(r, v, rg, steps * chunk);
+        pause_s((steps - 1) * rg->lat_s + steps * step_s);
+    }
+    return steps * chunk;
+}
+
+/* Pairwise all-to-all of a send buffer of S bytes (S/n to each member).
+ * Returns the bytes this rank sent. */
+static double all_to_all(eng_rank *r, eng_view *v, double S)
+{
+    int n = v->n, me = v->me;
+    if (n <= 1 || !a2a_prepare(r, v)) return 0.0;
+    double chunk = S / n;
+    long wire = eng_wire_bytes(r->sim, chunk);
+    double step_s = r->sim->p->collective_step_s;
+    if (r->sim->opt.comm_mode == ENG_STEPS) {
+        for (int s = 1; s < n; s++) {
+            int to = (me + s) % n, from = (me + n - s) % n;
+            v->comms[0] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
+            v->comms[1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[0]);
+            r->flows++;
+            wait_all(v, 2);
+            pause_s(step_s);
+        }
+    } else {
+        int c = 0;
+        for (int s = 1; s < n; s++) {
+            int to = (me + s) % n, from = (me + n - s) % n;
+            v->comms[c] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
+            v->comms[c + 1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[c]);
+            c += 2;
+        }
+        r->flows += n - 1;
+        wait_all(v, c);
+        int steps = n - 1;
+        pause_s((steps - 1) * v->flat.lat_s + steps * step_s);
+    }
+    return (n - 1) * chunk;
+}
+
+/* Runs collective `in` of rank r on `stream` until it completes for r. */
+void eng_coll_run(eng_rank *r, int stream, const wl_instr *in)
+{
+    eng_view *v = eng_view_get(r, (wl_group)in->group, stream);
+    if (!v || v->n <= 1) return;
+    double S = in->bytes > 0 ? in->bytes : 0.0;
+    double sent = 0.0;
+    wl_coll k = (wl_coll)in->coll;
+    if (k == WL_ALLTOALL) {
+        sent = all_to_all(r, v, S);
+    } else if (!v->hier) {
+        sent = ring_phase(r, v, &v->flat, k, S);
+    } else {
+        double shard = S / v->intra.n;
+        switch (k) {
+        case WL_ALLREDUCE:
+            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S);
+            sent += ring_phase(r, v, &v->inter, WL_ALLREDUCE, shard);
+            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S);
+            break;
+        case WL_ALLGATHER:
+            sent += ring_phase(r, v, &v->inter, WL_ALLGATHER, shard);
+            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S);
+            break;
+        default:
+            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S);
+            sent += ring_phase(r, v, &v->inter, WL_REDUCESCATTER, shard);
+            break;
+        }
+    }
+    r->st.bytes_sent[wl_group_dim((wl_group)in->group)] += sent;
+    XBT_DEBUG("rank %d: %s on %s (n=%d%s) of %g bytes done", r->rank, wl_coll_name(k), wl_group_name(v->g), v->n,
+              v->hier ? ", hierarchical" : "", S);
+}

@@ -1,0 +1,98 @@
+/* engine.h - replay the per-rank programs on SimGrid.
+ *
+ * The only module that includes the SimGrid headers.  The platform JSON becomes a
+ * SimGrid XML platform with two network planes per device (supernode fabric
+ * and RDMA NIC to a leaf-spine), one actor per rank runs its program, and
+ * one actor per (rank, async stream) runs the stream's collectives in order.
+ * Collectives are concurrent flows with their algorithm's traffic plus its
+ * latency steps; SimGrid's max-min sharing gives contention.
+ *
+ * SimGrid runs one simulation per process: eng_run may be called once. */
+#ifndef HEPTASIM_ENGINE_H
+#define HEPTASIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../workload/workload.h"
+
+/* What one rank did during the step. Times in seconds. */
+typedef struct eng_rank_stats {
+    int rank;
+    double finish_s;                      /* when its program ended */
+    double compute_s;                     /* device busy computing */
+    double compute_by_phase_s[WL_NPHASES];
+    double exposed_comm_s[WL_NDIMS];      /* main actor blocked on comm of that dim (not PP recv) */
+    double bubble_s;                      /* main actor blocked in pipeline receives */
+    double comm_s[WL_NDIMS];              /* time collectives of that dim were in flight */
+    double bytes_sent[WL_NDIMS];          /* bytes this rank injected into the network */
+} eng_rank_stats;
+
+typedef struct eng_result {
+    double step_time_s;                   /* last rank's finish */
+    int critical_rank;                    /* the rank that finished last */
+    eng_rank_stats critical;              /* its stats */
+    double bytes_total[WL_NDIMS];         /* all ranks */
+    long long instructions;               /* program instructions executed, all ranks */
+    long long flows;                      /* SimGrid comms started */
+} eng_result;
+
+/* Called for every instruction of a traced rank when it completes.
+ * stream is WL_S_MAIN for the rank actor, else the async stream it ran on. */
+typedef void (*eng_trace_fn)(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s);
+
+typedef enum eng_comm_mode {
+    ENG_FLOWS = 0, /* one flow per ring edge carrying the whole traffic (default) */
+    ENG_STEPS      /* every ring step is its own comm (checking the flow mode) */
+} eng_comm_mode;
+
+typedef struct eng_options {
+    eng_comm_mode comm_mode;
+    const char *dump_xml_path;   /* write the generated platform here too (NULL: no) */
+    eng_trace_fn trace;          /* NULL: no tracing */
+    void *trace_ctx;
+    const bool *trace_rank;      /* world-sized; NULL with trace set: every rank */
+} eng_options;
+
+/* The programs to replay, as callbacks, so that the engine can also run
+ * hand-written programs (tests). eng_run wraps a wl_plan into one. */
+typedef struct eng_workload {
+    int world;
+    void *ctx;
+    void *(*program_new)(void *ctx, int rank);
+    bool (*program_next)(void *prog, wl_instr *out);
+    void (*program_free)(void *prog);
+    int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
+} eng_workload;
+
+/* Add a SimGrid option ("--cfg=KEY:VALUE" or "--log=SPEC", e.g.
+ * "--log=heptasim_engine.thres:debug") for the simulation of this process;
+ * it is applied after the engine's own settings, so it can override them.
+ * The string is copied. Returns SIM_EINVAL for anything else, or after 16
+ * options. */
+sim_rc eng_simgrid_option(const char *arg, sim_err *err);
+
+/* Write the SimGrid XML of the platform (hosts npu<i>, in supernode zones). */
+sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err);
+
+/* One route of the generated platform, as SimGrid computes it. */
+typedef struct eng_route {
+    char links[256];              /* link names in order, space separated ("fab0_UP fab1_DOWN") */
+    double latency_s;             /* sum of the link latencies */
+    double bandwidth_bytes_per_s; /* the smallest link bandwidth */
+} eng_route;
+
+/* Routes of the platform of p from device src[i] to device dst[i], i < n,
+ * into out[i]. Loads the platform and runs a one-actor simulation (routes
+ * are final once the platform is sealed), so it uses the process's one
+ * simulation, like eng_run. */
+sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, eng_route *out, sim_err *err);
+
+/* Simulate one training step of plan on platform p. opt may be NULL for the
+ * defaults. Fills res. Returns SIM_EINTERNAL with a message if the
+ * simulation deadlocks or SimGrid fails. */
+sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_result *res, sim_err *err);
+sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_options *opt, eng_result *res,
+                        sim_err *err);
+
+#endif

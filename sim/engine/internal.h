@@ -1,0 +1,138 @@
+/* internal.h - the engine's private state, shared by its files: platform.c
+ * (XML generation), collective.c (collective algorithms as flows), actors.c
+ * (rank and stream actors) and run.c (SimGrid set-up, results).
+ *
+ * Everything an actor needs lives in one eng_sim owned by eng_run_workload,
+ * not on actor stacks: SimGrid kills blocked actors when the simulation
+ * deadlocks, and whatever they owned must still be freed afterwards. */
+#ifndef HEPTASIM_ENGINE_INTERNAL_H
+#define HEPTASIM_ENGINE_INTERNAL_H
+
+#include <stdint.h>
+
+#include <simgrid/forward.h>
+
+#include "engine.h"
+
+/* One ring of a collective algorithm, seen from one rank. */
+typedef struct eng_ring {
+    int n;              /* ring size (1: nothing to do) */
+    int me;             /* my position */
+    int succ, pred;     /* ranks of my successor and predecessor */
+    double lat_s;       /* latency of one algorithm step on this ring */
+    sg_mailbox_t out;   /* me -> succ */
+    sg_mailbox_t in;    /* pred -> me */
+} eng_ring;
+
+/* A rank's view of one of its groups, for one stream: the rings its
+ * collectives use and the cached mailboxes.  Built on first use. */
+typedef struct eng_view {
+    wl_group g;
+    int stream;
+    int n, me;          /* group size, my index */
+    bool spans;         /* members in more than one supernode */
+    bool hier;          /* intra ring + inter ring instead of the flat ring */
+    eng_ring flat;      /* all members in members order */
+    eng_ring intra;     /* hier: members of my supernode */
+    eng_ring inter;     /* hier: members with my local index, one per supernode */
+    int *members;       /* all-to-all only: the members (n), built lazily */
+    sg_mailbox_t *a2a_out, *a2a_in; /* all-to-all only: me -> members[i], members[i] -> me */
+    sg_comm_t *comms;   /* scratch for in-flight comms (2n for all-to-all, else 2) */
+    int npending;       /* comms[waited..npending) are posted and still ours: */
+    int waited;         /* released by eng_view_free if the actor was killed */
+    void **bufs;        /* scratch receive slots */
+    int comm_cap;
+} eng_view;
+
+struct eng_rank;
+
+/* An asynchronous stream of one rank: a FIFO of collectives run in order
+ * by its own actor. seq numbers count submitted ops from 1. */
+typedef struct eng_stream {
+    struct eng_rank *rank;
+    int id;
+    sg_mutex_t mu;
+    sg_cond_t cv;
+    wl_instr *q;        /* ring buffer of pending ops, head is running */
+    int head, count, cap;
+    uint32_t submitted, completed;
+    bool closing;       /* the rank's program ended: exit when empty */
+    bool exited;
+} eng_stream;
+
+/* A mailbox of point-to-point traffic (src -> dst, tag). */
+typedef struct eng_p2p {
+    int src, dst, tag;
+    sg_mailbox_t mb;
+} eng_p2p;
+
+typedef struct eng_rank {
+    int rank;
+    struct eng_sim *sim;
+    sg_host_t host;
+    double speed;                       /* FLOP/s of its device */
+    bool traced;
+    void *prog;                         /* the workload's program cursor */
+    eng_view *views[WL_NGROUPS][WL_NSTREAMS];
+    eng_stream *streams[WL_NSTREAMS];
+    eng_p2p *p2p;                       /* p2p mailbox cache */
+    int np2p, p2p_cap;
+    eng_rank_stats st;
+    long long instructions;             /* executed by this rank (streams included) */
+    long long flows;                    /* comms it started */
+    long long pc;                       /* instructions read from its program */
+    wl_instr cur;                       /* the instruction the rank actor is on */
+    bool started, draining, done;
+} eng_rank;
+
+typedef struct eng_sim {
+    const cfg_platform *p;
+    const eng_workload *w;
+    eng_options opt;
+    int world;
+    int dps;                            /* devices per supernode */
+    int nsn;                            /* supernodes */
+    double lat_intra_s;                 /* route latency inside a supernode */
+    double lat_inter_s;                 /* route latency across supernodes */
+    double eff;                         /* network efficiency, in (0, 1] */
+    eng_rank *ranks;
+    int *scratch;                       /* world ints: group members */
+    int *scratch_loc;                   /* world ints: local index of each member */
+    int *sn_count;                      /* nsn ints, kept at zero between uses */
+    bool failed;                        /* an invalid program was met */
+    char fail_msg[SIM_ERR_LEN];
+} eng_sim;
+
+/* platform.c: supernode of a device. */
+int eng_supernode_of(const cfg_platform *p, int device);
+
+/* collective.c: the view of (rank, group, stream), built on first use;
+ * NULL after recording a failure in r->sim when the group is invalid. */
+eng_view *eng_view_get(eng_rank *r, wl_group g, int stream);
+void eng_view_free(eng_view *v);
+
+/* collective.c: run collective `in` of rank r on `stream` to completion
+ * (blocks the calling actor). Adds to bytes_sent and flow counts. */
+void eng_coll_run(eng_rank *r, int stream, const wl_instr *in);
+
+/* collective.c: a mailbox by name, formatted (not for the hot path). */
+sg_mailbox_t eng_mailbox(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* actors.c: start the actor of rank r (before simgrid_run). */
+void eng_rank_start(eng_rank *r);
+/* actors.c: free what a rank owns (streams, views, mailbox cache, program). */
+void eng_rank_release(eng_rank *r);
+
+/* Record the first invalid-program failure (later ones are dropped). */
+void eng_fail(eng_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The payload of every comm: the simulation moves sizes, not data, and
+ * SimGrid refuses NULL payloads. Never freed, never written. */
+extern char eng_payload;
+#define ENG_PAYLOAD ((void *)&eng_payload)
+
+/* Bytes on the wire of a transfer of `bytes`: the network reaches only a
+ * fraction eff of the link bandwidth, so it takes as long as bytes/eff. */
+long eng_wire_bytes(const eng_sim *sim, double bytes);
+
+#endif

@@ -1,0 +1,132 @@
+/* platform.c - the SimGrid XML platform of a cfg_platform: two network planes
+ * per device.
+ *
+ * Layout (one zone per supernode, then a top zone):
+ *   - supernode k is zone "sn<k>" holding routers "sn<k>-fab" (the scale-up
+ *     fabric: UB or NVSwitch) and "sn<k>-gw" (its leaf of the RDMA network),
+ *     and for each device i: host "npu<i>" (speed = peak FLOP/s), a fabric
+ *     link "fab<i>" to sn<k>-fab and a NIC link "nic<i>" followed by a pad
+ *     link "pad<i>" to sn<k>-gw.  Fabric and NIC links are SPLITDUPLEX with
+ *     half the device-to-device latency each, so npu -> fab -> npu costs
+ *     fabric_latency_s.  The pad (infinite-like bandwidth, no latency, no
+ *     sharing) makes the NIC path one hop longer than the fabric path, so the
+ *     shortest-path routing sends intra-supernode traffic over the fabric;
+ *   - zone "core" holds the router "spine";
+ *   - the top zone "world" joins each supernode's gateway to the spine with
+ *     an uplink "up<k>" of bandwidth (devices of k * nic_bytes_per_s) /
+ *     oversubscription and latency spine_latency_s / 2.
+ * Inter-supernode routes are npu -> nic -> pad -> up<a> -> up<b> -> pad ->
+ * nic -> npu, with latency nic_latency_s + spine_latency_s.
+ *
+ * Routing is DijkstraCache (shortest path in links, computed per source on
+ * first use and cached): Floyd is O(n^3) when the platform is sealed, which
+ * is minutes for a 768-device supernode. */
+#include "internal.h"
+
+#include <math.h>
+
+/* Bandwidth of the pad links: far above any device link. */
+#define ENG_PAD_BYTES_PER_S 1e15
+
+/* Returns the supernode index of device `device` (devices are numbered
+ * supernode by supernode). */
+int eng_supernode_of(const cfg_platform *p, int device)
+{
+    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
+    return dps > 0 ? device / dps : 0;
+}
+
+static sim_rc check_value(const cfg_platform *p, const char *key, double v, bool zero_ok, sim_err *err)
+{
+    if (isfinite(v) && (v > 0 || (zero_ok && v == 0))) return SIM_OK;
+    return sim_fail(err, SIM_EINVAL, "%s: '%s': must be %s, got %g (fix the platform file)",
+                    p->path[0] ? p->path : (p->name[0] ? p->name : "platform"), key,
+                    zero_ok ? "a number >= 0" : "a positive number", v);
+}
+
+/* Returns SIM_OK when p can be turned into a platform, else SIM_EINVAL
+ * with the offending key. */
+static sim_rc check_platform(const cfg_platform *p, sim_err *err)
+{
+    const char *o = p->path[0] ? p->path : (p->name[0] ? p->name : "platform");
+    if (p->devices < 1)
+        return sim_fail(err, SIM_EINVAL, "%s: 'devices': must be at least 1, got %d", o, p->devices);
+    if (p->devices_per_supernode < 1)
+        return sim_fail(err, SIM_EINVAL, "%s: 'devices_per_supernode': must be at least 1, got %d", o,
+                        p->devices_per_supernode);
+    sim_rc rc = check_value(p, "peak_flops_per_s", p->peak_flops_per_s, false, err);
+    if (rc == SIM_OK) rc = check_value(p, "fabric_bytes_per_s", p->fabric_bytes_per_s, false, err);
+    if (rc == SIM_OK) rc = check_value(p, "nic_bytes_per_s", p->nic_bytes_per_s, false, err);
+    if (rc == SIM_OK) rc = check_value(p, "fabric_latency_s", p->fabric_latency_s, true, err);
+    if (rc == SIM_OK) rc = check_value(p, "nic_latency_s", p->nic_latency_s, true, err);
+    if (rc == SIM_OK) rc = check_value(p, "spine_latency_s", p->spine_latency_s, true, err);
+    if (rc == SIM_OK && !(isfinite(p->oversubscription) && p->oversubscription >= 1))
+        rc = sim_fail(err, SIM_EINVAL, "%s: 'oversubscription': must be >= 1, got %g", o, p->oversubscription);
+    return rc;
+}
+
+static void emit_link(FILE *out, const char *id, int i, double bw, double lat, const char *policy)
+{
+    fprintf(out, "   <link id=\"%s%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" sharing_policy=\"%s\"/>\n", id, i,
+            bw, lat, policy);
+}
+
+static void emit_supernode(const cfg_platform *p, FILE *out, int k, int first, int last)
+{
+    fprintf(out, "  <zone id=\"sn%d\" routing=\"DijkstraCache\">\n", k);
+    fprintf(out, "   <router id=\"sn%d-fab\"/>\n   <router id=\"sn%d-gw\"/>\n", k, k);
+    for (int i = first; i < last; i++) {
+        fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
+        emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
+    }
+    for (int i = first; i < last; i++) {
+        fprintf(out, "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i,
+                k, i);
+        fprintf(out,
+                "   <route src=\"npu%d\" dst=\"sn%d-gw\"><link_ctn id=\"nic%d\" direction=\"UP\"/>"
+                "<link_ctn id=\"pad%d\"/></route>\n",
+                i, k, i, i);
+    }
+    fputs("  </zone>\n", out);
+}
+
+/* Writes the XML platform of p to out. Returns SIM_OK, SIM_EINVAL when p has
+ * a value the layout cannot use, SIM_EIO when writing fails. The caller
+ * keeps out open. */
+sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
+{
+    sim_rc rc = check_platform(p, err);
+    if (rc != SIM_OK) return rc;
+    int dps = p->devices_per_supernode;
+    int nsn = (p->devices + dps - 1) / dps;
+
+    fputs("<?xml version=\"1.0\"?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n",
+          out);
+    fprintf(out, "<!-- %s: %d devices, %d supernode(s) of up to %d -->\n", p->name[0] ? p->name : "platform",
+            p->devices, nsn, dps);
+    fputs("<platform version=\"4.1\">\n <zone id=\"world\" routing=\"DijkstraCache\">\n", out);
+    for (int k = 0; k < nsn; k++) {
+        int first = k * dps;
+        int last = first + dps < p->devices ? first + dps : p->devices;
+        emit_supernode(p, out, k, first, last);
+    }
+    fputs("  <zone id=\"core\" routing=\"Full\"><router id=\"spine\"/></zone>\n", out);
+    for (int k = 0; k < nsn; k++) {
+        int first = k * dps;
+        int n = (first + dps < p->devices ? dps : p->devices - first);
+        fprintf(out, "  <link id=\"up%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+                k, n * p->nic_bytes_per_s / p->oversubscription, p->spine_latency_s / 2);
+    }
+    for (int k = 0; k < nsn; k++)
+        fprintf(out,
+                "  <zoneRoute src=\"sn%d\" dst=\"core\" gw_src=\"sn%d-gw\" gw_dst=\"spine\">"
+                "<link_ctn id=\"up%d\" direction=\"UP\"/></zoneRoute>\n",
+                k, k, k);
+    fputs(" </zone>\n</platform>\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        return sim_fail(err, SIM_EIO, "platform XML: write failed (check disk space and permissions)");
+    return SIM_OK;
+}

@@ -1,0 +1,383 @@
+/* run.c - one simulated training step: SimGrid set-up, the platform, one
+ * actor per rank, the run, and the per-rank statistics turned into a result.
+ *
+ * Reads like a SimGrid example: init with our configuration (CM02 network
+ * model without correction factors, small actor stacks, SimGrid's own
+ * messages silenced), load the generated platform, start the actors, run,
+ * read the clock.  SimGrid allows one simulation per process. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
+#include <xbt/log.h>
+
+XBT_LOG_NEW_CATEGORY(heptasim, "heptasim simulator");
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine, heptasim, "heptasim SimGrid engine");
+
+/* Actor stacks, in KiB: our actors are shallow, and a 16k-rank run has tens
+ * of thousands of them. */
+#ifndef ENG_STACK_KIB
+#define ENG_STACK_KIB "128"
+#endif
+
+static bool eng_used; /* SimGrid was initialised in this process */
+
+#define ENG_MAX_OPTIONS 16
+static char *eng_options_extra[ENG_MAX_OPTIONS]; /* from eng_simgrid_option */
+static int eng_noptions;
+
+/* Records a --cfg/--log option for simgrid_init; returns SIM_EINVAL for
+ * anything else or when the table is full. */
+sim_rc eng_simgrid_option(const char *arg, sim_err *err)
+{
+    if (!arg || (strncmp(arg, "--cfg=", 6) != 0 && strncmp(arg, "--log=", 6) != 0) || strlen(arg) < 7)
+        return sim_fail(err, SIM_EINVAL, "simgrid option '%s': expected --cfg=KEY:VALUE or --log=SPEC",
+                        arg ? arg : "(null)");
+    if (eng_noptions == ENG_MAX_OPTIONS)
+        return sim_fail(err, SIM_EINVAL, "simgrid option '%s': at most %d options", arg, ENG_MAX_OPTIONS);
+    eng_options_extra[eng_noptions++] = sim_xstrdup(arg);
+    return SIM_OK;
+}
+
+void eng_fail(eng_sim *sim, const char *fmt, ...)
+{
+    if (sim->failed) return;
+    sim->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim->fail_msg, sizeof sim->fail_msg, fmt, ap);
+    va_end(ap);
+}
+
+/* {========================================================== set-up */
+
+static void simgrid_start(void)
+{
+    /* simgrid_init consumes the --cfg/--log arguments it understands. */
+    static char a0[] = "heptasim";
+    static char c1[] = "--cfg=network/model:CM02";
+    static char c2[] = "--cfg=network/latency-factor:1";
+    static char c3[] = "--cfg=network/bandwidth-factor:1";
+    static char c4[] = "--cfg=network/crosstraffic:0";
+    static char c5[] = "--cfg=network/weight-S:0";
+    static char c6[] = "--cfg=network/TCP-gamma:0";
+    static char c7[] = "--cfg=contexts/stack-size:" ENG_STACK_KIB;
+    static char c8[] = "--cfg=contexts/guard-size:0";
+    static char l1[] = "--log=root.thres:warning";
+    static char l2[] = "--log=root.fmt:%m%n";
+    /* deadlocks are reported by us, in one line */
+    static char l3[] = "--log=ker_engine.app:file:/dev/null";
+    char *argv[13 + ENG_MAX_OPTIONS] = {a0, c1, c2, c3, c4, c5, c6, c7, c8, l1, l2, l3};
+    int argc = 12;
+    for (int i = 0; i < eng_noptions; i++) argv[argc++] = eng_options_extra[i];
+    argv[argc] = NULL;
+    simgrid_init(&argc, argv);
+    for (int i = 0; i < eng_noptions; i++) {
+        free(eng_options_extra[i]);
+        eng_options_extra[i] = NULL;
+    }
+    eng_noptions = 0;
+}
+
+/* Writes the platform into a new temporary file whose name goes to path
+ * (capacity cap); the caller unlinks it. */
+static sim_rc write_temp_platform(const cfg_platform *p, char *path, size_t cap, sim_err *err)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    snprintf(path, cap, "%s/heptasim-platform-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return sim_fail(err, SIM_EIO, "%s: cannot create the platform file (set TMPDIR to a writable directory)",
+                        path);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(path);
+        return sim_fail(err, SIM_EIO, "%s: cannot write the platform file", path);
+    }
+    sim_rc rc = eng_platform_xml(p, f, err);
+    if (fclose(f) != 0 && rc == SIM_OK)
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform file (disk full?)", path);
+    if (rc != SIM_OK) unlink(path);
+    return rc;
+}
+
+static sim_rc dump_platform(const cfg_platform *p, const char *path, sim_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return sim_fail(err, SIM_EIO, "%s: cannot write the platform XML (check the --dump path)", path);
+    sim_rc rc = eng_platform_xml(p, f, err);
+    if (fclose(f) != 0 && rc == SIM_OK) rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform XML", path);
+    return rc;
+}
+
+/* Initialises SimGrid and loads the platform of p (also written to
+ * dump_path when not NULL).  Fails with SIM_EINTERNAL on a second call in
+ * the process. */
+static sim_rc boot(const cfg_platform *p, const char *dump_path, sim_err *err)
+{
+    if (eng_used)
+        return sim_fail(err, SIM_EINTERNAL,
+                        "engine: SimGrid runs one simulation per process (run each simulation in its own process)");
+    char tmp[4096];
+    sim_rc rc = write_temp_platform(p, tmp, sizeof tmp, err);
+    if (rc != SIM_OK) return rc;
+    if (dump_path) {
+        rc = dump_platform(p, dump_path, err);
+        if (rc != SIM_OK) {
+            unlink(tmp);
+            return rc;
+        }
+    }
+    eng_used = true;
+#ifdef __GLIBC__
+    /* Actor stacks are calloc'ed: keep them in fresh mmap'ed (zero) pages,
+     * which stay untouched until used, instead of heap memory that calloc
+     * must clear.  glibc raises the threshold on its own otherwise. */
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+#endif
+    simgrid_start();
+    simgrid_load_platform(tmp);
+    unlink(tmp);
+    return SIM_OK;
+}
+
+/* }========================================================== */
+
+/* {========================================================== results */
+
+static void describe(const eng_rank *r, char *out, size_t cap)
+{
+    const wl_instr *in = &r->cur;
+    if (!r->started) {
+        snprintf(out, cap, "rank %d never started", r->rank);
+        return;
+    }
+    if (r->draining) {
+        snprintf(out, cap, "rank %d waiting for its streams after its last instruction (%lld)", r->rank, r->pc);
+        return;
+    }
+    char what[96];
+    switch ((wl_op)in->op) {
+    case WL_COMPUTE: snprintf(what, sizeof what, "compute"); break;
+    case WL_COLL:
+        snprintf(what, sizeof what, "%s on %s, stream %d", wl_coll_name((wl_coll)in->coll),
+                 wl_group_name((wl_group)in->group), in->stream);
+        break;
+    case WL_SEND: snprintf(what, sizeof what, "send to rank %d", in->peer); break;
+    case WL_RECV: snprintf(what, sizeof what, "recv from rank %d", in->peer); break;
+    case WL_WAIT: snprintf(what, sizeof what, "wait for %u ops of stream %d", in->seq, in->stream); break;
+    default: snprintf(what, sizeof what, "op %d", in->op); break;
+    }
+    snprintf(out, cap, "rank %d at instruction %lld, %s", r->rank, r->pc, what);
+}
+
+static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
+{
+    if (sim->failed) return sim_fail(err, SIM_EINTERNAL, "simulation failed: %s", sim->fail_msg);
+    int stuck = 0, first = -1;
+    for (int i = 0; i < sim->world; i++)
+        if (!sim->ranks[i].done) {
+            if (first < 0) first = i;
+            stuck++;
+        }
+    if (stuck > 0) {
+        char where[256];
+        describe(&sim->ranks[first], where, sizeof where);
+        return sim_fail(err, SIM_EINTERNAL, "simulation deadlocked: %d rank%s did not finish (first: %s)", stuck,
+                        stuck == 1 ? "" : "s", where);
+    }
+    memset(res, 0, sizeof *res);
+    int crit = 0;
+    for (int i = 0; i < sim->world; i++) {
+        const eng_rank *r = &sim->ranks[i];
+        if (r->st.finish_s > sim->ranks[crit].st.finish_s) crit = i;
+        for (int d = 0; d < WL_NDIMS; d++) res->bytes_total[d] += r->st.bytes_sent[d];
+        res->instructions += r->instructions;
+        res->flows += r->flows;
+    }
+    res->critical_rank = crit;
+    res->critical = sim->ranks[crit].st;
+    res->step_time_s = res->critical.finish_s;
+    return SIM_OK;
+}
+
+/* }========================================================== */
+
+static void sim_release(eng_sim *sim)
+{
+    if (sim->ranks)
+        for (int i = 0; i < sim->world; i++) eng_rank_release(&sim->ranks[i]);
+    free(sim->ranks);
+    free(sim->scratch);
+    free(sim->scratch_loc);
+    free(sim->sn_count);
+}
+
+/* Simulates one step of the programs of w on platform p (rank i on device
+ * i; w->world <= p->devices).  opt may be NULL.  Fills *res and returns
+ * SIM_OK; SIM_EINVAL for unusable input; SIM_EIO when the platform file
+ * cannot be written; SIM_EINTERNAL when called twice in a process, when a
+ * program is invalid, or when the simulation deadlocks (the message names
+ * the first rank that did not finish and its instruction).  Nothing is kept
+ * after the call but SimGrid's own globals. */
+sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_options *opt, eng_result *res,
+                        sim_err *err)
+{
+    if (!p || !w || !res || !w->program_new || !w->program_next || !w->program_free || !w->group_members)
+        return sim_fail(err, SIM_EINVAL, "engine: missing platform, workload callbacks or result");
+    const char *origin = p->path[0] ? p->path : (p->name[0] ? p->name : "platform");
+    if (w->world < 1 || w->world > p->devices)
+        return sim_fail(err, SIM_EINVAL, "%s: 'devices': %d devices cannot run %d ranks (use at least %d devices)",
+                        origin, p->devices, w->world, w->world);
+    sim_rc rc = boot(p, opt ? opt->dump_xml_path : NULL, err);
+    if (rc != SIM_OK) return rc;
+
+    eng_sim sim;
+    memset(&sim, 0, sizeof sim);
+    sim.p = p;
+    sim.w = w;
+    if (opt) sim.opt = *opt;
+    sim.world = w->world;
+    sim.dps = p->devices_per_supernode;
+    sim.nsn = (p->devices + sim.dps - 1) / sim.dps;
+    sim.lat_intra_s = p->fabric_latency_s;
+    sim.lat_inter_s = p->nic_latency_s + p->spine_latency_s;
+    sim.eff = p->network_efficiency > 0 ? p->network_efficiency : 1.0;
+    sim.scratch = sim_xcalloc((size_t)sim.world, sizeof *sim.scratch);
+    sim.scratch_loc = sim_xcalloc((size_t)sim.world, sizeof *sim.scratch_loc);
+    sim.sn_count = sim_xcalloc((size_t)sim.nsn, sizeof *sim.sn_count);
+    sim.ranks = sim_xcalloc((size_t)sim.world, sizeof *sim.ranks);
+
+    for (int i = 0; i < sim.world; i++) {
+        eng_rank *r = &sim.ranks[i];
+        char host[32];
+        snprintf(host, sizeof host, "npu%d", i);
+        r->rank = i;
+        r->sim = &sim;
+        r->st.rank = i;
+        r->host = sg_host_by_name(host);
+        r->speed = sg_host_get_speed(r->host);
+        r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
+    }
+    for (int i = 0; i < sim.world; i++) eng_rank_start(&sim.ranks[i]);
+
+    simgrid_run();
+    XBT_DEBUG("simulation ended at %g s", simgrid_get_clock());
+
+    rc = collect(&sim, res, err);
+    sim_release(&sim);
+    return rc;
+}
+
+/* {========================================================== routes */
+
+typedef struct route_job {
+    int n;
+    const int *src, *dst;
+    eng_route *out;
+} route_job;
+
+static void route_actor(int argc, char *argv[])
+{
+    (void)argc;
+    (void)argv;
+    route_job *job = sg_actor_self_get_data();
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (int i = 0; i < job->n; i++) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, "npu%d", job->src[i]);
+        snprintf(b, sizeof b, "npu%d", job->dst[i]);
+        sg_host_t ha = sg_host_by_name(a), hb = sg_host_by_name(b);
+        eng_route *o = &job->out[i];
+        xbt_dynar_reset(links);
+        sg_host_get_route(ha, hb, links);
+        size_t len = 0;
+        o->links[0] = '\0';
+        for (unsigned long k = 0; k < xbt_dynar_length(links); k++) {
+            sg_link_t l = xbt_dynar_get_as(links, k, sg_link_t);
+            int w = snprintf(o->links + len, sizeof o->links - len, "%s%s", k ? " " : "", sg_link_get_name(l));
+            if (w < 0 || (size_t)w >= sizeof o->links - len) break;
+            len += (size_t)w;
+        }
+        o->latency_s = sg_host_get_route_latency(ha, hb);
+        o->bandwidth_bytes_per_s = sg_host_get_route_bandwidth(ha, hb);
+    }
+    xbt_dynar_free(&links);
+}
+
+/* Fills out[i] with the route src[i] -> dst[i] of p's platform. Returns
+ * SIM_EINVAL for a device outside the platform, else as eng_run. */
+sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, eng_route *out, sim_err *err)
+{
+    if (!p || n < 0 || (n > 0 && (!src || !dst || !out)))
+        return sim_fail(err, SIM_EINVAL, "engine: eng_routes needs a platform and n pairs");
+    for (int i = 0; i < n; i++)
+        if (src[i] < 0 || src[i] >= p->devices || dst[i] < 0 || dst[i] >= p->devices)
+            return sim_fail(err, SIM_EINVAL, "engine: route %d: devices %d -> %d outside [0, %d)", i, src[i], dst[i],
+                            p->devices);
+    memset(out, 0, (size_t)n * sizeof *out);
+    sim_rc rc = boot(p, NULL, err);
+    if (rc != SIM_OK) return rc;
+    route_job job = {n, src, dst, out};
+    sg_actor_t a = sg_actor_init("routes", sg_host_by_name("npu0"));
+    sg_actor_set_data(a, &job);
+    sg_actor_start(a, route_actor, 0, NULL);
+    simgrid_run();
+    return SIM_OK;
+}
+
+/* }========================================================== */
+
+/* {========================================================== wl_plan */
+
+static void *plan_program_new(void *ctx, int rank)
+{
+    return wl_program_new((const wl_plan *)ctx, rank);
+}
+
+static bool plan_program_next(void *prog, wl_instr *out)
+{
+    return wl_program_next((wl_program *)prog, out);
+}
+
+static void plan_program_free(void *prog)
+{
+    wl_program_free((wl_program *)prog);
+}
+
+static int plan_group_members(void *ctx, int rank, wl_group g, int *members, int *my_index)
+{
+    return wl_group_members((const wl_plan *)ctx, rank, g, members, my_index);
+}
+
+/* Simulates one step of plan on p: eng_run_workload over the plan's
+ * programs and groups. Same returns. */
+sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_result *res, sim_err *err)
+{
+    if (!plan) return sim_fail(err, SIM_EINVAL, "engine: no workload plan");
+    eng_workload w = {
+        .world = wl_world(plan),
+        .ctx = (void *)plan,
+        .program_new = plan_program_new,
+        .program_next = plan_program_next,
+        .program_free = plan_program_free,
+        .group_members = plan_group_members,
+    };
+    return eng_run_workload(p, &w, opt, res, err);
+}
+
+/* }========================================================== */

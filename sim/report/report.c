@@ -1,0 +1,238 @@
+/* report.c - derived metrics of a simulated step and its JSON document.
+ *
+ * The JSON document is built with cJSON in a fixed key order; numbers are
+ * printed by cJSON (shortest of %1.15g / %1.17g that reads back the same
+ * double), so the same inputs give byte-identical output.  Non-finite values
+ * never reach the document: metrics of a zero step time are 0. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+
+#ifndef HEPTASIM_VERSION
+#define HEPTASIM_VERSION "0.1.0"
+#endif
+
+/* ------------------------------------------------------------- helpers */
+
+const char *rpt_version(void)
+{
+    return HEPTASIM_VERSION;
+}
+
+int rpt_devices(const rpt_run *run)
+{
+    int w = run->strategy ? cfg_world_size(run->strategy) : 0;
+    if (w > 0) return w;
+    return run->platform ? run->platform->devices : 0;
+}
+
+double rpt_capacity_bytes(const cfg_platform *p)
+{
+    return p->hbm_bytes - p->hbm_reserved_bytes;
+}
+
+void rpt_breakdown_compute(const rpt_run *run, rpt_breakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!run->sim) return;
+    const eng_rank_stats *st = &run->sim->critical;
+    out->optimizer_s = st->compute_by_phase_s[WL_PH_OPTIMIZER];
+    out->compute_s = st->compute_s - out->optimizer_s;
+    for (int d = 0; d < WL_NDIMS; d++) out->exposed_comm_s += st->exposed_comm_s[d];
+    out->bubble_s = st->bubble_s;
+    out->other_s = run->sim->step_time_s - (out->compute_s + out->exposed_comm_s + out->bubble_s + out->optimizer_s);
+    out->critical_rank = run->sim->critical_rank;
+    out->critical_stage = run->strategy ? rpt_rank_stage(run->strategy, out->critical_rank) : 0;
+}
+
+/* Pipeline stage of a rank: its pp coordinate in the mixed-radix numbering
+ * given by the strategy's order (innermost first).  ep is not a factor of
+ * the world size (it is carved out of dp x cp) and takes no digit. */
+int rpt_rank_stage(const cfg_strategy *s, int rank)
+{
+    long stride = 1;
+    for (int i = 0; i < CFG_NDIMS; i++) {
+        int size = 1;
+        switch (s->order[i]) {
+        case CFG_DIM_TP_X: size = s->tp_x; break;
+        case CFG_DIM_TP_Y: size = s->tp_y; break;
+        case CFG_DIM_CP_ULYSSES: size = s->cp_ulysses; break;
+        case CFG_DIM_CP_RING: size = s->cp_ring; break;
+        case CFG_DIM_DP: size = s->dp; break;
+        case CFG_DIM_EP: size = 1; break;
+        case CFG_DIM_PP:
+            return s->pp > 0 ? (int)((rank / stride) % s->pp) : 0;
+        default: break;
+        }
+        stride *= size > 0 ? size : 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- metrics */
+
+/* Fills *out from run (model, platform and strategy must be set).  With
+ * run->sim NULL, or a step time that is not positive, only the FLOPs are
+ * filled and the rates are 0. */
+void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    const cfg_model *m = run->model;
+    const cfg_strategy *s = run->strategy;
+    out->model_flops_per_step = mdl_model_flops_per_step(m, s->global_batch);
+    out->hardware_flops_per_step = mdl_hardware_flops_per_step(m, s);
+    if (!run->sim) return;
+    double t = run->sim->step_time_s;
+    out->step_time_s = t;
+    if (!(t > 0) || !isfinite(t)) return;
+    double devices = (double)rpt_devices(run);
+    double peak = run->platform->peak_flops_per_s;
+    if (devices > 0 && peak > 0) {
+        out->mfu = out->model_flops_per_step / (t * devices * peak);
+        out->hfu = out->hardware_flops_per_step / (t * devices * peak);
+    }
+    out->tokens_per_s = (double)s->global_batch * (double)m->seq_len / t;
+    if (devices > 0) out->tflops_per_device = out->model_flops_per_step / (t * devices) / 1e12;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddNumberToObject(o, key, isfinite(v) ? v : 0.0);
+}
+
+static cJSON *memory_json(const rpt_run *run)
+{
+    const mdl_memory *mm = &run->memory;
+    double cap = rpt_capacity_bytes(run->platform);
+    cJSON *o = cJSON_CreateObject();
+    add_num(o, "peak_bytes", mm->total_bytes);
+    add_num(o, "capacity_bytes", cap);
+    cJSON_AddBoolToObject(o, "fits", mm->total_bytes <= cap);
+    add_num(o, "stage", run->memory_stage);
+    add_num(o, "weights_bytes", mm->weights_bytes);
+    add_num(o, "grads_bytes", mm->grads_bytes);
+    add_num(o, "optimizer_bytes", mm->optimizer_bytes);
+    add_num(o, "activations_bytes", mm->activations_bytes);
+    add_num(o, "buffers_bytes", mm->buffers_bytes);
+    add_num(o, "inflight_microbatches", mm->inflight_microbatches);
+    add_num(o, "params", mm->params);
+    return o;
+}
+
+static cJSON *breakdown_json(const rpt_run *run)
+{
+    rpt_breakdown b;
+    rpt_breakdown_compute(run, &b);
+    cJSON *o = cJSON_CreateObject();
+    add_num(o, "compute_s", b.compute_s);
+    add_num(o, "exposed_comm_s", b.exposed_comm_s);
+    add_num(o, "bubble_s", b.bubble_s);
+    add_num(o, "optimizer_s", b.optimizer_s);
+    add_num(o, "other_s", b.other_s);
+    add_num(o, "critical_rank", b.critical_rank);
+    add_num(o, "critical_stage", b.critical_stage);
+    return o;
+}
+
+static cJSON *dimensions_json(const eng_result *sim)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int d = 0; d < WL_NDIMS; d++) {
+        cJSON *dim = cJSON_CreateObject();
+        add_num(dim, "exposed_s", sim->critical.exposed_comm_s[d]);
+        add_num(dim, "comm_s", sim->critical.comm_s[d]);
+        add_num(dim, "bytes_sent", sim->critical.bytes_sent[d]);
+        add_num(dim, "bytes_total", sim->bytes_total[d]);
+        cJSON_AddItemToObject(o, rpt_dim_key(d), dim);
+    }
+    return o;
+}
+
+/* Lowercase JSON key of a report dimension ("tp", "cp", "ep", "dp", "pp"). */
+const char *rpt_dim_key(int d)
+{
+    static const char *const keys[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
+    return d >= 0 && d < WL_NDIMS ? keys[d] : "?";
+}
+
+/* Returns a new cJSON object (the caller frees it with cJSON_Delete) holding
+ * the run's contract keys; with run->sim NULL only model, platform, devices,
+ * strategy and memory.  Sizes in bytes, times in seconds, mfu/hfu as
+ * fractions. */
+void *rpt_run_to_json(const rpt_run *run)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "model", run->model->name);
+    cJSON_AddStringToObject(root, "platform", run->platform->name);
+    add_num(root, "devices", rpt_devices(run));
+    cJSON *strat = cfg_strategy_to_json(run->strategy);
+    cJSON_AddItemToObject(root, "strategy", strat ? strat : cJSON_CreateNull());
+
+    if (run->sim) {
+        rpt_metrics mt;
+        rpt_metrics_compute(run, &mt);
+        add_num(root, "step_time_s", mt.step_time_s);
+        add_num(root, "mfu", mt.mfu);
+        add_num(root, "hfu", mt.hfu);
+        add_num(root, "tokens_per_s", mt.tokens_per_s);
+        add_num(root, "tflops_per_device", mt.tflops_per_device);
+        add_num(root, "model_flops_per_step", mt.model_flops_per_step);
+        add_num(root, "hardware_flops_per_step", mt.hardware_flops_per_step);
+    }
+    cJSON_AddItemToObject(root, "memory", memory_json(run));
+    if (run->sim) {
+        cJSON_AddItemToObject(root, "breakdown", breakdown_json(run));
+        cJSON_AddItemToObject(root, "dimensions", dimensions_json(run->sim));
+        cJSON *sim = cJSON_CreateObject();
+        add_num(sim, "wall_s", run->wall_s);
+        add_num(sim, "instructions", (double)run->sim->instructions);
+        add_num(sim, "flows", (double)run->sim->flows);
+        cJSON_AddStringToObject(sim, "version", rpt_version());
+        cJSON_AddItemToObject(root, "simulator", sim);
+    }
+    return root;
+}
+
+/* Writes the run's JSON document, pretty printed and ending in a newline, to
+ * `path` ("-" is stdout).  Returns SIM_OK, SIM_EIO with a message naming the
+ * path when it cannot be written, or SIM_ENOMEM. */
+sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err)
+{
+    cJSON *root = rpt_run_to_json(run);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format the JSON document (out of memory)", path);
+
+    int is_stdout = strcmp(path, "-") == 0;
+    FILE *f = is_stdout ? stdout : fopen(path, "w");
+    if (!f) {
+        int e = errno;
+        cJSON_free(text);
+        return sim_fail(err, SIM_EIO, "%s: cannot write the JSON result: %s (check the directory exists and is writable)",
+                        path, strerror(e));
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF;
+    int e = errno;
+    if (is_stdout) {
+        bad = fflush(f) != 0 || bad;
+    } else {
+        if (fclose(f) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+    }
+    cJSON_free(text);
+    if (bad)
+        return sim_fail(err, SIM_EIO, "%s: cannot write the JSON result: %s (check free space and permissions)", path,
+                        strerror(e));
+    return SIM_OK;
+}

@@ -1,0 +1,239 @@
+/* summary.c - the text reports: the summary of a simulated step and the
+ * per-stage memory table.
+ *
+ * Plain text for a terminal, a dozen lines at most per run.  Sizes of
+ * device memory are in GiB (2^30 bytes); traffic in decimal units (GB =
+ * 1e9 bytes), as network figures are quoted. */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* Integer with thousands separators ("1,234,567") into buf. */
+static const char *fmt_count(char *buf, size_t cap, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "-");
+        return buf;
+    }
+    char digits[64];
+    double r = fabs(round(v));
+    if (r >= 1e30) {
+        snprintf(buf, cap, "%.3g", v);
+        return buf;
+    }
+    snprintf(digits, sizeof digits, "%.0f", r);
+    char tmp[96];
+    size_t n = strlen(digits), j = 0;
+    if (v <= -0.5) tmp[j++] = '-';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0) tmp[j++] = ',';
+        tmp[j++] = digits[i];
+    }
+    tmp[j] = '\0';
+    snprintf(buf, cap, "%s", tmp);
+    return buf;
+}
+
+/* Bytes in decimal units ("45.0 GB", "0 B") into buf. */
+static const char *fmt_bytes(char *buf, size_t cap, double v)
+{
+    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int u = 0;
+    double a = fabs(v);
+    while (a >= 1000.0 && u < 5) {
+        a /= 1000.0;
+        v /= 1000.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, cap, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+/* Seconds, short: "0" for zero, else two decimals. */
+static const char *fmt_s(char *buf, size_t cap, double v)
+{
+    if (v == 0.0)
+        snprintf(buf, cap, "0");
+    else
+        snprintf(buf, cap, "%.2f", v);
+    return buf;
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+/* The strategy on one line: "dp 16 x pp 16 x tp 8 (1D, SP) | 1f1b | ...". */
+static void strategy_line(FILE *out, const cfg_strategy *s)
+{
+    fprintf(out, "strategy   dp %d x pp %d", s->dp, s->pp);
+    if (s->tp_y > 1)
+        fprintf(out, " x tp %d (2D: tp_x %d x tp_y %d)", cfg_tp(s), s->tp_x, s->tp_y);
+    else
+        fprintf(out, " x tp %d (1D%s)", s->tp_x, s->sequence_parallel ? ", SP" : "");
+    if (s->cp_ring > 1 && s->cp_ulysses > 1)
+        fprintf(out, " x cp %d (ring %d x ulysses %d)", cfg_cp(s), s->cp_ring, s->cp_ulysses);
+    else if (s->cp_ring > 1)
+        fprintf(out, " x cp %d (ring)", s->cp_ring);
+    else if (s->cp_ulysses > 1)
+        fprintf(out, " x cp %d (ulysses)", s->cp_ulysses);
+    if (s->ep > 1) {
+        fprintf(out, " | ep %d", s->ep);
+        if (s->etp > 1) fprintf(out, ", etp %d", s->etp);
+    }
+    if (s->fuse_tpy_cp) fprintf(out, " | fused tp_y+ulysses");
+    if (s->pp > 1) {
+        if (s->vpp > 1)
+            fprintf(out, " | vpp %d %s", s->vpp, cfg_schedule_name(s->schedule));
+        else
+            fprintf(out, " | %s", cfg_schedule_name(s->schedule));
+    }
+    fprintf(out, " | mb %d, gb %d (%d micro-batches) | recompute %s | zero %d", s->micro_batch, s->global_batch,
+            cfg_micro_batches(s), cfg_recompute_name(s->recompute), s->zero);
+
+    const char *names[4] = {"grad", "param", "tp", "cp"};
+    bool on[4] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm, s->overlap_cp_comm};
+    int any = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!on[i]) continue;
+        fprintf(out, "%s%s", any ? "+" : " | overlap ", names[i]);
+        any = 1;
+    }
+
+    char order[128];
+    cfg_strategy def = *s;
+    static const cfg_dim def_order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                                 CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
+    memcpy(def.order, def_order, sizeof def.order);
+    if (memcmp(def.order, s->order, sizeof def.order) != 0) {
+        cfg_order_format(s, order, (int)sizeof order);
+        fprintf(out, " | order %s", order);
+    }
+    fputc('\n', out);
+}
+
+/* The memory line: components of the peak rank and the verdict. */
+static void memory_line(FILE *out, const rpt_run *run)
+{
+    const mdl_memory *mm = &run->memory;
+    double cap = rpt_capacity_bytes(run->platform);
+    fprintf(out,
+            "memory     %.1f GiB of %.1f GiB usable per device (stage %d): weights %.1f, grads %.1f, "
+            "optimizer %.1f, activations %.1f, buffers %.1f",
+            mm->total_bytes / SIM_GIB, cap / SIM_GIB, run->memory_stage, mm->weights_bytes / SIM_GIB,
+            mm->grads_bytes / SIM_GIB, mm->optimizer_bytes / SIM_GIB, mm->activations_bytes / SIM_GIB,
+            mm->buffers_bytes / SIM_GIB);
+    if (mm->total_bytes <= cap)
+        fprintf(out, "  -> fits\n");
+    else
+        fprintf(out, "  -> does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n", mm->total_bytes / SIM_GIB,
+                cap / SIM_GIB);
+}
+
+/* ------------------------------------------------------------- summary */
+
+/* Prints the summary of run to out.  With run->sim NULL only the header,
+ * strategy and memory lines.  A strategy that does not fit says so on its
+ * own line first, then on the memory line. */
+void rpt_summary(FILE *out, const rpt_run *run)
+{
+    char b1[64], b2[64], b3[64];
+    const cfg_strategy *s = run->strategy;
+    int devices = rpt_devices(run);
+    double cap = rpt_capacity_bytes(run->platform);
+
+    fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
+            run->platform->name, devices, s->name[0] ? s->name : "(unnamed)");
+    if (run->memory.total_bytes > cap)
+        fprintf(out, "!! OUT OF MEMORY: this strategy does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n",
+                run->memory.total_bytes / SIM_GIB, cap / SIM_GIB);
+    strategy_line(out, s);
+
+    if (run->sim) {
+        rpt_metrics mt;
+        rpt_metrics_compute(run, &mt);
+        fprintf(out, "step time  %.2f s      tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
+                mt.step_time_s, fmt_count(b1, sizeof b1, mt.tokens_per_s), 100.0 * mt.mfu, 100.0 * mt.hfu,
+                mt.tflops_per_device);
+    }
+    memory_line(out, run);
+    if (!run->sim) return;
+
+    const eng_result *sim = run->sim;
+    const eng_rank_stats *st = &sim->critical;
+    double t = sim->step_time_s;
+    rpt_breakdown bd;
+    rpt_breakdown_compute(run, &bd);
+
+    fprintf(out, "time (critical rank %d, stage %d):\n", bd.critical_rank, bd.critical_stage);
+    fprintf(out, "  compute         %8.2f s %5.1f %%\n", bd.compute_s, pct(bd.compute_s, t));
+    fprintf(out, "  exposed comm    %8.2f s %5.1f %%   (", bd.exposed_comm_s, pct(bd.exposed_comm_s, t));
+    for (int d = 0; d < WL_NDIMS; d++)
+        fprintf(out, "%s%s %s", d ? ", " : "", rpt_dim_key(d), fmt_s(b1, sizeof b1, st->exposed_comm_s[d]));
+    fprintf(out, ")\n");
+    fprintf(out, "  pipeline bubble %8.2f s %5.1f %%\n", bd.bubble_s, pct(bd.bubble_s, t));
+    fprintf(out, "  optimizer       %8.2f s %5.1f %%\n", bd.optimizer_s, pct(bd.optimizer_s, t));
+    /* Show the remainder when it is visible at the precision printed. */
+    if (fabs(bd.other_s) >= 0.005 || fabs(pct(bd.other_s, t)) >= 0.05)
+        fprintf(out, "  other           %8.2f s %5.1f %%\n", bd.other_s, pct(bd.other_s, t));
+
+    fprintf(out, "comm in flight per dimension (bytes sent by the critical rank):");
+    for (int d = 0; d < WL_NDIMS; d++)
+        fprintf(out, "%s %s %s s (%s)", d ? "," : "", rpt_dim_key(d), fmt_s(b1, sizeof b1, st->comm_s[d]),
+                fmt_bytes(b2, sizeof b2, st->bytes_sent[d]));
+    fputc('\n', out);
+    fprintf(out, "traffic, all ranks:");
+    for (int d = 0; d < WL_NDIMS; d++)
+        fprintf(out, "%s %s %s", d ? "," : "", rpt_dim_key(d), fmt_bytes(b2, sizeof b2, sim->bytes_total[d]));
+    fputc('\n', out);
+    fprintf(out, "simulated in %.1f s (%s instructions, %s flows)\n", run->wall_s,
+            fmt_count(b2, sizeof b2, (double)sim->instructions), fmt_count(b3, sizeof b3, (double)sim->flows));
+}
+
+/* ---------------------------------------------------------- memory table */
+
+/* Prints the memory of a rank of every pipeline stage, in GiB, with the
+ * verdict against the usable capacity (HBM minus reserved).  The strategy
+ * must have passed cfg_check. */
+void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
+{
+    double cap = rpt_capacity_bytes(p);
+    fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, s->name[0] ? s->name : "(unnamed)",
+            p->name);
+    fprintf(out, "capacity %.1f GiB usable (%.1f GiB HBM - %.1f GiB reserved)\n", cap / SIM_GIB,
+            p->hbm_bytes / SIM_GIB, p->hbm_reserved_bytes / SIM_GIB);
+    fprintf(out, "%5s %9s %9s %9s %11s %9s %9s %9s  %s\n", "stage", "weights", "grads", "optim", "activations",
+            "buffers", "total", "in-flight", "verdict");
+
+    int peak_stage = 0, fits_all = 1;
+    double peak = -1.0;
+    int stages = s->pp > 0 ? s->pp : 1;
+    for (int st = 0; st < stages; st++) {
+        mdl_memory mm;
+        mdl_rank_memory(m, s, st, &mm);
+        int fits = mm.total_bytes <= cap;
+        fits_all = fits_all && fits;
+        if (mm.total_bytes > peak) {
+            peak = mm.total_bytes;
+            peak_stage = st;
+        }
+        fprintf(out, "%5d %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9d  %s\n", st, mm.weights_bytes / SIM_GIB,
+                mm.grads_bytes / SIM_GIB, mm.optimizer_bytes / SIM_GIB, mm.activations_bytes / SIM_GIB,
+                mm.buffers_bytes / SIM_GIB, mm.total_bytes / SIM_GIB, mm.inflight_microbatches,
+                fits ? "fits" : "does NOT fit");
+    }
+    if (fits_all)
+        fprintf(out, "peak: stage %d, %.1f GiB of %.1f GiB usable -> fits\n", peak_stage, peak / SIM_GIB,
+                cap / SIM_GIB);
+    else
+        fprintf(out, "peak: stage %d -> does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n", peak_stage,
+                peak / SIM_GIB, cap / SIM_GIB);
+}

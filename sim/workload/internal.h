@@ -1,0 +1,90 @@
+/* internal.h - the workload module's private structures, shared by its
+ * files (layout.c, layer.c, schedule.c, program.c, plan.c). */
+#ifndef HEPTASIM_WORKLOAD_INTERNAL_H
+#define HEPTASIM_WORKLOAD_INTERNAL_H
+
+#include "workload.h"
+
+/* A growable array of instructions (op templates and program segments). */
+typedef struct wl_ops {
+    wl_instr *a;
+    int n, cap;
+} wl_ops;
+
+void wl_ops_push(wl_ops *ops, const wl_instr *in);
+void wl_ops_append(wl_ops *dst, const wl_ops *src);
+void wl_ops_free(wl_ops *ops);
+
+/* Labels of instructions: indexes into a static name table. */
+enum {
+    WL_L_NONE = 0,
+    WL_L_EMBED, WL_L_NORM, WL_L_QKV, WL_L_ATTN, WL_L_PROJ, WL_L_RESIDUAL, WL_L_FC1, WL_L_ACT, WL_L_FC2,
+    WL_L_ROUTER, WL_L_EXPERTS, WL_L_SHARED, WL_L_LOGITS, WL_L_LOSS,
+    WL_L_TP_AG, WL_L_TP_RS, WL_L_TP_AR, WL_L_CP_KV, WL_L_CP_A2A, WL_L_EP_DISPATCH, WL_L_EP_COMBINE,
+    WL_L_DP_GRAD, WL_L_DP_PARAM, WL_L_EDP_GRAD, WL_L_EDP_PARAM, WL_L_PP_ACT, WL_L_PP_GRAD,
+    WL_L_OPTIMIZER, WL_L_WAIT,
+    WL_NLABELS
+};
+
+/* Rank layout: sizes and strides of each cfg_dim in the rank number. The
+ * ep entry has size 1 here: EP groups are cut out of the "data space"
+ * (dp x cp_ring x cp_ulysses ranks sharing tp and pp coordinates). */
+typedef struct wl_layout {
+    int world;
+    int size[CFG_NDIMS];
+    int stride[CFG_NDIMS];
+    int ep;
+    bool ep_inner;          /* ep listed before dp in `order`: EP groups are consecutive data-space ranks */
+    cfg_dim data_dims[3];   /* cp_ulysses, cp_ring, dp in `order` order */
+} wl_layout;
+
+void wl_layout_init(wl_layout *lo, const cfg_strategy *s);
+void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS]);
+int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index);
+
+/* One pipeline step: forward or backward of (micro-batch, model chunk). */
+typedef struct wl_step {
+    uint8_t backward;
+    uint8_t chunk;
+    int32_t micro;
+} wl_step;
+
+/* The order of steps of pipeline stage `stage`; *n gets the count. The
+ * caller frees the array. */
+wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n);
+
+/* Op templates of one layer kind (dense or MoE), with times filled in. */
+typedef struct wl_layer_ops {
+    wl_ops fwd;        /* forward */
+    wl_ops bwd;        /* backward, without recompute */
+    wl_ops recompute;  /* what runs again before bwd (empty without recompute) */
+    double params_dp;  /* parameters this rank holds that sync over WL_G_DP */
+    double params_edp; /* expert parameters that sync over WL_G_EDP */
+} wl_layer_ops;
+
+/* Stage extras: embedding (first stage) and logits + loss (last stage). */
+typedef struct wl_edge_ops {
+    wl_ops embed_fwd, embed_bwd, head_fwd, head_bwd;
+    double embed_params, head_params;
+} wl_edge_ops;
+
+void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out);
+void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out);
+void wl_layer_ops_free(wl_layer_ops *ops);
+void wl_edge_ops_free(wl_edge_ops *ops);
+
+struct wl_plan {
+    const cfg_model *m;
+    const cfg_platform *p;
+    const cfg_strategy *s;
+    const cost_model *c;
+    wl_layout layout;
+    int micro_batches;
+    int layers_per_chunk;
+    wl_layer_ops dense, moe;
+    wl_edge_ops edge;
+    wl_step **schedule;     /* per stage */
+    int *schedule_len;      /* per stage */
+};
+
+#endif

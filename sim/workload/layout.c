@@ -1,0 +1,151 @@
+/* layout.c - rank <-> 7D coordinates and process groups.
+ *
+ * A rank number is a mixed-radix number whose digits are the coordinates of
+ * the dimensions in `order`, innermost (fastest varying) first, so the
+ * innermost dimensions are neighbours and stay inside a node or supernode.
+ * Expert parallel groups are cut out of the data space: the dp x cp_ring x
+ * cp_ulysses ranks that share tp and pp coordinates, as Megatron does. */
+#include "internal.h"
+
+static int dim_size(const cfg_strategy *s, cfg_dim d)
+{
+    switch (d) {
+    case CFG_DIM_TP_X: return s->tp_x;
+    case CFG_DIM_TP_Y: return s->tp_y;
+    case CFG_DIM_CP_ULYSSES: return s->cp_ulysses;
+    case CFG_DIM_CP_RING: return s->cp_ring;
+    case CFG_DIM_EP: return 1; /* carved out of the data space, not a rank digit */
+    case CFG_DIM_DP: return s->dp;
+    case CFG_DIM_PP: return s->pp;
+    case CFG_NDIMS: break;
+    }
+    return 1;
+}
+
+void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
+{
+    int stride = 1, nd = 0, pos_ep = 0, pos_dp = 0;
+    for (int i = 0; i < CFG_NDIMS; i++) {
+        cfg_dim d = s->order[i];
+        lo->size[d] = dim_size(s, d);
+        lo->stride[d] = stride;
+        stride *= lo->size[d];
+        if (d == CFG_DIM_EP) pos_ep = i;
+        if (d == CFG_DIM_DP) pos_dp = i;
+        if (d == CFG_DIM_CP_ULYSSES || d == CFG_DIM_CP_RING || d == CFG_DIM_DP) lo->data_dims[nd++] = d;
+    }
+    lo->world = stride;
+    lo->ep = s->ep > 0 ? s->ep : 1;
+    lo->ep_inner = pos_ep < pos_dp;
+}
+
+void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS])
+{
+    for (int d = 0; d < CFG_NDIMS; d++) coords[d] = (rank / lo->stride[d]) % lo->size[d];
+    /* The ep coordinate: the rank's index inside its EP group. */
+    int j = 0, mul = 1;
+    for (int i = 0; i < 3; i++) {
+        cfg_dim d = lo->data_dims[i];
+        j += coords[d] * mul;
+        mul *= lo->size[d];
+    }
+    coords[CFG_DIM_EP] = lo->ep_inner ? j % lo->ep : j / (mul / lo->ep);
+}
+
+/* Index of a rank in the data space, and the rank with data index j and
+ * the same tp/pp coordinates as `rank`. */
+static int data_index(const wl_layout *lo, const int coords[CFG_NDIMS], int *space)
+{
+    int j = 0, mul = 1;
+    for (int i = 0; i < 3; i++) {
+        cfg_dim d = lo->data_dims[i];
+        j += coords[d] * mul;
+        mul *= lo->size[d];
+    }
+    *space = mul;
+    return j;
+}
+
+static int rank_with_data_index(const wl_layout *lo, int rank, const int coords[CFG_NDIMS], int j)
+{
+    int r = rank;
+    for (int i = 0; i < 3; i++) {
+        cfg_dim d = lo->data_dims[i];
+        int c = j % lo->size[d];
+        j /= lo->size[d];
+        r += (c - coords[d]) * lo->stride[d];
+    }
+    return r;
+}
+
+/* Members of the group in which the dimensions in `vary` change. */
+static int members_varying(const wl_layout *lo, int rank, const int coords[CFG_NDIMS], const bool vary[CFG_NDIMS],
+                           const cfg_dim *order, int *members, int *my_index)
+{
+    int base = rank, n = 1;
+    for (int d = 0; d < CFG_NDIMS; d++)
+        if (vary[d]) {
+            base -= coords[d] * lo->stride[d];
+            n *= lo->size[d];
+        }
+    for (int k = 0; k < n; k++) {
+        int r = base, rest = k;
+        for (int i = 0; i < CFG_NDIMS; i++) {
+            cfg_dim d = order[i];
+            if (!vary[d]) continue;
+            r += (rest % lo->size[d]) * lo->stride[d];
+            rest /= lo->size[d];
+        }
+        members[k] = r;
+        if (r == rank) *my_index = k;
+    }
+    return n;
+}
+
+int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index)
+{
+    int coords[CFG_NDIMS];
+    wl_layout_coords(lo, rank, coords);
+    *my_index = 0;
+
+    if (g == WL_G_EP || g == WL_G_EDP) {
+        int space, j = data_index(lo, coords, &space);
+        int ep = lo->ep, outer = space / ep;
+        /* EP member index e and group index q of data index j. */
+        int e = lo->ep_inner ? j % ep : j / outer;
+        int q = lo->ep_inner ? j / ep : j % outer;
+        int n = g == WL_G_EP ? ep : outer;
+        for (int k = 0; k < n; k++) {
+            int ek = g == WL_G_EP ? k : e, qk = g == WL_G_EP ? q : k;
+            int jk = lo->ep_inner ? qk * ep + ek : ek * outer + qk;
+            members[k] = rank_with_data_index(lo, rank, coords, jk);
+            if (members[k] == rank) *my_index = k;
+        }
+        return n;
+    }
+
+    bool vary[CFG_NDIMS] = {false};
+    switch (g) {
+    case WL_G_TP: vary[CFG_DIM_TP_X] = vary[CFG_DIM_TP_Y] = true; break;
+    case WL_G_TPX: vary[CFG_DIM_TP_X] = true; break;
+    case WL_G_TPY: vary[CFG_DIM_TP_Y] = true; break;
+    case WL_G_CPR: vary[CFG_DIM_CP_RING] = true; break;
+    case WL_G_CPU: vary[CFG_DIM_CP_ULYSSES] = true; break;
+    case WL_G_FUSED: vary[CFG_DIM_TP_Y] = vary[CFG_DIM_CP_ULYSSES] = true; break;
+    case WL_G_DP: vary[CFG_DIM_DP] = vary[CFG_DIM_CP_RING] = vary[CFG_DIM_CP_ULYSSES] = true; break;
+    case WL_G_PP: vary[CFG_DIM_PP] = true; break;
+    default: break;
+    }
+    cfg_dim order[CFG_NDIMS];
+    /* Ring order follows the rank order: innermost varying dimension first. */
+    int k = 0;
+    for (int i = 0; i < CFG_NDIMS; i++) order[k++] = (cfg_dim)i;
+    /* sort dims by stride so the innermost varies fastest */
+    for (int i = 1; i < CFG_NDIMS; i++)
+        for (int j = i; j > 0 && lo->stride[order[j]] < lo->stride[order[j - 1]]; j--) {
+            cfg_dim t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    return members_varying(lo, rank, coords, vary, order, members, my_index);
+}

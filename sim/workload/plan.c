@@ -1,0 +1,142 @@
+/* plan.c - the shared part of all ranks' programs: layout, op templates,
+ * schedules; and the small accessors and name tables of the module. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void wl_ops_push(wl_ops *ops, const wl_instr *in)
+{
+    if (ops->n == ops->cap) {
+        ops->cap = ops->cap ? 2 * ops->cap : 32;
+        ops->a = sim_xrealloc(ops->a, (size_t)ops->cap * sizeof *ops->a);
+    }
+    ops->a[ops->n++] = *in;
+}
+
+void wl_ops_append(wl_ops *dst, const wl_ops *src)
+{
+    for (int i = 0; i < src->n; i++) wl_ops_push(dst, &src->a[i]);
+}
+
+void wl_ops_free(wl_ops *ops)
+{
+    free(ops->a);
+    ops->a = NULL;
+    ops->n = ops->cap = 0;
+}
+
+sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, const cost_model *c,
+                   wl_plan **out, sim_err *err)
+{
+    if (cfg_world_size(s) != p->devices)
+        return sim_fail(err, SIM_EINVAL, "%s: strategy needs %d devices, platform '%s' has %d", s->path,
+                        cfg_world_size(s), p->name, p->devices);
+    wl_plan *plan = sim_xcalloc(1, sizeof *plan);
+    plan->m = m;
+    plan->p = p;
+    plan->s = s;
+    plan->c = c;
+    wl_layout_init(&plan->layout, s);
+    plan->micro_batches = cfg_micro_batches(s);
+    int v = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    plan->layers_per_chunk = m->layers / (s->pp * v);
+    wl_layer_ops_build(plan, false, &plan->dense);
+    if (m->moe.experts > 0) wl_layer_ops_build(plan, true, &plan->moe);
+    wl_edge_ops_build(plan, &plan->edge);
+    plan->schedule = sim_xcalloc((size_t)s->pp, sizeof *plan->schedule);
+    plan->schedule_len = sim_xcalloc((size_t)s->pp, sizeof *plan->schedule_len);
+    for (int st = 0; st < s->pp; st++) plan->schedule[st] = wl_schedule_new(s, st, &plan->schedule_len[st]);
+    *out = plan;
+    return SIM_OK;
+}
+
+void wl_plan_free(wl_plan *plan)
+{
+    if (!plan) return;
+    wl_layer_ops_free(&plan->dense);
+    wl_layer_ops_free(&plan->moe);
+    wl_edge_ops_free(&plan->edge);
+    if (plan->schedule)
+        for (int st = 0; st < plan->s->pp; st++) free(plan->schedule[st]);
+    free(plan->schedule);
+    free(plan->schedule_len);
+    free(plan);
+}
+
+int wl_world(const wl_plan *plan) { return plan->layout.world; }
+const cfg_strategy *wl_strategy(const wl_plan *plan) { return plan->s; }
+const cfg_model *wl_model(const wl_plan *plan) { return plan->m; }
+
+void wl_coords(const wl_plan *plan, int rank, int coords[CFG_NDIMS])
+{
+    wl_layout_coords(&plan->layout, rank, coords);
+}
+
+int wl_stage(const wl_plan *plan, int rank)
+{
+    return (rank / plan->layout.stride[CFG_DIM_PP]) % plan->layout.size[CFG_DIM_PP];
+}
+
+int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, int *my_index)
+{
+    return wl_layout_members(&plan->layout, rank, g, members, my_index);
+}
+
+int wl_group_id(const wl_plan *plan, int rank, wl_group g)
+{
+    int n, me, *members = sim_xcalloc((size_t)plan->layout.world, sizeof *members);
+    n = wl_layout_members(&plan->layout, rank, g, members, &me);
+    int id = members[0];
+    for (int i = 1; i < n; i++)
+        if (members[i] < id) id = members[i];
+    free(members);
+    return id;
+}
+
+wl_dim wl_group_dim(wl_group g)
+{
+    switch (g) {
+    case WL_G_TP: case WL_G_TPX: case WL_G_TPY: return WL_DIM_TP;
+    case WL_G_CPR: case WL_G_CPU: case WL_G_FUSED: return WL_DIM_CP;
+    case WL_G_EP: return WL_DIM_EP;
+    case WL_G_EDP: case WL_G_DP: return WL_DIM_DP;
+    case WL_G_PP: default: return WL_DIM_PP;
+    }
+}
+
+const char *wl_group_name(wl_group g)
+{
+    static const char *names[WL_NGROUPS] = {"tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
+                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp"};
+    return (unsigned)g < WL_NGROUPS ? names[g] : "?";
+}
+
+const char *wl_dim_name(wl_dim d)
+{
+    static const char *names[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
+    return (unsigned)d < WL_NDIMS ? names[d] : "?";
+}
+
+const char *wl_label_name(int label)
+{
+    static const char *names[WL_NLABELS] = {
+        "", "embedding", "norm", "qkv", "attention", "proj", "residual", "fc1", "activation", "fc2",
+        "router", "experts", "shared_experts", "logits", "loss",
+        "tp_allgather", "tp_reducescatter", "tp_allreduce", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
+        "dp_grad_sync", "dp_param_gather", "edp_grad_sync", "edp_param_gather", "pp_activation", "pp_gradient",
+        "optimizer", "wait"};
+    return label >= 0 && label < WL_NLABELS ? names[label] : "?";
+}
+
+const char *wl_phase_name(wl_phase ph)
+{
+    static const char *names[WL_NPHASES] = {"forward", "backward", "recompute", "grad_sync", "optimizer"};
+    return (unsigned)ph < WL_NPHASES ? names[ph] : "?";
+}
+
+const char *wl_coll_name(wl_coll c)
+{
+    static const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+    return (unsigned)c < 4 ? names[c] : "?";
+}

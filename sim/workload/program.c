@@ -1,0 +1,299 @@
+/* program.c - one rank's instruction stream, generated lazily.
+ *
+ * The stream is cut into segments: a prologue (parameter all-gathers that
+ * overlap the first forwards), one segment per pipeline step of the stage's
+ * schedule, and an epilogue (gradient sync, optimizer, parameter gather).
+ * Only the current segment is held in memory: a few hundred instructions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct wl_program {
+    const wl_plan *plan;
+    int rank, stage, pp, vchunks;
+    int prev, next;              /* pipeline peers (wrapping for interleaving), -1 when none */
+    int segment;                 /* -1 prologue, 0..nsteps-1 steps, nsteps epilogue */
+    wl_ops buf;
+    int pos;
+    uint32_t issued[WL_NSTREAMS];
+    uint32_t *gather_seq;        /* per local layer: DP stream count to wait for, 0 = none */
+    bool *chunk_seen;            /* per chunk: its first forward has run */
+    int *bwd_done;               /* per chunk: backward steps done */
+    double act_bytes;            /* p2p message between stages */
+    double dp_params, edp_params;        /* this rank's parameters per sync group */
+    double pending_dp, pending_edp;      /* gradients not yet synchronised (no overlap) */
+};
+
+static bool param_gather_overlapped(const cfg_strategy *s)
+{
+    return (s->zero == 1 || s->zero == 2) && s->overlap_param_gather;
+}
+
+/* Append one instruction, resolving stream sequence numbers. */
+static void put(wl_program *p, wl_instr in, int layer, int micro)
+{
+    if (in.layer < 0) in.layer = layer;
+    if (in.micro < 0) in.micro = micro;
+    if (in.op == WL_COLL && in.stream != WL_S_MAIN) p->issued[in.stream]++;
+    if (in.op == WL_WAIT && in.seq == 0) in.seq = p->issued[in.stream];
+    wl_ops_push(&p->buf, &in);
+}
+
+static void put_ops(wl_program *p, const wl_ops *ops, int layer, int micro)
+{
+    for (int i = 0; i < ops->n; i++) put(p, ops->a[i], layer, micro);
+}
+
+static wl_instr make(wl_op op, wl_phase ph, int label)
+{
+    wl_instr in = {0};
+    in.op = (uint8_t)op;
+    in.phase = (uint8_t)ph;
+    in.label = (uint16_t)label;
+    in.layer = -1;
+    in.micro = -1;
+    in.peer = -1;
+    return in;
+}
+
+static void put_coll(wl_program *p, wl_phase ph, int label, wl_coll kind, wl_group g, double bytes, wl_stream st,
+                     int layer)
+{
+    const cfg_strategy *s = p->plan->s;
+    int n = g == WL_G_DP ? s->dp * s->cp_ring * s->cp_ulysses : s->dp * s->cp_ring * s->cp_ulysses / s->ep;
+    if (n <= 1 || bytes <= 0) return;
+    wl_instr in = make(WL_COLL, ph, label);
+    in.coll = (uint8_t)kind;
+    in.group = (uint8_t)g;
+    in.stream = (uint8_t)st;
+    in.bytes = bytes;
+    put(p, in, layer, -1);
+}
+
+static const wl_layer_ops *layer_ops(const wl_plan *plan, int layer)
+{
+    return cfg_is_moe_layer(plan->m, layer) ? &plan->moe : &plan->dense;
+}
+
+static int first_layer(const wl_program *p, int chunk)
+{
+    return (chunk * p->pp + p->stage) * p->plan->layers_per_chunk;
+}
+
+/* Gradient reduction of one layer's (or edge's) parameters. */
+static void grad_sync(wl_program *p, double dp_params, double edp_params, int layer)
+{
+    const cfg_strategy *s = p->plan->s;
+    if (!s->overlap_grad_reduce) {
+        p->pending_dp += dp_params;
+        p->pending_edp += edp_params;
+        return;
+    }
+    wl_coll kind = s->zero >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, dp_params * 4, WL_S_DP, layer);
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * 4, WL_S_DP, layer);
+}
+
+static void prologue(wl_program *p)
+{
+    const wl_plan *plan = p->plan;
+    if (!param_gather_overlapped(plan->s)) return;
+    int lpc = plan->layers_per_chunk;
+    for (int c = 0; c < p->vchunks; c++)
+        for (int i = 0; i < lpc; i++) {
+            int layer = first_layer(p, c) + i;
+            const wl_layer_ops *lo = layer_ops(plan, layer);
+            put_coll(p, WL_PH_OPTIMIZER, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, lo->params_dp * 2, WL_S_DP, layer);
+            put_coll(p, WL_PH_OPTIMIZER, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, lo->params_edp * 2, WL_S_DP, layer);
+            p->gather_seq[c * lpc + i] = p->issued[WL_S_DP];
+        }
+}
+
+static void forward_step(wl_program *p, int chunk, int micro)
+{
+    const wl_plan *plan = p->plan;
+    bool first = p->stage == 0 && chunk == 0;
+    bool last = p->stage == p->pp - 1 && chunk == p->vchunks - 1;
+    if (!first) {
+        wl_instr in = make(WL_RECV, WL_PH_FORWARD, WL_L_PP_ACT);
+        in.group = WL_G_PP;
+        in.peer = p->prev;
+        in.tag = WL_TAG_FWD;
+        in.bytes = p->act_bytes;
+        put(p, in, -1, micro);
+    } else {
+        put_ops(p, &plan->edge.embed_fwd, -1, micro);
+    }
+    int lpc = plan->layers_per_chunk;
+    for (int i = 0; i < lpc; i++) {
+        int layer = first_layer(p, chunk) + i;
+        if (!p->chunk_seen[chunk] && p->gather_seq[chunk * lpc + i]) {
+            wl_instr w = make(WL_WAIT, WL_PH_FORWARD, WL_L_WAIT);
+            w.stream = WL_S_DP;
+            w.seq = p->gather_seq[chunk * lpc + i];
+            put(p, w, layer, micro);
+        }
+        put_ops(p, &layer_ops(plan, layer)->fwd, layer, micro);
+    }
+    p->chunk_seen[chunk] = true;
+    if (last) {
+        put_ops(p, &plan->edge.head_fwd, -1, micro);
+    } else {
+        wl_instr in = make(WL_SEND, WL_PH_FORWARD, WL_L_PP_ACT);
+        in.group = WL_G_PP;
+        in.peer = p->next;
+        in.tag = WL_TAG_FWD;
+        in.bytes = p->act_bytes;
+        put(p, in, -1, micro);
+    }
+}
+
+static void backward_step(wl_program *p, int chunk, int micro)
+{
+    const wl_plan *plan = p->plan;
+    bool first = p->stage == 0 && chunk == 0;
+    bool last = p->stage == p->pp - 1 && chunk == p->vchunks - 1;
+    bool final_micro = ++p->bwd_done[chunk] == plan->micro_batches;
+    if (last) {
+        put_ops(p, &plan->edge.head_bwd, -1, micro);
+        if (final_micro) grad_sync(p, plan->edge.head_params, 0, -1);
+    } else {
+        wl_instr in = make(WL_RECV, WL_PH_BACKWARD, WL_L_PP_GRAD);
+        in.group = WL_G_PP;
+        in.peer = p->next;
+        in.tag = WL_TAG_BWD;
+        in.bytes = p->act_bytes;
+        put(p, in, -1, micro);
+    }
+    for (int i = plan->layers_per_chunk - 1; i >= 0; i--) {
+        int layer = first_layer(p, chunk) + i;
+        const wl_layer_ops *lo = layer_ops(plan, layer);
+        put_ops(p, &lo->recompute, layer, micro);
+        put_ops(p, &lo->bwd, layer, micro);
+        if (final_micro) grad_sync(p, lo->params_dp, lo->params_edp, layer);
+    }
+    if (first) {
+        put_ops(p, &plan->edge.embed_bwd, -1, micro);
+        if (final_micro) grad_sync(p, plan->edge.embed_params, 0, -1);
+    } else {
+        wl_instr in = make(WL_SEND, WL_PH_BACKWARD, WL_L_PP_GRAD);
+        in.group = WL_G_PP;
+        in.peer = p->prev;
+        in.tag = WL_TAG_BWD;
+        in.bytes = p->act_bytes;
+        put(p, in, -1, micro);
+    }
+}
+
+static void epilogue(wl_program *p)
+{
+    const wl_plan *plan = p->plan;
+    const cfg_strategy *s = plan->s;
+    wl_coll kind = s->zero >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
+    if (s->overlap_grad_reduce) {
+        if (p->issued[WL_S_DP]) {
+            wl_instr w = make(WL_WAIT, WL_PH_GRAD_SYNC, WL_L_WAIT);
+            w.stream = WL_S_DP;
+            put(p, w, -1, -1);
+        }
+    } else {
+        put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * 4, WL_S_MAIN, -1);
+        put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * 4, WL_S_MAIN, -1);
+    }
+    double ddp = (double)s->dp * s->cp_ring * s->cp_ulysses, dedp = ddp / s->ep;
+    double held = s->zero >= 1 ? p->dp_params / ddp + p->edp_params / dedp : p->dp_params + p->edp_params;
+    wl_instr opt = make(WL_COMPUTE, WL_PH_OPTIMIZER, WL_L_OPTIMIZER);
+    opt.seconds = cost_optimizer_s(plan->c, held);
+    put(p, opt, -1, -1);
+    if (s->zero >= 1 && !param_gather_overlapped(s)) {
+        put_coll(p, WL_PH_OPTIMIZER, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, p->dp_params * 2, WL_S_MAIN, -1);
+        put_coll(p, WL_PH_OPTIMIZER, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, p->edp_params * 2, WL_S_MAIN, -1);
+    }
+}
+
+wl_program *wl_program_new(const wl_plan *plan, int rank)
+{
+    const cfg_strategy *s = plan->s;
+    const cfg_model *m = plan->m;
+    wl_program *p = sim_xcalloc(1, sizeof *p);
+    p->plan = plan;
+    p->rank = rank;
+    p->pp = s->pp;
+    p->vchunks = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    p->stage = wl_stage(plan, rank);
+    int stride = plan->layout.stride[CFG_DIM_PP];
+    if (s->pp > 1) {
+        p->prev = rank + (((p->stage + s->pp - 1) % s->pp) - p->stage) * stride;
+        p->next = rank + (((p->stage + 1) % s->pp) - p->stage) * stride;
+    } else {
+        p->prev = p->next = -1;
+    }
+    p->segment = -1;
+    int nlocal = p->vchunks * plan->layers_per_chunk;
+    p->gather_seq = sim_xcalloc((size_t)nlocal, sizeof *p->gather_seq);
+    p->chunk_seen = sim_xcalloc((size_t)p->vchunks, sizeof *p->chunk_seen);
+    p->bwd_done = sim_xcalloc((size_t)p->vchunks, sizeof *p->bwd_done);
+    double act = (double)s->micro_batch * m->seq_len / cfg_cp(s) * m->hidden * m->dtype_bytes;
+    if (s->sequence_parallel || s->tp_y > 1) act /= cfg_tp(s);
+    p->act_bytes = act;
+    for (int c = 0; c < p->vchunks; c++)
+        for (int i = 0; i < plan->layers_per_chunk; i++) {
+            const wl_layer_ops *lo = layer_ops(plan, first_layer(p, c) + i);
+            p->dp_params += lo->params_dp;
+            p->edp_params += lo->params_edp;
+        }
+    if (p->stage == 0) p->dp_params += plan->edge.embed_params;
+    if (p->stage == s->pp - 1) p->dp_params += plan->edge.head_params;
+    return p;
+}
+
+void wl_program_free(wl_program *p)
+{
+    if (!p) return;
+    wl_ops_free(&p->buf);
+    free(p->gather_seq);
+    free(p->chunk_seen);
+    free(p->bwd_done);
+    free(p);
+}
+
+bool wl_program_next(wl_program *p, wl_instr *out)
+{
+    const wl_plan *plan = p->plan;
+    int nsteps = plan->schedule_len[p->stage];
+    while (p->pos >= p->buf.n) {
+        if (p->segment > nsteps) return false;
+        p->buf.n = 0;
+        p->pos = 0;
+        if (p->segment < 0) {
+            prologue(p);
+        } else if (p->segment < nsteps) {
+            const wl_step *st = &plan->schedule[p->stage][p->segment];
+            if (st->backward)
+                backward_step(p, st->chunk, st->micro);
+            else
+                forward_step(p, st->chunk, st->micro);
+        } else {
+            epilogue(p);
+        }
+        p->segment++;
+    }
+    *out = p->buf.a[p->pos++];
+    return true;
+}
+
+double wl_rank_compute_s(const wl_plan *plan, int rank, double *by_phase)
+{
+    double total = 0;
+    if (by_phase) memset(by_phase, 0, WL_NPHASES * sizeof *by_phase);
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        if (in.op != WL_COMPUTE) continue;
+        total += in.seconds;
+        if (by_phase) by_phase[in.phase] += in.seconds;
+    }
+    wl_program_free(p);
+    return total;
+}

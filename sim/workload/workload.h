@@ -1,0 +1,121 @@
+/* workload.h - from (model, strategy, platform) to one program per rank.
+ *
+ * A plan holds what ranks share: the rank <-> 7D coordinate mapping, the
+ * per-stage op templates (with their times from the cost model) and the
+ * pipeline schedule of each stage.  A program is a cursor over one rank's
+ * instruction stream, generated lazily one schedule step at a time, so memory
+ * grows with ranks and not with instructions.  No SimGrid here. */
+#ifndef HEPTASIM_WORKLOAD_H
+#define HEPTASIM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../cost/cost.h"
+
+typedef enum wl_op {
+    WL_COMPUTE = 0, /* busy the device for `seconds` */
+    WL_COLL,        /* collective over `group` on `stream` (0 = blocking) */
+    WL_SEND,        /* point-to-point to `peer`, asynchronous (fire and forget) */
+    WL_RECV,        /* point-to-point from `peer`, blocking */
+    WL_WAIT         /* block until `stream` has completed `seq` operations */
+} wl_op;
+
+typedef enum wl_coll { WL_ALLREDUCE = 0, WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL } wl_coll;
+
+/* Process groups a collective runs over. */
+typedef enum wl_group {
+    WL_G_TP = 0,   /* all tp_x*tp_y ranks of a layer replica (1D TP) */
+    WL_G_TPX,      /* 2D TP: ranks differing in tp_x only */
+    WL_G_TPY,      /* 2D TP: ranks differing in tp_y only */
+    WL_G_CPR,      /* ring context parallel */
+    WL_G_CPU,      /* Ulysses context parallel */
+    WL_G_FUSED,    /* tp_y x cp_ulysses fused all-to-all group */
+    WL_G_EP,       /* expert parallel */
+    WL_G_EDP,      /* expert data parallel (expert weight gradients) */
+    WL_G_DP,       /* gradient reduction group: dp x cp_ring x cp_ulysses */
+    WL_G_PP,       /* pipeline neighbours (p2p only) */
+    WL_NGROUPS
+} wl_group;
+
+/* The dimension a group's traffic is accounted to in reports. */
+typedef enum wl_dim { WL_DIM_TP = 0, WL_DIM_CP, WL_DIM_EP, WL_DIM_DP, WL_DIM_PP, WL_NDIMS } wl_dim;
+
+/* Asynchronous streams (like CUDA streams); ops on one stream run in order. */
+typedef enum wl_stream { WL_S_MAIN = 0, WL_S_TP, WL_S_CP, WL_S_EP, WL_S_DP, WL_NSTREAMS } wl_stream;
+
+typedef enum wl_phase {
+    WL_PH_FORWARD = 0,
+    WL_PH_BACKWARD,
+    WL_PH_RECOMPUTE,
+    WL_PH_GRAD_SYNC,   /* DP gradient reduction and its waits */
+    WL_PH_OPTIMIZER,   /* optimizer step and parameter gather */
+    WL_NPHASES
+} wl_phase;
+
+/* p2p channels: activations go forward, their gradients backward. */
+typedef enum wl_tag { WL_TAG_FWD = 0, WL_TAG_BWD = 1 } wl_tag;
+
+typedef struct wl_instr {
+    uint8_t op;        /* wl_op */
+    uint8_t coll;      /* wl_coll, for WL_COLL */
+    uint8_t group;     /* wl_group, for WL_COLL; WL_G_PP for SEND/RECV */
+    uint8_t stream;    /* wl_stream: WL_COLL (0 = blocking), WL_WAIT */
+    uint8_t phase;     /* wl_phase */
+    uint8_t tag;       /* wl_tag, for SEND/RECV */
+    uint16_t label;    /* wl_label_name(label): "qkv", "attn", "tp_ar", ... */
+    int32_t layer;     /* global layer index, -1 when none */
+    int32_t micro;     /* micro-batch index, -1 when none */
+    int32_t peer;      /* SEND/RECV: the other rank */
+    uint32_t seq;      /* WAIT: number of ops of `stream` that must be complete */
+    double seconds;    /* COMPUTE */
+    double bytes;      /* COLL: buffer size per rank (see cost_collective_s); SEND/RECV: message */
+} wl_instr;
+
+typedef struct wl_plan wl_plan;
+typedef struct wl_program wl_program;
+
+/* Build the shared plan. The strategy must have passed cfg_check. Returns
+ * SIM_OK and *out (free with wl_plan_free), or an error in err. The plan
+ * keeps pointers to m, p, s and c: they must outlive it. */
+sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, const cost_model *c,
+                   wl_plan **out, sim_err *err);
+void wl_plan_free(wl_plan *plan);
+
+int wl_world(const wl_plan *plan);
+const cfg_strategy *wl_strategy(const wl_plan *plan);
+const cfg_model *wl_model(const wl_plan *plan);
+
+/* Coordinates of a rank, indexed by cfg_dim (the ep coordinate is the
+ * rank's index inside its EP group). */
+void wl_coords(const wl_plan *plan, int rank, int coords[CFG_NDIMS]);
+int wl_stage(const wl_plan *plan, int rank);
+
+/* Members of `rank`'s group g, in ring order, written into members (capacity
+ * >= wl_world); *my_index gets rank's position. Returns the group size. */
+int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, int *my_index);
+
+/* A stable id of rank's group g (equal for all its members, distinct
+ * between groups of the same kind). */
+int wl_group_id(const wl_plan *plan, int rank, wl_group g);
+
+wl_dim wl_group_dim(wl_group g);
+const char *wl_group_name(wl_group g);
+const char *wl_dim_name(wl_dim d);
+const char *wl_label_name(int label);
+const char *wl_phase_name(wl_phase ph);
+const char *wl_coll_name(wl_coll c);
+
+/* One rank's instruction stream. Free with wl_program_free. */
+wl_program *wl_program_new(const wl_plan *plan, int rank);
+void wl_program_free(wl_program *prog);
+/* Next instruction into *out; false at the end of the step. */
+bool wl_program_next(wl_program *prog, wl_instr *out);
+
+/* Sum of the COMPUTE seconds of a rank's program, by phase (ph array of
+ * WL_NPHASES); returns the total. Walks the program: for checks and the
+ * analytic estimate, not for the hot path. */
+double wl_rank_compute_s(const wl_plan *plan, int rank, double *by_phase);
+
+#endif

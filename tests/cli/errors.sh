@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# errors.sh - bad command lines and bad inputs: one line on stderr naming
+# what to fix, exit status 2; never a crash.
+set -u
+bin=${1:?usage: errors.sh path/to/heptasim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+
+# expect STATUS PATTERN -- ARGS...: run heptasim, check the exit status, that
+# stderr is exactly one line, and that it matches PATTERN (grep -E).
+expect() {
+  local status=$1 pattern=$2
+  shift 3
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" -ne "$status" ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
+    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 "unknown option '--frob'" -- run --frob
+expect 2 "unknown option '-z'" -- run -z
+expect 2 "option '--json' needs a value" -- run --json
+expect 2 "'--set tp_x' must be KEY=VALUE" -- run --set tp_x
+expect 2 "'--devices' expects a whole number >= 1, got 'x'" -- run --devices x
+expect 2 "'--devices' expects a whole number >= 1, got '0'" -- run --devices 0
+expect 2 "'--comm-mode' takes 'flows' or 'steps'" -- run --comm-mode packets
+expect 2 "unexpected argument 'extra'" -- run extra
+expect 2 "model 'no-such-model' not found" -- run -m no-such-model
+expect 2 "platform 'no-such-platform' not found" -- memory -p no-such-platform
+expect 2 "strategy 'no-such-strategy' not found" -- memory -s no-such-strategy
+
+printf '{"name": "broken", "layers": 4,' >"$tmp/broken.json"
+expect 2 "broken.json: .*(malformed|JSON)" -- memory -m "$tmp/broken.json"
+printf '{"name":"x","layers":0,"hidden":64,"heads":4,"ffn_hidden":256,"vocab":100,"seq_len":64}' >"$tmp/zero.json"
+expect 2 "zero.json: .layers" -- memory -m "$tmp/zero.json"
+expect 2 "\.tp_x" -- memory --set tp_x=abc
+expect 2 "\.tp_x" -- memory --set tp_x=3
+expect 2 "\.no_such_key: unknown key" -- memory --set no_such_key=1
+expect 2 "\.layers" -- memory --set model.layers=-4
+expect 2 "\.devices" -- memory --devices 1000000000
+
+# An out-of-memory strategy is reported as such, not simulated.
+expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q
+
+# Help and version succeed.
+"$bin" --version | grep -q '^heptasim [0-9]' && passes=$((passes + 1)) || { echo "FAIL: --version"; fails=$((fails + 1)); }
+"$bin" run --help | grep -q -- '--set KEY=VALUE' && passes=$((passes + 1)) || { echo "FAIL: run --help"; fails=$((fails + 1)); }
+"$bin" memory --help | grep -q -- '--json' && passes=$((passes + 1)) || { echo "FAIL: memory --help"; fails=$((fails + 1)); }
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

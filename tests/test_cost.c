@@ -1,0 +1,339 @@
+/* test_cost.c - the cost model: roofline bounds, efficiency interpolation
+ * and clamping, alpha-beta collective estimates, construction errors. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/cost.h"
+
+/* A device shaped like an A100: 312 TFLOP/s, 2 TB/s HBM. */
+static void fill_platform(cfg_platform *p)
+{
+    memset(p, 0, sizeof *p);
+    strcpy(p->name, "test-device");
+    strcpy(p->path, "platforms/test.json");
+    p->devices = 8;
+    p->peak_flops_per_s = 312e12;
+    p->hbm_bytes = 80e9;
+    p->hbm_bytes_per_s = 2.0e12;
+    p->attention_efficiency = 0.6;
+    p->memory_efficiency = 0.8;
+    p->network_efficiency = 0.9;
+    p->kernel_overhead_s = 5e-6;
+    p->collective_step_s = 2e-6;
+    cfg_curve *cv = &p->gemm_efficiency;
+    cv->n = 5;
+    double x[] = {1e6, 1e8, 1e10, 1e12, 1e14};
+    double y[] = {0.05, 0.20, 0.55, 0.75, 0.80};
+    for (int i = 0; i < cv->n; i++) {
+        cv->x[i] = x[i];
+        cv->y[i] = y[i];
+    }
+}
+
+static int rel_eq(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) + 1e-300;
+}
+
+START_TEST(test_free_null)
+{
+    cost_free(NULL);
+    ck_assert(1);
+}
+END_TEST
+
+START_TEST(test_curve_points_exact)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    sim_err err = {{0}};
+    cost_model *c = cost_new(&p, &err);
+    ck_assert_msg(c != NULL, "cost_new failed: %s", err.msg);
+    for (int i = 0; i < p.gemm_efficiency.n; i++)
+        ck_assert_double_eq_tol(cost_gemm_efficiency(c, p.gemm_efficiency.x[i]), p.gemm_efficiency.y[i], 1e-12);
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_curve_monotone_between_points)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    ck_assert_ptr_nonnull(c);
+    const cfg_curve *cv = &p.gemm_efficiency;
+    for (int i = 0; i + 1 < cv->n; i++) {
+        double lo = log10(cv->x[i]), hi = log10(cv->x[i + 1]);
+        double prev = cv->y[i];
+        for (int j = 1; j < 50; j++) {
+            double e = cost_gemm_efficiency(c, pow(10.0, lo + (hi - lo) * j / 50.0));
+            ck_assert_msg(e >= prev - 1e-15, "not monotone in interval %d at sample %d: %g < %g", i, j, e, prev);
+            ck_assert(e >= cv->y[i] && e <= cv->y[i + 1]);
+            prev = e;
+        }
+    }
+    cost_free(c);
+}
+END_TEST
+
+/* A curve that rises then falls: no overshoot in any interval. */
+START_TEST(test_curve_no_overshoot)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cfg_curve *cv = &p.gemm_efficiency;
+    cv->n = 4;
+    double x[] = {1e8, 1e9, 1e10, 1e11};
+    double y[] = {0.2, 0.7, 0.72, 0.4};
+    memcpy(cv->x, x, sizeof x);
+    memcpy(cv->y, y, sizeof y);
+    cost_model *c = cost_new(&p, NULL);
+    ck_assert_ptr_nonnull(c);
+    for (int i = 0; i + 1 < cv->n; i++) {
+        double lo = log10(cv->x[i]), hi = log10(cv->x[i + 1]);
+        double ymin = fmin(cv->y[i], cv->y[i + 1]), ymax = fmax(cv->y[i], cv->y[i + 1]);
+        for (int j = 1; j < 40; j++) {
+            double e = cost_gemm_efficiency(c, pow(10.0, lo + (hi - lo) * j / 40.0));
+            ck_assert_msg(e >= ymin - 1e-15 && e <= ymax + 1e-15, "overshoot in interval %d: %g", i, e);
+        }
+    }
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_curve_clamped)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    const cfg_curve *cv = &p.gemm_efficiency;
+    ck_assert_double_eq(cost_gemm_efficiency(c, cv->x[0] / 1000.0), cv->y[0]);
+    ck_assert_double_eq(cost_gemm_efficiency(c, 0.0), cv->y[0]);
+    ck_assert_double_eq(cost_gemm_efficiency(c, cv->x[cv->n - 1] * 1e6), cv->y[cv->n - 1]);
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_short_curves)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    p.gemm_efficiency.n = 1;
+    cost_model *c = cost_new(&p, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_double_eq(cost_gemm_efficiency(c, 1e3), p.gemm_efficiency.y[0]);
+    ck_assert_double_eq(cost_gemm_efficiency(c, 1e15), p.gemm_efficiency.y[0]);
+    cost_free(c);
+
+    p.gemm_efficiency.n = 2; /* (1e6, 0.05) .. (1e8, 0.20): midpoint in log is the mean */
+    c = cost_new(&p, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_double_eq_tol(cost_gemm_efficiency(c, 1e7), 0.125, 1e-12);
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_bad_curve_refused)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    sim_err err = {{0}};
+    p.gemm_efficiency.x[2] = p.gemm_efficiency.x[1]; /* not strictly increasing */
+    ck_assert_ptr_null(cost_new(&p, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "platforms/test.json"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "gemm_efficiency"));
+
+    fill_platform(&p);
+    p.gemm_efficiency.n = 0;
+    err.msg[0] = '\0';
+    ck_assert_ptr_null(cost_new(&p, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "gemm_efficiency"));
+
+    fill_platform(&p);
+    p.gemm_efficiency.y[3] = 0.0;
+    ck_assert_ptr_null(cost_new(&p, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "point 3"));
+
+    fill_platform(&p);
+    p.peak_flops_per_s = 0;
+    ck_assert_ptr_null(cost_new(&p, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "peak_flops_per_s"));
+}
+END_TEST
+
+START_TEST(test_platform_copied)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    double before = cost_gemm_s(c, 4096, 4096, 4096, 2);
+    p.peak_flops_per_s = 1.0; /* the caller's struct changes after cost_new */
+    p.gemm_efficiency.y[2] = 0.01;
+    ck_assert_double_eq(cost_gemm_s(c, 4096, 4096, 4096, 2), before);
+    ck_assert_double_eq(cost_platform(c)->peak_flops_per_s, 312e12);
+    cost_free(c);
+}
+END_TEST
+
+/* Large square GEMM: the compute term is the larger one. */
+START_TEST(test_gemm_compute_bound)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    double m = 8192, n = 8192, k = 8192;
+    double flops = 2 * m * n * k;
+    double compute = flops / (p.peak_flops_per_s * cost_gemm_efficiency(c, flops));
+    double memory = (m * k + k * n + m * n) * 2 / (p.hbm_bytes_per_s * p.memory_efficiency);
+    ck_assert(compute > memory);
+    double t = cost_gemm_s(c, m, n, k, 2);
+    ck_assert(rel_eq(t, compute + p.kernel_overhead_s, 1e-12));
+    /* efficiency is below the curve's top, so slower than the ideal peak */
+    ck_assert(t > flops / p.peak_flops_per_s);
+    cost_free(c);
+}
+END_TEST
+
+/* A matrix-vector product (m = 1): the bytes term is the larger one. */
+START_TEST(test_gemm_memory_bound)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    double m = 1, n = 8192, k = 8192;
+    double flops = 2 * m * n * k;
+    double compute = flops / (p.peak_flops_per_s * cost_gemm_efficiency(c, flops));
+    double bytes = (m * k + k * n + m * n) * 4; /* fp32 operands */
+    double memory = bytes / (p.hbm_bytes_per_s * p.memory_efficiency);
+    ck_assert(memory > compute);
+    ck_assert(rel_eq(cost_gemm_s(c, m, n, k, 4), memory + p.kernel_overhead_s, 1e-12));
+    /* twice the element size doubles the memory-bound time (without overhead) */
+    double t2 = cost_gemm_s(c, m, n, k, 2) - p.kernel_overhead_s;
+    double t4 = cost_gemm_s(c, m, n, k, 4) - p.kernel_overhead_s;
+    ck_assert(rel_eq(t4, 2 * t2, 1e-9));
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_attention_elementwise_optimizer)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    double hbm = p.hbm_bytes_per_s * p.memory_efficiency;
+
+    /* compute-bound attention */
+    double f = 1e13, b = 1e8;
+    ck_assert(rel_eq(cost_attention_s(c, f, b), f / (p.peak_flops_per_s * 0.6) + p.kernel_overhead_s, 1e-12));
+    /* memory-bound attention */
+    f = 1e9, b = 1e10;
+    ck_assert(rel_eq(cost_attention_s(c, f, b), b / hbm + p.kernel_overhead_s, 1e-12));
+
+    ck_assert(rel_eq(cost_elementwise_s(c, 3.2e9), 3.2e9 / hbm + p.kernel_overhead_s, 1e-12));
+    ck_assert_double_eq(cost_elementwise_s(c, 0), p.kernel_overhead_s);
+
+    /* Adam: 4 fp32 reads + 3 fp32 writes + 1 bf16 write per parameter */
+    double params = 1.5e9;
+    double bytes = params * (4 * 4 + 3 * 4 + 2);
+    ck_assert(rel_eq(cost_optimizer_s(c, params), bytes / hbm + p.kernel_overhead_s, 1e-12));
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_collective_closed_forms)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    const double S = 256e6, bw = 50e9, lat = 3e-6;
+    const double eff_bw = bw * p.network_efficiency;
+    for (int n = 2; n <= 64; n *= 2) {
+        /* ring all-reduce = reduce-scatter + all-gather: twice their steps and bytes */
+        int rs_steps = cost_collective_steps(COST_REDUCESCATTER, n);
+        int ag_steps = cost_collective_steps(COST_ALLGATHER, n);
+        ck_assert_int_eq(rs_steps, n - 1);
+        ck_assert_int_eq(ag_steps, n - 1);
+        ck_assert_int_eq(cost_collective_steps(COST_ALLREDUCE, n), rs_steps + ag_steps);
+        ck_assert_int_eq(cost_collective_steps(COST_ALLTOALL, n), n - 1);
+
+        /* each of n-1 steps moves one S/n chunk */
+        double chunk = S / n;
+        ck_assert(rel_eq(cost_collective_bytes(COST_ALLGATHER, n, S), (n - 1) * chunk, 1e-12));
+        ck_assert(rel_eq(cost_collective_bytes(COST_REDUCESCATTER, n, S), (n - 1) * chunk, 1e-12));
+        ck_assert(rel_eq(cost_collective_bytes(COST_ALLTOALL, n, S), (n - 1) * chunk, 1e-12));
+        ck_assert(rel_eq(cost_collective_bytes(COST_ALLREDUCE, n, S),
+                         cost_collective_bytes(COST_REDUCESCATTER, n, S) + cost_collective_bytes(COST_ALLGATHER, n, S),
+                         1e-12));
+
+        /* alpha-beta, step by step: each step costs alpha + chunk/beta */
+        double alpha = lat + p.collective_step_s;
+        double ar = 0;
+        for (int s = 0; s < 2 * (n - 1); s++) ar += alpha + chunk / eff_bw;
+        ck_assert(rel_eq(cost_collective_s(c, COST_ALLREDUCE, n, S, bw, lat), ar, 1e-9));
+        double ag = 0;
+        for (int s = 0; s < n - 1; s++) ag += alpha + chunk / eff_bw;
+        ck_assert(rel_eq(cost_collective_s(c, COST_ALLGATHER, n, S, bw, lat), ag, 1e-9));
+        ck_assert(rel_eq(cost_collective_s(c, COST_REDUCESCATTER, n, S, bw, lat), ag, 1e-9));
+        ck_assert(rel_eq(cost_collective_s(c, COST_ALLTOALL, n, S, bw, lat), ag, 1e-9));
+    }
+    /* large n: the all-reduce bandwidth term tends to 2S/bw */
+    double big = cost_collective_s(c, COST_ALLREDUCE, 100000, S, bw, 0.0) -
+                 2 * (100000 - 1) * p.collective_step_s;
+    ck_assert(rel_eq(big, 2 * S / eff_bw, 1e-4));
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_collective_single_rank)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    cost_model *c = cost_new(&p, NULL);
+    for (int k = COST_ALLREDUCE; k <= COST_ALLTOALL; k++) {
+        ck_assert_double_eq(cost_collective_s(c, (cost_coll)k, 1, 1e9, 50e9, 1e-5), 0.0);
+        ck_assert_double_eq(cost_collective_s(c, (cost_coll)k, 0, 1e9, 50e9, 1e-5), 0.0);
+        ck_assert_double_eq(cost_collective_bytes((cost_coll)k, 1, 1e9), 0.0);
+        ck_assert_int_eq(cost_collective_steps((cost_coll)k, 1), 0);
+    }
+    /* zero bytes still pays the latency of every step */
+    ck_assert(rel_eq(cost_collective_s(c, COST_ALLREDUCE, 4, 0, 50e9, 1e-5), 6 * (1e-5 + p.collective_step_s),
+                     1e-12));
+    cost_free(c);
+}
+END_TEST
+
+static Suite *cost_suite(void)
+{
+    Suite *s = suite_create("cost");
+    TCase *tc = tcase_create("interpolation");
+    tcase_add_test(tc, test_free_null);
+    tcase_add_test(tc, test_curve_points_exact);
+    tcase_add_test(tc, test_curve_monotone_between_points);
+    tcase_add_test(tc, test_curve_no_overshoot);
+    tcase_add_test(tc, test_curve_clamped);
+    tcase_add_test(tc, test_short_curves);
+    tcase_add_test(tc, test_bad_curve_refused);
+    tcase_add_test(tc, test_platform_copied);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("roofline");
+    tcase_add_test(tc, test_gemm_compute_bound);
+    tcase_add_test(tc, test_gemm_memory_bound);
+    tcase_add_test(tc, test_attention_elementwise_optimizer);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("collectives");
+    tcase_add_test(tc, test_collective_closed_forms);
+    tcase_add_test(tc, test_collective_single_rank);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(cost_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

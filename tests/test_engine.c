@@ -1,0 +1,999 @@
+/* test_engine.c - the SimGrid replay engine: generated platform and its
+ * routes, collectives against the alpha-beta formula, flow vs step mode,
+ * contention, overlap through streams, point-to-point pipelines, deadlock
+ * reporting, and a whole step of a workload plan.
+ *
+ * SimGrid runs one simulation per process: every simulation here runs in a
+ * child process of its own (sim_fork), which sends the result back through
+ * a pipe, so that one test can compare several simulations. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cost/cost.h"
+#include "engine/engine.h"
+#include "model/model.h"
+#include "workload/workload.h"
+
+/* {========================================================== fixtures */
+
+/* 8 devices in supernodes of 4: fabric 100 GB/s, NIC 25 GB/s. */
+static cfg_platform platform(int devices, int per_supernode)
+{
+    cfg_platform p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "test-two-plane");
+    p.devices = devices;
+    p.peak_flops_per_s = 100e12;
+    p.hbm_bytes = 64 * SIM_GIB;
+    p.hbm_bytes_per_s = 1.6e12;
+    p.devices_per_node = per_supernode;
+    p.devices_per_supernode = per_supernode;
+    p.fabric_bytes_per_s = 100e9;
+    p.fabric_latency_s = 2e-6;
+    p.nic_bytes_per_s = 25e9;
+    p.nic_latency_s = 6e-6;
+    p.spine_latency_s = 2e-6;
+    p.oversubscription = 1;
+    p.gemm_efficiency.n = 2;
+    p.gemm_efficiency.x[0] = 1e9;
+    p.gemm_efficiency.y[0] = 0.5;
+    p.gemm_efficiency.x[1] = 1e12;
+    p.gemm_efficiency.y[1] = 0.8;
+    p.attention_efficiency = 0.5;
+    p.memory_efficiency = 0.8;
+    p.network_efficiency = 0.8;
+    p.kernel_overhead_s = 1e-6;
+    p.collective_step_s = 1e-6;
+    return p;
+}
+
+#define TW_MAXR 16
+#define TW_MAXI 64
+
+/* A hand-written workload: one instruction list per rank, groups given as
+ * explicit member lists (a rank outside every group of a kind is alone). */
+typedef struct tw {
+    int world;
+    int n[TW_MAXR];
+    wl_instr ins[TW_MAXR][TW_MAXI];
+    int ngroups[WL_NGROUPS];
+    int gsize[WL_NGROUPS][TW_MAXR];
+    int gmem[WL_NGROUPS][TW_MAXR][TW_MAXR];
+} tw;
+
+typedef struct tw_prog {
+    const tw *w;
+    int rank, i;
+} tw_prog;
+
+static void *tw_new(void *ctx, int rank)
+{
+    tw_prog *p = calloc(1, sizeof *p);
+    p->w = ctx;
+    p->rank = rank;
+    return p;
+}
+
+static bool tw_next(void *prog, wl_instr *out)
+{
+    tw_prog *p = prog;
+    if (p->i >= p->w->n[p->rank]) return false;
+    *out = p->w->ins[p->rank][p->i++];
+    return true;
+}
+
+static void tw_free(void *prog)
+{
+    free(prog);
+}
+
+static int tw_members(void *ctx, int rank, wl_group g, int *members, int *my_index)
+{
+    const tw *w = ctx;
+    for (int k = 0; k < w->ngroups[g]; k++)
+        for (int i = 0; i < w->gsize[g][k]; i++)
+            if (w->gmem[g][k][i] == rank) {
+                memcpy(members, w->gmem[g][k], (size_t)w->gsize[g][k] * sizeof *members);
+                *my_index = i;
+                return w->gsize[g][k];
+            }
+    members[0] = rank;
+    *my_index = 0;
+    return 1;
+}
+
+static void tw_init(tw *w, int world)
+{
+    memset(w, 0, sizeof *w);
+    w->world = world;
+}
+
+static void tw_group(tw *w, wl_group g, int n, const int *members)
+{
+    int k = w->ngroups[g]++;
+    w->gsize[g][k] = n;
+    memcpy(w->gmem[g][k], members, (size_t)n * sizeof *members);
+}
+
+static wl_instr *tw_push(tw *w, int rank, wl_op op)
+{
+    ck_assert_int_lt(w->n[rank], TW_MAXI);
+    wl_instr *in = &w->ins[rank][w->n[rank]++];
+    memset(in, 0, sizeof *in);
+    in->op = op;
+    in->layer = in->micro = -1;
+    return in;
+}
+
+static void tw_compute(tw *w, int rank, double s, wl_phase ph)
+{
+    wl_instr *in = tw_push(w, rank, WL_COMPUTE);
+    in->seconds = s;
+    in->phase = ph;
+}
+
+static void tw_coll(tw *w, int rank, wl_coll k, wl_group g, int stream, double bytes)
+{
+    wl_instr *in = tw_push(w, rank, WL_COLL);
+    in->coll = k;
+    in->group = g;
+    in->stream = stream;
+    in->bytes = bytes;
+}
+
+/* The same collective on every member of a group. */
+static void tw_coll_all(tw *w, int n, const int *members, wl_coll k, wl_group g, int stream, double bytes)
+{
+    for (int i = 0; i < n; i++) tw_coll(w, members[i], k, g, stream, bytes);
+}
+
+static void tw_wait(tw *w, int rank, int stream, unsigned seq)
+{
+    wl_instr *in = tw_push(w, rank, WL_WAIT);
+    in->stream = stream;
+    in->seq = seq;
+}
+
+static void tw_p2p(tw *w, int rank, wl_op op, int peer, double bytes, wl_tag tag)
+{
+    wl_instr *in = tw_push(w, rank, op);
+    in->group = WL_G_PP;
+    in->peer = peer;
+    in->bytes = bytes;
+    in->tag = tag;
+}
+
+static eng_workload tw_workload(tw *w)
+{
+    eng_workload ew = {w->world, w, tw_new, tw_next, tw_free, tw_members};
+    return ew;
+}
+
+/* What a child simulation sends back. */
+typedef struct outcome {
+    sim_rc rc;
+    eng_result res;
+    sim_err err;
+    int traced;          /* trace events seen */
+    int traced_async;    /* of which on a stream */
+    int trace_bad;       /* events with end < start or a wrong stream */
+} outcome;
+
+static void count_trace(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s)
+{
+    outcome *o = ctx;
+    (void)rank;
+    o->traced++;
+    if (stream != WL_S_MAIN) o->traced_async++;
+    bool async_coll = in->op == WL_COLL && in->stream != WL_S_MAIN;
+    if (end_s < start_s || (async_coll ? stream != in->stream : stream != WL_S_MAIN)) o->trace_bad++;
+}
+
+/* Runs eng_run_workload (or eng_run when plan is set) in a child process
+ * and returns what it produced. */
+static outcome sim_fork(const cfg_platform *p, tw *w, const wl_plan *plan, const eng_options *opt)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        outcome o;
+        memset(&o, 0, sizeof o);
+        eng_options local;
+        memset(&local, 0, sizeof local);
+        if (opt) local = *opt;
+        if (local.trace) local.trace_ctx = &o;
+        if (plan) {
+            o.rc = eng_run(p, plan, &local, &o.res, &o.err);
+        } else {
+            eng_workload ew = tw_workload(w);
+            o.rc = eng_run_workload(p, &ew, &local, &o.res, &o.err);
+        }
+        ssize_t k = write(fd[1], &o, sizeof o);
+        _exit(k == (ssize_t)sizeof o ? 0 : 3);
+    }
+    close(fd[1]);
+    outcome o;
+    memset(&o, 0, sizeof o);
+    size_t got = 0;
+    while (got < sizeof o) {
+        ssize_t k = read(fd[0], (char *)&o + got, sizeof o - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "simulation child crashed (status %d)", status);
+    ck_assert_uint_eq(got, sizeof o);
+    return o;
+}
+
+static int cmp_words(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the space-separated words of s in place (route links as a set). */
+static void sort_words(char *s)
+{
+    char copy[256], *w[32], *save = NULL;
+    int n = 0;
+    sim_strlcpy(copy, s, sizeof copy);
+    for (char *t = strtok_r(copy, " ", &save); t && n < 32; t = strtok_r(NULL, " ", &save)) w[n++] = t;
+    qsort(w, (size_t)n, sizeof *w, cmp_words);
+    s[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(s, " ");
+        strcat(s, w[i]);
+    }
+}
+
+/* eng_routes in a child process. */
+static void route_fork(const cfg_platform *p, int n, const int *src, const int *dst, eng_route *out)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        sim_err err = {{0}};
+        sim_rc rc = eng_routes(p, n, src, dst, out, &err);
+        ssize_t k = rc == SIM_OK ? write(fd[1], out, (size_t)n * sizeof *out) : -1;
+        _exit(k == (ssize_t)((size_t)n * sizeof *out) ? 0 : 3);
+    }
+    close(fd[1]);
+    size_t got = 0, want = (size_t)n * sizeof *out;
+    while (got < want) {
+        ssize_t k = read(fd[0], (char *)out + got, want - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "route child failed (status %d)", status);
+    ck_assert_uint_eq(got, want);
+}
+
+static outcome sim_ok(const cfg_platform *p, tw *w, const eng_options *opt)
+{
+    outcome o = sim_fork(p, w, NULL, opt);
+    ck_assert_msg(o.rc == SIM_OK, "simulation failed: %s", o.err.msg);
+    return o;
+}
+
+static void assert_rel(double got, double want, double tol, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= tol * fabs(want), "%s: got %.9g, want %.9g (tolerance %g)", what, got, want,
+                  tol);
+}
+
+/* Alpha-beta time of a ring collective written out here, independently of
+ * the cost module: steps * (latency + step) + sent / (bw * efficiency). */
+static double ring_formula(const cfg_platform *p, wl_coll k, int n, double S, double bw, double lat)
+{
+    if (n <= 1) return 0;
+    int steps = k == WL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    double sent = (k == WL_ALLREDUCE ? 2.0 : 1.0) * (n - 1) / n * S;
+    return steps * (lat + p->collective_step_s) + sent / (bw * p->network_efficiency);
+}
+
+static double alpha_beta(const cfg_platform *p, cost_coll k, int n, double S, double bw, double lat)
+{
+    sim_err err = {{0}};
+    cost_model *c = cost_new(p, &err);
+    ck_assert_msg(c != NULL, "cost_new: %s", err.msg);
+    double t = cost_collective_s(c, k, n, S, bw, lat);
+    cost_free(c);
+    return t;
+}
+
+static const int SN0[4] = {0, 1, 2, 3};
+static const int ALL8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+/* }========================================================== */
+
+/* {========================================================== platform */
+
+START_TEST(test_xml_layout)
+{
+    cfg_platform p = platform(10, 4);
+    p.oversubscription = 2;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sim_err err = {{0}};
+    ck_assert_int_eq(eng_platform_xml(&p, f, &err), SIM_OK);
+    fclose(f);
+    int hosts = 0;
+    for (const char *s = buf; (s = strstr(s, "<host id=\"npu")); s++) hosts++;
+    ck_assert_int_eq(hosts, 10);
+    ck_assert_ptr_nonnull(strstr(buf, "<zone id=\"sn2\""));
+    ck_assert_ptr_null(strstr(buf, "<zone id=\"sn3\""));
+    ck_assert_ptr_nonnull(strstr(buf, "<host id=\"npu9\""));
+    /* the partial last supernode has 2 devices: its uplink carries 2 NICs */
+    double up0 = 0, up2 = 0;
+    const char *s0 = strstr(buf, "<link id=\"up0\" bandwidth=\"");
+    const char *s2 = strstr(buf, "<link id=\"up2\" bandwidth=\"");
+    ck_assert_ptr_nonnull(s0);
+    ck_assert_ptr_nonnull(s2);
+    ck_assert_int_eq(sscanf(s0 + strlen("<link id=\"up0\" bandwidth=\""), "%lf", &up0), 1);
+    ck_assert_int_eq(sscanf(s2 + strlen("<link id=\"up2\" bandwidth=\""), "%lf", &up2), 1);
+    assert_rel(up0, 4 * p.nic_bytes_per_s / p.oversubscription, 1e-12, "uplink of a full supernode");
+    assert_rel(up2, 2 * p.nic_bytes_per_s / p.oversubscription, 1e-12, "uplink of the partial supernode");
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_xml_rejects_bad_platform)
+{
+    cfg_platform p = platform(8, 4);
+    p.devices_per_supernode = 0;
+    sim_err err = {{0}};
+    FILE *f = fopen("/dev/null", "w");
+    ck_assert_int_eq(eng_platform_xml(&p, f, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "devices_per_supernode"));
+    p = platform(8, 4);
+    p.oversubscription = 0.5;
+    ck_assert_int_eq(eng_platform_xml(&p, f, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "oversubscription"));
+    fclose(f);
+}
+END_TEST
+
+START_TEST(test_routes_two_planes)
+{
+    cfg_platform p = platform(10, 4);
+    int src[] = {0, 3, 1, 0, 6};
+    int dst[] = {1, 2, 5, 9, 4};
+    eng_route r[5];
+    route_fork(&p, 5, src, dst, r);
+    for (int i = 0; i < 5; i++) sort_words(r[i].links);
+    /* inside a supernode: the fabric only */
+    ck_assert_str_eq(r[0].links, "fab0_UP fab1_DOWN");
+    ck_assert_str_eq(r[1].links, "fab2_DOWN fab3_UP");
+    assert_rel(r[0].latency_s, p.fabric_latency_s, 1e-9, "intra latency");
+    assert_rel(r[0].bandwidth_bytes_per_s, p.fabric_bytes_per_s, 1e-9, "intra bandwidth");
+    ck_assert_str_eq(r[4].links, "fab4_DOWN fab6_UP");
+    /* across supernodes: NIC, uplinks, NIC */
+    ck_assert_str_eq(r[2].links, "nic1_UP nic5_DOWN pad1 pad5 up0_UP up1_DOWN");
+    ck_assert_str_eq(r[3].links, "nic0_UP nic9_DOWN pad0 pad9 up0_UP up2_DOWN");
+    assert_rel(r[2].latency_s, p.nic_latency_s + p.spine_latency_s, 1e-9, "inter latency");
+    assert_rel(r[2].bandwidth_bytes_per_s, p.nic_bytes_per_s, 1e-9, "inter bandwidth");
+    ck_assert_ptr_null(strstr(r[2].links, "fab"));
+}
+END_TEST
+
+/* }========================================================== */
+
+/* {========================================================== collectives */
+
+START_TEST(test_ring_allreduce_matches_alpha_beta)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    tw w;
+    tw_init(&w, 8);
+    tw_group(&w, WL_G_TP, 4, SN0);
+    tw_coll_all(&w, 4, SN0, WL_ALLREDUCE, WL_G_TP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double formula = ring_formula(&p, WL_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    double cost = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    assert_rel(cost, formula, 1e-9, "cost_collective_s vs the formula");
+    assert_rel(o.res.step_time_s, formula, 0.01, "simulated ring all-reduce");
+    assert_rel(o.res.critical.exposed_comm_s[WL_DIM_TP], o.res.step_time_s, 1e-6, "blocking AR is exposed");
+    assert_rel(o.res.critical.comm_s[WL_DIM_TP], o.res.step_time_s, 1e-6, "AR in flight");
+    assert_rel(o.res.bytes_total[WL_DIM_TP], 4 * cost_collective_bytes(COST_ALLREDUCE, 4, S), 1e-12, "bytes");
+    ck_assert_int_eq(o.res.flows, 4);
+    ck_assert_int_eq(o.res.instructions, 4);
+}
+END_TEST
+
+START_TEST(test_small_allreduce_is_latency_bound)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 1024;
+    tw w;
+    tw_init(&w, 8);
+    tw_group(&w, WL_G_TP, 4, SN0);
+    tw_coll_all(&w, 4, SN0, WL_ALLREDUCE, WL_G_TP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double formula = ring_formula(&p, WL_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    assert_rel(o.res.step_time_s, formula, 0.01, "latency-bound ring all-reduce");
+    ck_assert(o.res.step_time_s > 6 * (p.fabric_latency_s + p.collective_step_s));
+}
+END_TEST
+
+START_TEST(test_allgather_reducescatter_alltoall)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 128e6;
+    wl_coll kinds[3] = {WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL};
+    cost_coll ckinds[3] = {COST_ALLGATHER, COST_REDUCESCATTER, COST_ALLTOALL};
+    for (int k = 0; k < 3; k++) {
+        tw w;
+        tw_init(&w, 4);
+        tw_group(&w, WL_G_CPU, 4, SN0);
+        tw_coll_all(&w, 4, SN0, kinds[k], WL_G_CPU, WL_S_MAIN, S);
+        outcome o = sim_ok(&p, &w, NULL);
+        double want = alpha_beta(&p, ckinds[k], 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+        assert_rel(o.res.step_time_s, want, 0.01, wl_coll_name(kinds[k]));
+        assert_rel(o.res.bytes_total[WL_DIM_CP], 4 * cost_collective_bytes(ckinds[k], 4, S), 1e-12, "bytes");
+    }
+}
+END_TEST
+
+START_TEST(test_flow_mode_agrees_with_step_mode)
+{
+    cfg_platform p = platform(8, 4);
+    eng_options steps;
+    memset(&steps, 0, sizeof steps);
+    steps.comm_mode = ENG_STEPS;
+    struct {
+        wl_coll k;
+        int n;
+        const int *m;
+        double S;
+    } cases[] = {
+        {WL_ALLREDUCE, 4, SN0, 64e6},
+        {WL_ALLREDUCE, 8, ALL8, 64e6}, /* hierarchical */
+        {WL_ALLGATHER, 8, ALL8, 64e6},
+        {WL_REDUCESCATTER, 8, ALL8, 64e6},
+        {WL_ALLTOALL, 4, SN0, 64e6}, /* pairwise steps = concurrent flows only on one plane */
+        {WL_ALLREDUCE, 4, SN0, 64e3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tw w;
+        tw_init(&w, 8);
+        tw_group(&w, WL_G_DP, cases[c].n, cases[c].m);
+        tw_coll_all(&w, cases[c].n, cases[c].m, cases[c].k, WL_G_DP, WL_S_MAIN, cases[c].S);
+        outcome flow = sim_ok(&p, &w, NULL);
+        outcome step = sim_ok(&p, &w, &steps);
+        ck_assert(step.res.flows >= flow.res.flows);
+        assert_rel(flow.res.step_time_s, step.res.step_time_s, 0.03, wl_coll_name(cases[c].k));
+        assert_rel(flow.res.bytes_total[WL_DIM_DP], step.res.bytes_total[WL_DIM_DP], 1e-9, "same traffic");
+    }
+}
+END_TEST
+
+START_TEST(test_contention_slows_concurrent_allreduces)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    tw one, two;
+    tw_init(&one, 4);
+    tw_init(&two, 4);
+    tw_group(&one, WL_G_TP, 4, SN0);
+    tw_group(&two, WL_G_TP, 4, SN0);
+    tw_group(&two, WL_G_DP, 4, SN0);
+    for (int r = 0; r < 4; r++) {
+        tw_coll(&one, r, WL_ALLREDUCE, WL_G_TP, WL_S_TP, S);
+        tw_wait(&one, r, WL_S_TP, 1);
+        tw_coll(&two, r, WL_ALLREDUCE, WL_G_TP, WL_S_TP, S);
+        tw_coll(&two, r, WL_ALLREDUCE, WL_G_DP, WL_S_DP, S);
+        tw_wait(&two, r, WL_S_TP, 1);
+        tw_wait(&two, r, WL_S_DP, 1);
+    }
+    outcome a = sim_ok(&p, &one, NULL);
+    outcome b = sim_ok(&p, &two, NULL);
+    /* the two rings share every fabric link: twice the traffic per link */
+    ck_assert_msg(b.res.step_time_s > 1.8 * a.res.step_time_s, "concurrent %g vs alone %g", b.res.step_time_s,
+                  a.res.step_time_s);
+    assert_rel(b.res.step_time_s, 2 * a.res.step_time_s, 0.05, "bandwidth halves");
+    /* both streams were in flight the whole time */
+    assert_rel(b.res.critical.comm_s[WL_DIM_TP], b.res.step_time_s, 0.01, "TP in flight");
+    assert_rel(b.res.critical.comm_s[WL_DIM_DP], b.res.step_time_s, 0.01, "DP in flight");
+}
+END_TEST
+
+START_TEST(test_across_supernodes_nic_governs)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    const int pair[2] = {1, 5};
+    tw w;
+    tw_init(&w, 8);
+    tw_group(&w, WL_G_DP, 2, pair);
+    tw_coll_all(&w, 2, pair, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double lat = p.nic_latency_s + p.spine_latency_s;
+    double want = alpha_beta(&p, COST_ALLREDUCE, 2, S, p.nic_bytes_per_s, lat);
+    assert_rel(o.res.step_time_s, want, 0.01, "ring over the NICs");
+    double fabric = alpha_beta(&p, COST_ALLREDUCE, 2, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    ck_assert(o.res.step_time_s > 3 * fabric);
+}
+END_TEST
+
+START_TEST(test_oversubscribed_uplinks_are_shared)
+{
+    /* four pairs cross between the two supernodes at once */
+    double S = 128e6;
+    tw w;
+    tw_init(&w, 8);
+    for (int r = 0; r < 4; r++) {
+        const int pair[2] = {r, r + 4};
+        tw_group(&w, WL_G_DP, 2, pair);
+        tw_coll_all(&w, 2, pair, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
+    }
+    double lat = 6e-6 + 2e-6;
+    cfg_platform full = platform(8, 4);
+    outcome a = sim_ok(&full, &w, NULL);
+    assert_rel(a.res.step_time_s, alpha_beta(&full, COST_ALLREDUCE, 2, S, full.nic_bytes_per_s, lat), 0.01,
+               "uplinks of 4 NICs: no contention");
+    cfg_platform over = platform(8, 4);
+    over.oversubscription = 4; /* each uplink carries one NIC's worth */
+    outcome b = sim_ok(&over, &w, NULL);
+    assert_rel(b.res.step_time_s, alpha_beta(&over, COST_ALLREDUCE, 2, S, over.nic_bytes_per_s / 4, lat), 0.01,
+               "4:1 oversubscribed uplinks shared by 4 flows");
+}
+END_TEST
+
+START_TEST(test_hierarchical_allreduce)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    tw w;
+    tw_init(&w, 8);
+    tw_group(&w, WL_G_DP, 8, ALL8);
+    tw_coll_all(&w, 8, ALL8, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double inter_lat = p.nic_latency_s + p.spine_latency_s;
+    double want = alpha_beta(&p, COST_REDUCESCATTER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s) +
+                  alpha_beta(&p, COST_ALLREDUCE, 2, S / 4, p.nic_bytes_per_s, inter_lat) +
+                  alpha_beta(&p, COST_ALLGATHER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    assert_rel(o.res.step_time_s, want, 0.01, "intra RS + inter AR + intra AG");
+    /* a flat ring would push 2*7/8 S through the slow NIC edges */
+    double flat = alpha_beta(&p, COST_ALLREDUCE, 8, S, p.nic_bytes_per_s, inter_lat);
+    ck_assert(o.res.step_time_s < 0.5 * flat);
+}
+END_TEST
+
+START_TEST(test_one_member_per_supernode_is_flat)
+{
+    cfg_platform p = platform(16, 4);
+    double S = 64e6;
+    const int m[4] = {0, 4, 8, 12};
+    tw w;
+    tw_init(&w, 16);
+    tw_group(&w, WL_G_DP, 4, m);
+    tw_coll_all(&w, 4, m, WL_ALLGATHER, WL_G_DP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double want = alpha_beta(&p, COST_ALLGATHER, 4, S, p.nic_bytes_per_s, p.nic_latency_s + p.spine_latency_s);
+    assert_rel(o.res.step_time_s, want, 0.01, "flat ring across supernodes");
+}
+END_TEST
+
+/* }========================================================== */
+
+/* {========================================================== programs */
+
+START_TEST(test_single_rank_computes_sum)
+{
+    cfg_platform p = platform(1, 4);
+    tw w;
+    tw_init(&w, 1);
+    double secs[] = {0.5, 0.25, 1e-3, 3.75e-5, 0.125};
+    wl_phase ph[] = {WL_PH_FORWARD, WL_PH_BACKWARD, WL_PH_RECOMPUTE, WL_PH_BACKWARD, WL_PH_OPTIMIZER};
+    double sum = 0, bwd = 0;
+    for (int i = 0; i < 5; i++) {
+        tw_compute(&w, 0, secs[i], ph[i]);
+        sum += secs[i];
+        if (ph[i] == WL_PH_BACKWARD) bwd += secs[i];
+    }
+    outcome o = sim_ok(&p, &w, NULL);
+    assert_rel(o.res.step_time_s, sum, 1e-9, "step time");
+    assert_rel(o.res.critical.compute_s, sum, 1e-9, "compute");
+    assert_rel(o.res.critical.compute_by_phase_s[WL_PH_BACKWARD], bwd, 1e-9, "backward");
+    assert_rel(o.res.critical.compute_by_phase_s[WL_PH_OPTIMIZER], 0.125, 1e-9, "optimizer");
+    ck_assert_int_eq(o.res.critical_rank, 0);
+    ck_assert_int_eq(o.res.instructions, 5);
+    ck_assert_int_eq(o.res.flows, 0);
+}
+END_TEST
+
+START_TEST(test_stream_overlaps_compute)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    double tc = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    double factors[2] = {2.0, 0.5}; /* compute longer, then shorter than the comm */
+    for (int f = 0; f < 2; f++) {
+        double tp = factors[f] * tc;
+        tw w;
+        tw_init(&w, 4);
+        tw_group(&w, WL_G_TP, 4, SN0);
+        for (int r = 0; r < 4; r++) {
+            tw_coll(&w, r, WL_ALLREDUCE, WL_G_TP, WL_S_TP, S);
+            tw_compute(&w, r, tp, WL_PH_FORWARD);
+            tw_wait(&w, r, WL_S_TP, 1);
+        }
+        outcome o = sim_ok(&p, &w, NULL);
+        assert_rel(o.res.step_time_s, fmax(tc, tp), 0.01, "overlap: max, not sum");
+        assert_rel(o.res.critical.comm_s[WL_DIM_TP], tc, 0.01, "comm in flight");
+        double exposed = fmax(0, tc - tp);
+        ck_assert_msg(fabs(o.res.critical.exposed_comm_s[WL_DIM_TP] - exposed) <= 0.01 * tc, "exposed %g, want %g",
+                      o.res.critical.exposed_comm_s[WL_DIM_TP], exposed);
+    }
+}
+END_TEST
+
+START_TEST(test_unwaited_stream_is_drained)
+{
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    double tc = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    tw w;
+    tw_init(&w, 4);
+    tw_group(&w, WL_G_DP, 4, SN0);
+    for (int r = 0; r < 4; r++) {
+        tw_coll(&w, r, WL_ALLREDUCE, WL_G_DP, WL_S_DP, S);
+        tw_coll(&w, r, WL_ALLREDUCE, WL_G_DP, WL_S_DP, S);
+        tw_compute(&w, r, tc / 4, WL_PH_BACKWARD);
+    }
+    outcome o = sim_ok(&p, &w, NULL);
+    /* the step ends when the stream's two ops are done, one after the other */
+    assert_rel(o.res.step_time_s, 2 * tc, 0.01, "stream ops run in order");
+    assert_rel(o.res.critical.exposed_comm_s[WL_DIM_DP], 2 * tc - tc / 4, 0.01, "drain is exposed");
+}
+END_TEST
+
+START_TEST(test_pipeline_send_recv)
+{
+    cfg_platform p = platform(8, 4);
+    const int pp[2] = {0, 1};
+    int M = 4;
+    double f = 1e-3, B = 20e6;
+    tw w;
+    tw_init(&w, 2);
+    tw_group(&w, WL_G_PP, 2, pp);
+    for (int m = 0; m < M; m++) {
+        tw_compute(&w, 0, f, WL_PH_FORWARD);
+        tw_p2p(&w, 0, WL_SEND, 1, B, WL_TAG_FWD);
+        tw_p2p(&w, 1, WL_RECV, 0, B, WL_TAG_FWD);
+        tw_compute(&w, 1, f, WL_PH_FORWARD);
+    }
+    outcome o = sim_ok(&p, &w, NULL);
+    /* sends are eager: only the first receive waits */
+    double t = p.fabric_latency_s + B / (p.fabric_bytes_per_s * p.network_efficiency);
+    ck_assert(t < f);
+    assert_rel(o.res.step_time_s, (M + 1) * f + t, 1e-4, "pipeline of 2 stages");
+    ck_assert_int_eq(o.res.critical_rank, 1);
+    assert_rel(o.res.critical.bubble_s, f + t, 1e-3, "bubble of the second stage");
+    ck_assert(o.res.critical.exposed_comm_s[WL_DIM_PP] == 0);
+    assert_rel(o.res.bytes_total[WL_DIM_PP], M * B, 1e-12, "pp bytes");
+    ck_assert_int_eq(o.res.flows, M);
+}
+END_TEST
+
+START_TEST(test_pipeline_round_trip)
+{
+    /* forward to the next stage and the gradient back, twice */
+    cfg_platform p = platform(8, 4);
+    const int pp[2] = {2, 6}; /* across supernodes */
+    double f = 1e-3, B = 8e6;
+    tw w;
+    tw_init(&w, 8);
+    tw_group(&w, WL_G_PP, 2, pp);
+    for (int m = 0; m < 2; m++) {
+        tw_compute(&w, 2, f, WL_PH_FORWARD);
+        tw_p2p(&w, 2, WL_SEND, 6, B, WL_TAG_FWD);
+        tw_p2p(&w, 6, WL_RECV, 2, B, WL_TAG_FWD);
+        tw_compute(&w, 6, 2 * f, WL_PH_BACKWARD);
+        tw_p2p(&w, 6, WL_SEND, 2, B, WL_TAG_BWD);
+    }
+    for (int m = 0; m < 2; m++) {
+        tw_p2p(&w, 2, WL_RECV, 6, B, WL_TAG_BWD);
+        tw_compute(&w, 2, 2 * f, WL_PH_BACKWARD);
+    }
+    outcome o = sim_ok(&p, &w, NULL);
+    double t = p.nic_latency_s + p.spine_latency_s + B / (p.nic_bytes_per_s * p.network_efficiency);
+    /* stage 1 gets the first activation at f + t and sends its first
+     * gradient at 3f + t; stage 0, idle since 2f, has it at 3f + 2t, then
+     * runs two backwards of 2f (the second gradient lands at 5f + 2t) */
+    assert_rel(o.res.step_time_s, 7 * f + 2 * t, 1e-4, "round trip");
+    assert_rel(o.res.critical.bubble_s, f + 2 * t, 1e-3, "stage 0 waits for its first gradient");
+    ck_assert_int_eq(o.res.critical_rank, 2);
+}
+END_TEST
+
+START_TEST(test_deadlock_is_reported)
+{
+    cfg_platform p = platform(8, 4);
+    const int pp[2] = {0, 1};
+    tw w;
+    tw_init(&w, 3);
+    tw_group(&w, WL_G_PP, 2, pp);
+    tw_compute(&w, 0, 1e-3, WL_PH_FORWARD);
+    tw_p2p(&w, 0, WL_RECV, 1, 1e6, WL_TAG_BWD); /* nobody sends it */
+    tw_compute(&w, 1, 2e-3, WL_PH_FORWARD);
+    tw_compute(&w, 2, 1e-3, WL_PH_FORWARD);
+    tw_wait(&w, 2, WL_S_TP, 0);
+    outcome o = sim_fork(&p, &w, NULL, NULL);
+    ck_assert_int_eq(o.rc, SIM_EINTERNAL);
+    ck_assert_msg(strstr(o.err.msg, "deadlocked") != NULL, "message: %s", o.err.msg);
+    ck_assert_msg(strstr(o.err.msg, "1 rank did not finish") != NULL, "message: %s", o.err.msg);
+    ck_assert_msg(strstr(o.err.msg, "rank 0 at instruction 2") != NULL, "message: %s", o.err.msg);
+}
+END_TEST
+
+START_TEST(test_collective_deadlock_is_reported)
+{
+    /* rank 3 never joins the all-reduce of its group */
+    cfg_platform p = platform(8, 4);
+    tw w;
+    tw_init(&w, 4);
+    tw_group(&w, WL_G_TP, 4, SN0);
+    tw_coll_all(&w, 3, SN0, WL_ALLREDUCE, WL_G_TP, WL_S_TP, 1e6);
+    for (int r = 0; r < 3; r++) tw_wait(&w, r, WL_S_TP, 1);
+    tw_compute(&w, 3, 1e-3, WL_PH_FORWARD);
+    outcome o = sim_fork(&p, &w, NULL, NULL);
+    ck_assert_int_eq(o.rc, SIM_EINTERNAL);
+    /* in flow mode a rank is done once its own two flows are: rank 1's
+     * neighbours 0 and 2 both joined, so only 0 and 2 wait for rank 3 */
+    ck_assert_msg(strstr(o.err.msg, "2 ranks did not finish (first: rank 0 at instruction 2, wait") != NULL,
+                  "message: %s", o.err.msg);
+}
+END_TEST
+
+START_TEST(test_invalid_programs_fail_cleanly)
+{
+    cfg_platform p = platform(8, 4);
+    tw w;
+    tw_init(&w, 2);
+    tw_p2p(&w, 0, WL_SEND, 7, 1e3, WL_TAG_FWD); /* rank 7 does not exist */
+    outcome o = sim_fork(&p, &w, NULL, NULL);
+    ck_assert_int_eq(o.rc, SIM_EINTERNAL);
+    ck_assert_msg(strstr(o.err.msg, "peer 7") != NULL, "message: %s", o.err.msg);
+
+    tw_init(&w, 2);
+    tw_wait(&w, 1, WL_S_DP, 2); /* nothing was started on that stream */
+    o = sim_fork(&p, &w, NULL, NULL);
+    ck_assert_int_eq(o.rc, SIM_EINTERNAL);
+    ck_assert_msg(strstr(o.err.msg, "stream 4") != NULL, "message: %s", o.err.msg);
+
+    tw_init(&w, 9); /* more ranks than devices */
+    o = sim_fork(&p, &w, NULL, NULL);
+    ck_assert_int_eq(o.rc, SIM_EINVAL);
+    ck_assert_msg(strstr(o.err.msg, "devices") != NULL, "message: %s", o.err.msg);
+}
+END_TEST
+
+START_TEST(test_trace_and_dump)
+{
+    cfg_platform p = platform(8, 4);
+    tw w;
+    tw_init(&w, 4);
+    tw_group(&w, WL_G_TP, 4, SN0);
+    for (int r = 0; r < 4; r++) {
+        tw_coll(&w, r, WL_ALLREDUCE, WL_G_TP, WL_S_TP, 1e6);
+        tw_compute(&w, r, 1e-3, WL_PH_FORWARD);
+        tw_coll(&w, r, WL_ALLGATHER, WL_G_TP, WL_S_MAIN, 1e6);
+        tw_wait(&w, r, WL_S_TP, 1);
+    }
+    bool only[4] = {false, true, false, false};
+    char path[] = "/tmp/heptasim-test-dump-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    eng_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.trace = count_trace;
+    opt.trace_rank = only;
+    opt.dump_xml_path = path;
+    outcome o = sim_ok(&p, &w, &opt);
+    ck_assert_int_eq(o.traced, 4); /* rank 1's four instructions */
+    ck_assert_int_eq(o.traced_async, 1);
+    ck_assert_int_eq(o.trace_bad, 0);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    int hosts = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "<host id=\"npu")) hosts++;
+    fclose(f);
+    unlink(path);
+    ck_assert_int_eq(hosts, 8);
+}
+END_TEST
+
+START_TEST(test_simgrid_options)
+{
+    sim_err err = {{0}};
+    ck_assert_int_eq(eng_simgrid_option("network/model:LV08", &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--cfg="));
+    ck_assert_int_eq(eng_simgrid_option("--cfg=", &err), SIM_EINVAL);
+
+    cfg_platform p = platform(8, 4);
+    double S = 256e6;
+    tw w;
+    tw_init(&w, 4);
+    tw_group(&w, WL_G_TP, 4, SN0);
+    tw_coll_all(&w, 4, SN0, WL_ALLREDUCE, WL_G_TP, WL_S_MAIN, S);
+    outcome plain = sim_ok(&p, &w, NULL);
+    /* a TCP window caps every flow at gamma / (2 * route latency), here
+     * 64 KiB / 4 us = 16 GB/s, far below the fabric's 80 GB/s */
+    ck_assert_int_eq(eng_simgrid_option("--cfg=network/TCP-gamma:65536", &err), SIM_OK);
+    outcome capped = sim_ok(&p, &w, NULL);
+    ck_assert_msg(capped.res.step_time_s > 4 * plain.res.step_time_s, "capped %g vs %g", capped.res.step_time_s,
+                  plain.res.step_time_s);
+}
+END_TEST
+
+/* }========================================================== */
+
+/* {========================================================== a plan */
+
+static cfg_model tiny_model(void)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "tiny");
+    m.layers = 4;
+    m.hidden = 512;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.head_dim = 64;
+    m.ffn_hidden = 2048;
+    m.vocab = 8000;
+    m.seq_len = 512;
+    m.activation = CFG_ACT_GELU;
+    m.dtype_bytes = 2;
+    return m;
+}
+
+static cfg_strategy tiny_strategy(int dp, int pp, int tp)
+{
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    strcpy(s.name, "tiny");
+    s.dp = dp;
+    s.pp = pp;
+    s.tp_x = tp;
+    s.tp_y = s.cp_ring = s.cp_ulysses = s.ep = s.etp = s.vpp = 1;
+    s.schedule = CFG_SCHED_1F1B;
+    s.micro_batch = 1;
+    s.global_batch = dp * 4;
+    s.overlap_grad_reduce = true;
+    s.moe_capacity_factor = 1;
+    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                      CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
+    memcpy(s.order, order, sizeof order);
+    return s;
+}
+
+START_TEST(test_plan_single_device_is_sum_of_ops)
+{
+    cfg_model m = tiny_model();
+    cfg_platform p = platform(1, 4);
+    cfg_strategy s = tiny_strategy(1, 1, 1);
+    sim_err err = {{0}};
+    cost_model *c = cost_new(&p, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    wl_plan *plan = NULL;
+    ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+    double by_phase[WL_NPHASES] = {0};
+    double total = wl_rank_compute_s(plan, 0, by_phase);
+    ck_assert(total > 0);
+    outcome o = sim_fork(&p, NULL, plan, NULL);
+    ck_assert_msg(o.rc == SIM_OK, "%s", o.err.msg);
+    assert_rel(o.res.step_time_s, total, 1e-6, "1 device: the sum of its op times");
+    for (int ph = 0; ph < WL_NPHASES; ph++)
+        ck_assert_msg(fabs(o.res.critical.compute_by_phase_s[ph] - by_phase[ph]) <= 1e-6 * total,
+                      "phase %s: %g vs %g", wl_phase_name((wl_phase)ph), o.res.critical.compute_by_phase_s[ph],
+                      by_phase[ph]);
+    wl_plan_free(plan);
+    cost_free(c);
+}
+END_TEST
+
+START_TEST(test_plan_parallel_step_runs)
+{
+    cfg_model m = tiny_model();
+    cfg_platform p = platform(8, 4);
+    cfg_strategy s = tiny_strategy(2, 2, 2);
+    sim_err err = {{0}};
+    cost_model *c = cost_new(&p, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    wl_plan *plan = NULL;
+    ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+    eng_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.trace = count_trace;
+    outcome o = sim_fork(&p, NULL, plan, &opt);
+    ck_assert_msg(o.rc == SIM_OK, "%s", o.err.msg);
+    double crit_compute = wl_rank_compute_s(plan, o.res.critical_rank, NULL);
+    ck_assert(o.res.step_time_s >= crit_compute * (1 - 1e-9));
+    assert_rel(o.res.critical.compute_s, crit_compute, 1e-6, "critical rank computes its program");
+    ck_assert(o.res.bytes_total[WL_DIM_TP] > 0);
+    ck_assert(o.res.bytes_total[WL_DIM_PP] > 0);
+    ck_assert(o.res.bytes_total[WL_DIM_DP] > 0);
+    ck_assert(o.res.critical.bubble_s > 0);
+    ck_assert_int_eq(o.traced, (int)o.res.instructions);
+    ck_assert_int_eq(o.trace_bad, 0);
+    wl_plan_free(plan);
+    cost_free(c);
+}
+END_TEST
+
+/* }========================================================== */
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tp = tcase_create("platform");
+    tcase_add_test(tp, test_xml_layout);
+    tcase_add_test(tp, test_xml_rejects_bad_platform);
+    tcase_add_test(tp, test_routes_two_planes);
+    suite_add_tcase(s, tp);
+
+    TCase *tc = tcase_create("collectives");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ring_allreduce_matches_alpha_beta);
+    tcase_add_test(tc, test_small_allreduce_is_latency_bound);
+    tcase_add_test(tc, test_allgather_reducescatter_alltoall);
+    tcase_add_test(tc, test_flow_mode_agrees_with_step_mode);
+    tcase_add_test(tc, test_contention_slows_concurrent_allreduces);
+    tcase_add_test(tc, test_across_supernodes_nic_governs);
+    tcase_add_test(tc, test_oversubscribed_uplinks_are_shared);
+    tcase_add_test(tc, test_hierarchical_allreduce);
+    tcase_add_test(tc, test_one_member_per_supernode_is_flat);
+    suite_add_tcase(s, tc);
+
+    TCase *tg = tcase_create("programs");
+    tcase_set_timeout(tg, 120);
+    tcase_add_test(tg, test_single_rank_computes_sum);
+    tcase_add_test(tg, test_stream_overlaps_compute);
+    tcase_add_test(tg, test_unwaited_stream_is_drained);
+    tcase_add_test(tg, test_pipeline_send_recv);
+    tcase_add_test(tg, test_pipeline_round_trip);
+    tcase_add_test(tg, test_deadlock_is_reported);
+    tcase_add_test(tg, test_collective_deadlock_is_reported);
+    tcase_add_test(tg, test_invalid_programs_fail_cleanly);
+    tcase_add_test(tg, test_trace_and_dump);
+    tcase_add_test(tg, test_simgrid_options);
+    suite_add_tcase(s, tg);
+
+    TCase *tl = tcase_create("plan");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_plan_single_device_is_sum_of_ops);
+    tcase_add_test(tl, test_plan_parallel_step_runs);
+    suite_add_tcase(s, tl);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(engine_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,665 @@
+/* test_model.c - checks of the model module: parameter counts, model and
+ * hardware FLOPs, activation memory (Korthikanti), ZeRO bytes per parameter,
+ * pipeline in-flight micro-batches and sharding by TP, CP and EP.
+ *
+ * Each check compares the module with a second, independent computation: a
+ * closed form from the papers, or the same quantity assembled from other
+ * outputs of the module. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+/* |a - b| <= rel * |b|, with a message giving both. */
+#define assert_rel(a, b, rel)                                                                      \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        ck_assert_msg(fabs(a_ - b_) <= (rel) * fabs(b_), "%s = %.17g, expected %s = %.17g", #a, a_, \
+                      #b, b_);                                                                     \
+    } while (0)
+
+#define EXACT 1e-12
+
+/* {=========================================================== fixtures */
+
+static cfg_model dense_model(int layers, int hidden, int heads, int ffn, int vocab, int seq)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "test-dense");
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = heads;
+    m.kv_heads = heads;
+    m.head_dim = hidden / heads;
+    m.ffn_hidden = ffn;
+    m.vocab = vocab;
+    m.seq_len = seq;
+    m.activation = CFG_ACT_GELU;
+    m.dtype_bytes = 2;
+    m.moe.layer_freq = 1;
+    return m;
+}
+
+/* GPT-3 175B (Brown et al. 2020): tied embeddings, vocab 50257. */
+static cfg_model gpt3_175b(void)
+{
+    cfg_model m = dense_model(96, 12288, 96, 4 * 12288, 50257, 2048);
+    m.tied_embeddings = true;
+    return m;
+}
+
+/* Llama 3.1 405B: GQA 8 KV heads, SwiGLU, untied. */
+static cfg_model llama3_405b(void)
+{
+    cfg_model m = dense_model(126, 16384, 128, 53248, 128256, 8192);
+    m.kv_heads = 8;
+    m.activation = CFG_ACT_SWIGLU;
+    return m;
+}
+
+/* Mixtral 8x22B: 8 experts, top-2, GQA, SwiGLU. */
+static cfg_model mixtral_8x22b(void)
+{
+    cfg_model m = dense_model(56, 6144, 48, 16384, 32768, 4096);
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.activation = CFG_ACT_SWIGLU;
+    m.moe.experts = 8;
+    m.moe.top_k = 2;
+    m.moe.ffn_hidden = 16384;
+    m.moe.layer_freq = 1;
+    return m;
+}
+
+/* The 22B model of Korthikanti et al. Table 3: a = 64, h = 6144, s = 2048. */
+static cfg_model korthikanti_22b(void) { return dense_model(48, 6144, 64, 4 * 6144, 51200, 2048); }
+
+static cfg_strategy base_strategy(void)
+{
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "test");
+    s.dp = s.pp = s.tp_x = s.tp_y = s.cp_ring = s.cp_ulysses = 1;
+    s.ep = s.etp = s.vpp = 1;
+    s.schedule = CFG_SCHED_1F1B;
+    s.micro_batch = 1;
+    s.global_batch = 8;
+    s.recompute = CFG_RECOMP_NONE;
+    s.moe_capacity_factor = 1.0;
+    return s;
+}
+
+static double rank_state_bytes(const mdl_memory *mm)
+{
+    return mm->weights_bytes + mm->grads_bytes + mm->optimizer_bytes;
+}
+
+/* }=========================================================== fixtures */
+
+/* {============================================================ params */
+
+START_TEST(test_params_gpt3)
+{
+    cfg_model m = gpt3_175b();
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    assert_rel(p.total, 174.6e9, 0.015);
+    /* Closed form for MHA + GELU, f = 4h: 12h^2 + 2h per layer. */
+    double h = m.hidden;
+    double closed = m.layers * (12.0 * h * h + 2.0 * h) + (double)m.vocab * h + h;
+    assert_rel(p.total, closed, EXACT);
+    ck_assert(p.output == 0.0);
+    assert_rel(p.active, p.total, EXACT);
+    ck_assert(p.per_moe_layer == 0.0);
+}
+END_TEST
+
+START_TEST(test_params_llama405b)
+{
+    cfg_model m = llama3_405b();
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    assert_rel(p.total, 405e9, 0.015);
+    assert_rel(p.output, p.embedding, EXACT);
+    assert_rel(p.total, p.embedding + p.output + m.hidden + m.layers * p.per_dense_layer, EXACT);
+    /* SwiGLU has three h x f matrices. */
+    assert_rel(p.per_dense_layer - p.attention, 3.0 * m.hidden * m.ffn_hidden, EXACT);
+}
+END_TEST
+
+START_TEST(test_params_mixtral)
+{
+    cfg_model m = mixtral_8x22b();
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    assert_rel(p.total, 141e9, 0.015);
+    assert_rel(p.active, 39e9, 0.015);
+    assert_rel(p.expert, 3.0 * m.hidden * m.moe.ffn_hidden, EXACT);
+    assert_rel(p.per_moe_layer, p.attention + (double)m.hidden * m.moe.experts + m.moe.experts * p.expert, EXACT);
+    /* The inactive part is exactly the experts a token skips. */
+    assert_rel(p.total - p.active, m.layers * (double)(m.moe.experts - m.moe.top_k) * p.expert, 1e-9);
+}
+END_TEST
+
+START_TEST(test_params_moe_layout)
+{
+    /* DeepSeek-like: first dense layer, then MoE every 2nd layer, 2 shared
+     * experts.  Layers 0..6: MoE at 1, 3, 5; dense at 0, 2, 4, 6. */
+    cfg_model m = dense_model(7, 1024, 16, 4096, 1000, 512);
+    m.activation = CFG_ACT_SWIGLU;
+    m.moe.experts = 16;
+    m.moe.top_k = 4;
+    m.moe.ffn_hidden = 512;
+    m.moe.shared_experts = 2;
+    m.moe.shared_ffn_hidden = 768;
+    m.moe.first_dense_layers = 1;
+    m.moe.layer_freq = 2;
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    double h = m.hidden;
+    double shared = 2.0 * 3.0 * h * 768;
+    assert_rel(p.per_moe_layer, p.attention + h * 16 + 16 * p.expert + shared, EXACT);
+    double edges = p.embedding + p.output + h;
+    assert_rel(p.total, edges + 4 * p.per_dense_layer + 3 * p.per_moe_layer, EXACT);
+    assert_rel(p.active, edges + 4 * p.per_dense_layer + 3 * (p.attention + h * 16 + 4 * p.expert + shared), EXACT);
+}
+END_TEST
+
+START_TEST(test_params_gqa)
+{
+    cfg_model mha = llama3_405b();
+    mha.kv_heads = mha.heads;
+    cfg_model gqa = llama3_405b();
+    mdl_params pm, pg;
+    mdl_count_params(&mha, &pm);
+    mdl_count_params(&gqa, &pg);
+    ck_assert(pg.attention < pm.attention);
+    /* K and V shrink from a*d to g*d columns each. */
+    double d = gqa.head_dim;
+    assert_rel(pm.attention - pg.attention, 2.0 * gqa.hidden * d * (gqa.heads - gqa.kv_heads), EXACT);
+    /* MHA attention is 4h^2 + 2h. */
+    double h = mha.hidden;
+    assert_rel(pm.attention, 4.0 * h * h + 2.0 * h, EXACT);
+}
+END_TEST
+
+/* }============================================================ params */
+
+/* {============================================================= FLOPs */
+
+START_TEST(test_flops_megatron_closed_form)
+{
+    /* GELU, f = 4h, g = a: Narayanan et al. with causal attention:
+     * 72 B s L h^2 (1 + s/(12h) + V/(12 L h)). */
+    cfg_model m = dense_model(40, 6144, 48, 4 * 6144, 51200, 2048);
+    int B = 1024;
+    double s = m.seq_len, L = m.layers, h = m.hidden, V = m.vocab;
+    double mf = mdl_model_flops_per_step(&m, B);
+    assert_rel(mf, 72.0 * B * s * L * h * h * (1.0 + s / (12.0 * h) + V / (12.0 * L * h)), EXACT);
+
+    cfg_strategy st = base_strategy();
+    st.global_batch = B;
+    st.recompute = CFG_RECOMP_NONE;
+    assert_rel(mdl_hardware_flops_per_step(&m, &st), mf, EXACT);
+
+    /* Full recompute: a 4th forward of the layers, V/(16 L h) for logits. */
+    st.recompute = CFG_RECOMP_FULL;
+    double hfu_full = mdl_hardware_flops_per_step(&m, &st);
+    assert_rel(hfu_full, 96.0 * B * s * L * h * h * (1.0 + s / (12.0 * h) + V / (16.0 * L * h)), EXACT);
+    /* The published (non-causal) formula 96 B s L h^2 (1 + s/(6h) + ...)
+     * exceeds it by the masked half of the scores in 4 passes: 8 B s^2 h L. */
+    double narayanan = 96.0 * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
+    assert_rel(narayanan - hfu_full, 4.0 * 2.0 * B * s * s * h * L, 1e-9);
+
+    /* Selective: only the core attention again, 2 s h per token per layer. */
+    st.recompute = CFG_RECOMP_SELECTIVE;
+    assert_rel(mdl_hardware_flops_per_step(&m, &st),
+               72.0 * B * s * L * h * h * (1.0 + s / (9.0 * h) + V / (12.0 * L * h)), EXACT);
+}
+END_TEST
+
+START_TEST(test_flops_twice_params)
+{
+    /* A GEMM costs 2 FLOPs per weight per token, so a layer's forward minus
+     * its core attention (2 s q) is twice its matrix parameters. */
+    cfg_model m = llama3_405b();
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    double core = 2.0 * m.seq_len * m.heads * m.head_dim;
+    double tokens = 3.0;
+    double norms = 2.0 * m.hidden;
+    assert_rel(mdl_layer_forward_flops(&m, 0, tokens), tokens * (2.0 * (p.per_dense_layer - norms) + core), EXACT);
+
+    cfg_model x = mixtral_8x22b();
+    mdl_count_params(&x, &p);
+    core = 2.0 * x.seq_len * x.heads * x.head_dim;
+    norms = 2.0 * x.hidden;
+    double touched = p.attention - norms + (double)x.hidden * x.moe.experts + x.moe.top_k * p.expert;
+    assert_rel(mdl_layer_forward_flops(&x, 5, 1.0), 2.0 * touched + core, EXACT);
+    /* Model FLOPs: 3 passes over all layers and the logits. */
+    double per_token = x.layers * (2.0 * touched + core) + 2.0 * x.hidden * x.vocab;
+    assert_rel(mdl_model_flops_per_step(&x, 16), 3.0 * 16 * x.seq_len * per_token, EXACT);
+}
+END_TEST
+
+/* }============================================================= FLOPs */
+
+/* {======================================================= activations */
+
+/* The five rows of Korthikanti Table 2 (per layer), with t = 8. */
+START_TEST(test_korthikanti_table2)
+{
+    cfg_model m = korthikanti_22b();
+    cfg_strategy st = base_strategy();
+    st.tp_x = 8;
+    st.micro_batch = 4;
+    double s = m.seq_len, b = st.micro_batch, h = m.hidden, a = m.heads, t = 8;
+    double sbh = s * b * h;
+
+    st.recompute = CFG_RECOMP_NONE;
+    st.sequence_parallel = false;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh * (10.0 + 24.0 / t + 5.0 * a * s / (h * t)), EXACT);
+
+    st.sequence_parallel = true;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh / t * (34.0 + 5.0 * a * s / h), EXACT);
+
+    st.sequence_parallel = false;
+    st.recompute = CFG_RECOMP_SELECTIVE;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh * (10.0 + 24.0 / t), EXACT);
+
+    st.sequence_parallel = true;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh * 34.0 / t, EXACT);
+
+    st.sequence_parallel = false;
+    st.recompute = CFG_RECOMP_FULL;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), 2.0 * sbh, EXACT);
+    st.sequence_parallel = true;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), 2.0 * sbh / t, EXACT);
+
+    /* No parallelism: sbh (34 + 5as/h). */
+    st = base_strategy();
+    st.micro_batch = 4;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh * (34.0 + 5.0 * a * s / h), EXACT);
+
+    /* 2D TP shards activations on sequence like SP: tp_x*tp_y = 8. */
+    st.tp_x = 4;
+    st.tp_y = 2;
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh / t * (34.0 + 5.0 * a * s / h), EXACT);
+}
+END_TEST
+
+START_TEST(test_activations_generalised)
+{
+    /* GQA: K and V (2 bytes each) shrink from a*d to g*d per token. */
+    cfg_model mha = llama3_405b();
+    mha.kv_heads = mha.heads;
+    cfg_model gqa = llama3_405b();
+    cfg_strategy st = base_strategy();
+    st.tp_x = 8;
+    st.micro_batch = 2;
+    double sb = (double)gqa.seq_len * st.micro_batch, d = gqa.head_dim;
+    double diff = mdl_layer_activation_bytes(&mha, &st, 0) - mdl_layer_activation_bytes(&gqa, &st, 0);
+    assert_rel(diff, 2.0 * 2.0 * sb * d * (gqa.heads - gqa.kv_heads) / 8.0, 1e-9);
+
+    /* SwiGLU keeps gate, up and product (3 x 2sbf) where GELU keeps 2 x 2sbf. */
+    cfg_model gelu = gqa;
+    gelu.activation = CFG_ACT_GELU;
+    diff = mdl_layer_activation_bytes(&gqa, &st, 0) - mdl_layer_activation_bytes(&gelu, &st, 0);
+    assert_rel(diff, 2.0 * sb * gqa.ffn_hidden / 8.0, 1e-9);
+}
+END_TEST
+
+START_TEST(test_activations_moe)
+{
+    /* A MoE layer = the same layer with no MLP + routed tokens
+     * k * cf * s * b, each with its dispatched input 2h and the expert's
+     * SwiGLU intermediates 3 * 2 * fe / etp. */
+    cfg_model moe = mixtral_8x22b();
+    cfg_model bare = moe;
+    bare.moe.experts = 0;
+    bare.ffn_hidden = 0;
+    cfg_strategy st = base_strategy();
+    st.micro_batch = 2;
+    st.moe_capacity_factor = 1.25;
+    st.recompute = CFG_RECOMP_SELECTIVE;
+    double sb = (double)moe.seq_len * st.micro_batch;
+    double routed_tokens = moe.moe.top_k * 1.25 * sb;
+    double extra = mdl_layer_activation_bytes(&moe, &st, 0) - mdl_layer_activation_bytes(&bare, &st, 0);
+    assert_rel(extra, routed_tokens * (2.0 * moe.hidden + 6.0 * moe.moe.ffn_hidden), 1e-9);
+
+    /* etp = 2 without sequence sharding: intermediates halve, inputs stay. */
+    st.etp = 2;
+    extra = mdl_layer_activation_bytes(&moe, &st, 0) - mdl_layer_activation_bytes(&bare, &st, 0);
+    assert_rel(extra, routed_tokens * (2.0 * moe.hidden + 3.0 * moe.moe.ffn_hidden), 1e-9);
+}
+END_TEST
+
+START_TEST(test_cp_halves_activations)
+{
+    cfg_model m = llama3_405b();
+    cfg_recompute modes[] = {CFG_RECOMP_NONE, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL};
+    for (int i = 0; i < 3; i++) {
+        cfg_strategy one = base_strategy();
+        one.tp_x = 8;
+        one.sequence_parallel = true;
+        one.pp = 2;
+        one.recompute = modes[i];
+        cfg_strategy two = one;
+        two.cp_ring = 2;
+        assert_rel(mdl_layer_activation_bytes(&m, &two, 3), mdl_layer_activation_bytes(&m, &one, 3) / 2.0, EXACT);
+        cfg_strategy uly = one;
+        uly.cp_ulysses = 2;
+        assert_rel(mdl_layer_activation_bytes(&m, &uly, 3), mdl_layer_activation_bytes(&m, &one, 3) / 2.0, EXACT);
+        mdl_memory m1, m2;
+        mdl_rank_memory(&m, &one, 0, &m1);
+        mdl_rank_memory(&m, &two, 0, &m2);
+        assert_rel(m2.activations_bytes, m1.activations_bytes / 2.0, EXACT);
+        /* CP ranks hold the same weights. */
+        assert_rel(m2.weights_bytes, m1.weights_bytes, EXACT);
+    }
+}
+END_TEST
+
+/* }======================================================= activations */
+
+/* {============================================================ memory */
+
+START_TEST(test_bytes_per_param_zero)
+{
+    cfg_model m = gpt3_175b();
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.dp = 8;
+    st.global_batch = 64;
+    mdl_memory mm;
+
+    st.zero = 0;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    assert_rel(rank_state_bytes(&mm) / mm.params, 18.0, EXACT);
+    assert_rel(mm.weights_bytes / mm.params, 2.0, EXACT);
+
+    st.zero = 1;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    assert_rel(rank_state_bytes(&mm) / mm.params, 6.0 + 12.0 / 8, EXACT);
+
+    st.zero = 2;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    assert_rel(rank_state_bytes(&mm) / mm.params, 2.0 + 16.0 / 8, EXACT);
+
+    st.zero = 3;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    assert_rel(rank_state_bytes(&mm) / mm.params, 18.0 / 8, EXACT);
+
+    /* CP ranks join the optimizer sharding: D = dp * cp. */
+    st.zero = 1;
+    st.cp_ring = 2;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    assert_rel(rank_state_bytes(&mm) / mm.params, 6.0 + 12.0 / 16, EXACT);
+}
+END_TEST
+
+START_TEST(test_inflight_schedules)
+{
+    cfg_model m = korthikanti_22b();
+    m.layers = 16;
+    cfg_strategy st = base_strategy();
+    st.pp = 4;
+    st.global_batch = 8; /* m = 8 micro-batches */
+    mdl_memory mm;
+
+    st.schedule = CFG_SCHED_1F1B;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    ck_assert_int_eq(mm.inflight_microbatches, 4);
+    mdl_rank_memory(&m, &st, 3, &mm);
+    ck_assert_int_eq(mm.inflight_microbatches, 1);
+    assert_rel(mm.activations_bytes, 4 * mdl_layer_activation_bytes(&m, &st, 12), EXACT);
+    st.global_batch = 2; /* fewer micro-batches than stages */
+    ck_assert_int_eq(mdl_inflight_chunks(&st, 0), 2);
+
+    st.global_batch = 8;
+    st.schedule = CFG_SCHED_GPIPE;
+    for (int p = 0; p < 4; p++) {
+        mdl_rank_memory(&m, &st, p, &mm);
+        ck_assert_int_eq(mm.inflight_microbatches, 8);
+        assert_rel(mm.activations_bytes, 8 * 4 * mdl_layer_activation_bytes(&m, &st, 4 * p), EXACT);
+    }
+
+    /* Interleaved, P = 4, v = 2: chunks of 2 layers; stage 0 holds
+     * 3*2 + 1*4 + 1 = 11 chunks, the last stage 0*2 + 4 + 1 = 5. */
+    st.schedule = CFG_SCHED_INTERLEAVED;
+    st.vpp = 2;
+    int expect[4] = {11, 9, 7, 5};
+    double per_layer = mdl_layer_activation_bytes(&m, &st, 0);
+    for (int p = 0; p < 4; p++) {
+        ck_assert_int_eq(mdl_inflight_chunks(&st, p), expect[p]);
+        mdl_rank_memory(&m, &st, p, &mm);
+        assert_rel(mm.activations_bytes, expect[p] * 2 * per_layer, EXACT);
+        ck_assert_int_eq(mm.inflight_microbatches, (expect[p] + 1) / 2);
+    }
+    st.global_batch = 2; /* capped at m * v */
+    ck_assert_int_eq(mdl_inflight_chunks(&st, 0), 4);
+}
+END_TEST
+
+START_TEST(test_layer_stage_placement)
+{
+    cfg_model m = korthikanti_22b();
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.pp = 2;
+    int plain[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    for (int l = 0; l < 8; l++) ck_assert_int_eq(mdl_layer_stage(&m, &st, l), plain[l]);
+    st.schedule = CFG_SCHED_INTERLEAVED;
+    st.vpp = 2;
+    int inter[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+    for (int l = 0; l < 8; l++) ck_assert_int_eq(mdl_layer_stage(&m, &st, l), inter[l]);
+}
+END_TEST
+
+START_TEST(test_full_recompute_working_set)
+{
+    cfg_model m = korthikanti_22b();
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.pp = 2;
+    st.tp_x = 8;
+    st.micro_batch = 2;
+    st.recompute = CFG_RECOMP_NONE;
+    double none = mdl_layer_activation_bytes(&m, &st, 0);
+    st.recompute = CFG_RECOMP_FULL;
+    mdl_memory mm;
+    mdl_rank_memory(&m, &st, 0, &mm);
+    double input = 2.0 * m.seq_len * st.micro_batch * m.hidden;
+    assert_rel(mm.activations_bytes, 2 * 4 * input + none, EXACT);
+}
+END_TEST
+
+START_TEST(test_tp_halves_sharded)
+{
+    /* Dense untied model on one stage: everything but the norms (2h per
+     * layer, h final) is split over TP, embedding and output included. */
+    cfg_model m = llama3_405b();
+    m.layers = 4;
+    double replicated = m.layers * 2.0 * m.hidden + m.hidden;
+    double prev = -1;
+    for (int t = 1; t <= 8; t *= 2) {
+        cfg_strategy st = base_strategy();
+        st.tp_x = t;
+        mdl_memory mm;
+        mdl_rank_memory(&m, &st, 0, &mm);
+        double sharded = mm.params - replicated;
+        if (prev > 0) assert_rel(sharded, prev / 2.0, EXACT);
+        prev = sharded;
+        mdl_params p;
+        mdl_count_params(&m, &p);
+        assert_rel(sharded * t, p.total - replicated, EXACT);
+    }
+    /* 2D TP shards weights over tp_x * tp_y. */
+    cfg_strategy a = base_strategy(), b = base_strategy();
+    a.tp_x = 8;
+    b.tp_x = 4;
+    b.tp_y = 2;
+    mdl_memory ma, mb;
+    mdl_rank_memory(&m, &a, 0, &ma);
+    mdl_rank_memory(&m, &b, 0, &mb);
+    assert_rel(mb.params, ma.params, EXACT);
+    /* With sequence parallel every activation halves with TP. */
+    a.sequence_parallel = true;
+    cfg_strategy a2 = a;
+    a2.tp_x = 16;
+    assert_rel(mdl_layer_activation_bytes(&m, &a2, 0), mdl_layer_activation_bytes(&m, &a, 0) / 2.0, EXACT);
+}
+END_TEST
+
+START_TEST(test_ep_halves_experts)
+{
+    cfg_model m = mixtral_8x22b();
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    cfg_strategy one = base_strategy();
+    one.pp = 4;
+    one.dp = 4;
+    one.global_batch = 32;
+    cfg_strategy two = one;
+    two.ep = 2;
+    double d1, e1, d2, e2;
+    mdl_stage_params(&m, &one, 1, &d1, &e1);
+    mdl_stage_params(&m, &two, 1, &d2, &e2);
+    int layers = m.layers / 4;
+    assert_rel(e1, layers * m.moe.experts * p.expert, EXACT);
+    assert_rel(e2, e1 / 2.0, EXACT);
+    assert_rel(d2, d1, EXACT);
+    mdl_memory m1, m2;
+    mdl_rank_memory(&m, &one, 1, &m1);
+    mdl_rank_memory(&m, &two, 1, &m2);
+    assert_rel(m1.weights_bytes - m2.weights_bytes, 2.0 * e1 / 2.0, EXACT);
+
+    /* Expert TP splits each expert; TP splits the rest except the norms and
+     * the router, which Megatron replicates. */
+    cfg_strategy et = one;
+    et.tp_x = 2;
+    et.etp = 2;
+    double d3, e3;
+    mdl_stage_params(&m, &et, 1, &d3, &e3);
+    assert_rel(e3, e1 / 2.0, EXACT);
+    double replicated = layers * (2.0 * m.hidden + (double)m.hidden * m.moe.experts);
+    assert_rel(2.0 * (d3 - replicated), d1 - replicated, EXACT);
+
+    /* Distributed optimizer: experts shard over dp/ep ranks, the rest over dp. */
+    two.zero = 1;
+    mdl_rank_memory(&m, &two, 1, &m2);
+    assert_rel(m2.optimizer_bytes, 12.0 * (d2 / 4.0 + e2 / 2.0), EXACT);
+}
+END_TEST
+
+START_TEST(test_embedding_placement)
+{
+    cfg_model m = gpt3_175b(); /* tied */
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.pp = 4;
+    st.tp_x = 2;
+    double vh = (double)m.vocab * m.hidden / 2.0;
+    double d0, d1, d3, e;
+    mdl_stage_params(&m, &st, 0, &d0, &e);
+    mdl_stage_params(&m, &st, 1, &d1, &e);
+    mdl_stage_params(&m, &st, 3, &d3, &e);
+    assert_rel(d0 - d1, vh, EXACT);
+    /* Tied with pp > 1: the last stage keeps its own copy, plus the final norm. */
+    assert_rel(d3 - d1, vh + m.hidden, EXACT);
+    /* Tied on one stage: a single copy. */
+    st.pp = 1;
+    mdl_stage_params(&m, &st, 0, &d0, &e);
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    double norms = m.layers * 2.0 * m.hidden + m.hidden;
+    assert_rel(d0, (p.total - norms) / 2.0 + norms, EXACT);
+}
+END_TEST
+
+START_TEST(test_buffers_and_peak)
+{
+    cfg_model m = llama3_405b();
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.pp = 4;
+    st.tp_x = 8;
+    st.micro_batch = 1;
+    mdl_memory first, last;
+    mdl_rank_memory(&m, &st, 0, &first);
+    mdl_rank_memory(&m, &st, 3, &last);
+    /* dp*cp = 1: no gradient bucket; logits (2 + 4 bytes) only on the last stage. */
+    ck_assert(first.buffers_bytes == 0.0);
+    assert_rel(last.buffers_bytes, (double)m.seq_len * m.vocab / 8.0 * 6.0, EXACT);
+
+    st.dp = 2;
+    st.global_batch = 16;
+    st.zero = 3;
+    mdl_rank_memory(&m, &st, 1, &first);
+    double d, e;
+    mdl_stage_params(&m, &st, 1, &d, &e);
+    /* Middle stage: 40 MB bucket + one gathered layer (half the stage's two). */
+    assert_rel(first.buffers_bytes, 40e6 + 2.0 * d / 2.0, EXACT);
+
+    int best = mdl_peak_memory(&m, &st, &first);
+    ck_assert(best >= 0 && best < 4);
+    for (int p = 0; p < 4; p++) {
+        mdl_rank_memory(&m, &st, p, &last);
+        ck_assert(last.total_bytes <= first.total_bytes);
+        assert_rel(last.total_bytes, rank_state_bytes(&last) + last.activations_bytes + last.buffers_bytes, EXACT);
+    }
+    mdl_rank_memory(&m, &st, best, &last);
+    assert_rel(last.total_bytes, first.total_bytes, EXACT);
+}
+END_TEST
+
+/* }============================================================ memory */
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("params");
+    tcase_add_test(tc, test_params_gpt3);
+    tcase_add_test(tc, test_params_llama405b);
+    tcase_add_test(tc, test_params_mixtral);
+    tcase_add_test(tc, test_params_moe_layout);
+    tcase_add_test(tc, test_params_gqa);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("flops");
+    tcase_add_test(tc, test_flops_megatron_closed_form);
+    tcase_add_test(tc, test_flops_twice_params);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("activations");
+    tcase_add_test(tc, test_korthikanti_table2);
+    tcase_add_test(tc, test_activations_generalised);
+    tcase_add_test(tc, test_activations_moe);
+    tcase_add_test(tc, test_cp_halves_activations);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("memory");
+    tcase_add_test(tc, test_bytes_per_param_zero);
+    tcase_add_test(tc, test_inflight_schedules);
+    tcase_add_test(tc, test_layer_stage_placement);
+    tcase_add_test(tc, test_full_recompute_working_set);
+    tcase_add_test(tc, test_tp_halves_sharded);
+    tcase_add_test(tc, test_ep_halves_experts);
+    tcase_add_test(tc, test_embedding_placement);
+    tcase_add_test(tc, test_buffers_and_peak);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(model_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

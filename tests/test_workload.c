@@ -1,0 +1,394 @@
+/* test_workload.c - rank layout, process groups, pipeline schedules and the
+ * per-rank programs, checked against closed forms. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/cost.h"
+#include "model/model.h"
+#include "workload/workload.h"
+
+static cfg_model model_gpt(void)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "t");
+    m.layers = 8;
+    m.hidden = 1024;
+    m.heads = 16;
+    m.kv_heads = 16;
+    m.head_dim = 64;
+    m.ffn_hidden = 4096;
+    m.vocab = 32000;
+    m.seq_len = 1024;
+    m.activation = CFG_ACT_GELU;
+    m.dtype_bytes = 2;
+    return m;
+}
+
+static cfg_platform platform(int devices)
+{
+    cfg_platform p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "p");
+    p.devices = devices;
+    p.peak_flops_per_s = 312e12;
+    p.hbm_bytes = 80 * SIM_GIB;
+    p.hbm_bytes_per_s = 2e12;
+    p.devices_per_node = 8;
+    p.devices_per_supernode = 8;
+    p.fabric_bytes_per_s = 300e9;
+    p.fabric_latency_s = 2e-6;
+    p.nic_bytes_per_s = 25e9;
+    p.nic_latency_s = 4e-6;
+    p.spine_latency_s = 1e-6;
+    p.oversubscription = 1;
+    p.gemm_efficiency.n = 3;
+    double x[] = {1e8, 1e10, 1e12}, y[] = {0.3, 0.6, 0.8};
+    for (int i = 0; i < 3; i++) {
+        p.gemm_efficiency.x[i] = x[i];
+        p.gemm_efficiency.y[i] = y[i];
+    }
+    p.attention_efficiency = 0.5;
+    p.memory_efficiency = 0.8;
+    p.network_efficiency = 1;
+    p.kernel_overhead_s = 2e-6;
+    p.collective_step_s = 5e-6;
+    return p;
+}
+
+static cfg_strategy strategy(int dp, int pp, int tp)
+{
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    strcpy(s.name, "s");
+    s.dp = dp;
+    s.pp = pp;
+    s.tp_x = tp;
+    s.tp_y = s.cp_ring = s.cp_ulysses = s.ep = s.etp = s.vpp = 1;
+    s.schedule = CFG_SCHED_1F1B;
+    s.micro_batch = 1;
+    s.global_batch = dp * 8;
+    s.overlap_grad_reduce = true;
+    s.moe_capacity_factor = 1;
+    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                      CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
+    memcpy(s.order, order, sizeof order);
+    return s;
+}
+
+typedef struct fixture {
+    cfg_model m;
+    cfg_platform p;
+    cfg_strategy s;
+    cost_model *c;
+    wl_plan *plan;
+} fixture;
+
+static void setup(fixture *f, cfg_model m, cfg_strategy s)
+{
+    sim_err err;
+    f->m = m;
+    f->s = s;
+    f->p = platform(cfg_world_size(&s));
+    f->c = cost_new(&f->p, &err);
+    ck_assert_ptr_nonnull(f->c);
+    ck_assert_int_eq(wl_plan_new(&f->m, &f->p, &f->s, f->c, &f->plan, &err), SIM_OK);
+}
+
+static void teardown(fixture *f)
+{
+    wl_plan_free(f->plan);
+    cost_free(f->c);
+}
+
+/* Totals of one rank's program. */
+typedef struct totals {
+    double coll_bytes[WL_NGROUPS][4]; /* by group and collective kind */
+    int colls[WL_NGROUPS];
+    int sends, recvs, waits, computes;
+    double compute_s;
+} totals;
+
+static totals walk(const wl_plan *plan, int rank)
+{
+    totals t;
+    memset(&t, 0, sizeof t);
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        switch (in.op) {
+        case WL_COMPUTE: t.computes++; t.compute_s += in.seconds; break;
+        case WL_COLL: t.colls[in.group]++; t.coll_bytes[in.group][in.coll] += in.bytes; break;
+        case WL_SEND: t.sends++; break;
+        case WL_RECV: t.recvs++; break;
+        case WL_WAIT: t.waits++; break;
+        }
+    }
+    wl_program_free(p);
+    return t;
+}
+
+START_TEST(test_layout_default_order)
+{
+    fixture f;
+    setup(&f, model_gpt(), strategy(2, 2, 4)); /* 16 ranks: tp innermost, then dp, then pp */
+    int members[16], me, coords[CFG_NDIMS];
+    wl_coords(f.plan, 13, coords);
+    ck_assert_int_eq(coords[CFG_DIM_TP_X], 1);
+    ck_assert_int_eq(coords[CFG_DIM_DP], 1);
+    ck_assert_int_eq(coords[CFG_DIM_PP], 1);
+    ck_assert_int_eq(wl_group_members(f.plan, 13, WL_G_TP, members, &me), 4);
+    ck_assert_int_eq(members[0], 12);
+    ck_assert_int_eq(members[3], 15);
+    ck_assert_int_eq(me, 1);
+    ck_assert_int_eq(wl_group_members(f.plan, 13, WL_G_DP, members, &me), 2);
+    ck_assert_int_eq(members[0], 9);
+    ck_assert_int_eq(members[1], 13);
+    ck_assert_int_eq(wl_group_members(f.plan, 13, WL_G_PP, members, &me), 2);
+    ck_assert_int_eq(members[0], 5);
+    ck_assert_int_eq(wl_stage(f.plan, 13), 1);
+    ck_assert_int_eq(wl_group_id(f.plan, 13, WL_G_TP), 12);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_layout_order_changes_neighbours)
+{
+    fixture f;
+    cfg_strategy s = strategy(2, 1, 4);
+    /* dp innermost: a TP group is now strided by 2 */
+    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_DP, CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES,
+                                      CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_PP};
+    memcpy(s.order, order, sizeof order);
+    setup(&f, model_gpt(), s);
+    int members[8], me;
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_TP, members, &me), 4);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(members[i], 2 * i);
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_DP, members, &me), 2);
+    ck_assert_int_eq(members[1], 1);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_groups_partition_world)
+{
+    /* Every group of every kind contains its rank, and the groups of one
+     * kind partition the world (each rank in exactly one). */
+    fixture f;
+    cfg_model m = model_gpt();
+    m.moe.experts = 8;
+    m.moe.top_k = 2;
+    m.moe.ffn_hidden = 1024;
+    m.moe.layer_freq = 1;
+    cfg_strategy s = strategy(4, 2, 2);
+    s.ep = 2;
+    setup(&f, m, s);
+    int world = wl_world(f.plan), members[64], me;
+    for (int g = 0; g < WL_NGROUPS; g++) {
+        int *count = calloc((size_t)world, sizeof *count);
+        for (int r = 0; r < world; r++) {
+            int n = wl_group_members(f.plan, r, (wl_group)g, members, &me);
+            ck_assert_int_eq(members[me], r);
+            if (wl_group_id(f.plan, r, (wl_group)g) == r)
+                for (int i = 0; i < n; i++) count[members[i]]++;
+        }
+        for (int r = 0; r < world; r++) ck_assert_msg(count[r] == 1, "group %s rank %d in %d groups",
+                                                      wl_group_name((wl_group)g), r, count[r]);
+        free(count);
+    }
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EP, members, &me), 2);
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EDP, members, &me), 2);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_schedule_1f1b_counts)
+{
+    /* Each stage runs every micro-batch once forward and once backward;
+     * 1F1B stage s starts with pp - s - 1 forwards before its first backward. */
+    fixture f;
+    setup(&f, model_gpt(), strategy(1, 4, 1));
+    for (int st = 0; st < 4; st++) {
+        totals t = walk(f.plan, st);
+        int m = 8;
+        ck_assert_int_eq(t.recvs, (st > 0 ? m : 0) + (st < 3 ? m : 0));
+        ck_assert_int_eq(t.sends, t.recvs);
+    }
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_schedule_interleaved_complete)
+{
+    fixture f;
+    cfg_strategy s = strategy(1, 2, 1);
+    s.schedule = CFG_SCHED_INTERLEAVED;
+    s.vpp = 2;
+    setup(&f, model_gpt(), s);
+    /* Every (micro, layer) of the stage appears once in forward and once in
+     * backward, and the forward comes first. */
+    for (int rank = 0; rank < 2; rank++) {
+        int seen_f[8][8] = {{0}}, seen_b[8][8] = {{0}};
+        wl_program *p = wl_program_new(f.plan, rank);
+        wl_instr in;
+        while (wl_program_next(p, &in)) {
+            if (in.op != WL_COMPUTE || in.layer < 0 || in.micro < 0) continue;
+            if (in.phase == WL_PH_FORWARD) seen_f[in.micro][in.layer] = 1;
+            if (in.phase == WL_PH_BACKWARD) {
+                ck_assert_int_eq(seen_f[in.micro][in.layer], 1);
+                seen_b[in.micro][in.layer] = 1;
+            }
+        }
+        wl_program_free(p);
+        int layers = 0;
+        for (int l = 0; l < 8; l++) {
+            /* stage r holds layers of chunks (c*pp + r) */
+            bool mine = ((l / 2) % 2) == rank;
+            layers += mine;
+            for (int mb = 0; mb < 8; mb++) {
+                ck_assert_int_eq(seen_f[mb][l], mine);
+                ck_assert_int_eq(seen_b[mb][l], mine);
+            }
+        }
+        ck_assert_int_eq(layers, 4);
+    }
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_tp_bytes_closed_form)
+{
+    /* 1D TP without SP: per layer and micro-batch, 2 all-reduces forward and
+     * 2 backward of b*s*h*2 bytes (Korthikanti et al. section 4.2.2). With
+     * SP: the same bytes as all-gathers and reduce-scatters. */
+    for (int sp = 0; sp <= 1; sp++) {
+        fixture f;
+        cfg_strategy s = strategy(1, 1, 4);
+        s.sequence_parallel = sp;
+        setup(&f, model_gpt(), s);
+        totals t = walk(f.plan, 0);
+        double per = 1.0 * 1024 * 1024 * 2; /* b*s*h*2 */
+        int m = 8, L = 8;
+        if (!sp) {
+            /* + embedding all-reduce fwd, head's dgrad all-reduce bwd */
+            ck_assert_double_eq_tol(t.coll_bytes[WL_G_TP][WL_ALLREDUCE] - 1024.0 * 4 * 3 * m,
+                                    per * (4.0 * L + 2) * m, 1);
+            ck_assert_double_eq(t.coll_bytes[WL_G_TP][WL_ALLGATHER], 0);
+        } else {
+            ck_assert_double_eq_tol(t.coll_bytes[WL_G_TP][WL_REDUCESCATTER], per * (4.0 * L + 2) * m, 1);
+            ck_assert_double_eq_tol(t.coll_bytes[WL_G_TP][WL_ALLGATHER], per * (6.0 * L + 2) * m, 1);
+        }
+        teardown(&f);
+    }
+}
+END_TEST
+
+START_TEST(test_no_tp_no_tp_traffic)
+{
+    fixture f;
+    setup(&f, model_gpt(), strategy(2, 1, 1));
+    totals t = walk(f.plan, 0);
+    ck_assert_int_eq(t.colls[WL_G_TP], 0);
+    ck_assert_int_gt(t.colls[WL_G_DP], 0);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_dp_grad_bytes_equal_params)
+{
+    /* zero 0: the gradients all-reduced over DP are 4 bytes per parameter
+     * held (fp32 main grads); zero 1: reduce-scattered, then 2 bytes per
+     * parameter all-gathered. */
+    for (int zero = 0; zero <= 1; zero++) {
+        fixture f;
+        cfg_strategy s = strategy(2, 1, 2);
+        s.zero = zero;
+        cfg_model m = model_gpt();
+        setup(&f, m, s);
+        mdl_params pa;
+        mdl_count_params(&m, &pa);
+        double held = (pa.per_dense_layer * m.layers + pa.embedding + pa.output) / 2 + m.hidden;
+        totals t = walk(f.plan, 0);
+        wl_coll kind = zero ? WL_REDUCESCATTER : WL_ALLREDUCE;
+        ck_assert_double_eq_tol(t.coll_bytes[WL_G_DP][kind], 4 * held, held * 1e-9);
+        ck_assert_double_eq_tol(t.coll_bytes[WL_G_DP][WL_ALLGATHER], zero ? 2 * held : 0, held * 1e-9);
+        teardown(&f);
+    }
+}
+END_TEST
+
+START_TEST(test_recompute_adds_forward_time)
+{
+    fixture f1, f2, f3;
+    cfg_strategy s = strategy(1, 1, 1);
+    setup(&f1, model_gpt(), s);
+    s.recompute = CFG_RECOMP_SELECTIVE;
+    setup(&f2, model_gpt(), s);
+    s.recompute = CFG_RECOMP_FULL;
+    setup(&f3, model_gpt(), s);
+    double ph1[WL_NPHASES], ph2[WL_NPHASES], ph3[WL_NPHASES];
+    double t1 = wl_rank_compute_s(f1.plan, 0, ph1);
+    double t2 = wl_rank_compute_s(f2.plan, 0, ph2);
+    double t3 = wl_rank_compute_s(f3.plan, 0, ph3);
+    ck_assert_double_eq(ph1[WL_PH_RECOMPUTE], 0);
+    ck_assert(t1 < t2 && t2 < t3);
+    /* full recompute redoes every layer's forward (not embedding/logits) */
+    ck_assert(ph3[WL_PH_RECOMPUTE] < ph3[WL_PH_FORWARD]);
+    ck_assert(ph3[WL_PH_RECOMPUTE] > 0.7 * ph3[WL_PH_FORWARD]);
+    teardown(&f1);
+    teardown(&f2);
+    teardown(&f3);
+}
+END_TEST
+
+START_TEST(test_overlap_uses_stream_and_waits)
+{
+    fixture f;
+    cfg_strategy s = strategy(2, 1, 1);
+    s.zero = 1;
+    s.overlap_param_gather = true;
+    setup(&f, model_gpt(), s);
+    wl_program *p = wl_program_new(f.plan, 0);
+    wl_instr in;
+    unsigned issued = 0, last_wait = 0;
+    while (wl_program_next(p, &in)) {
+        if (in.op == WL_COLL && in.stream == WL_S_DP) issued++;
+        if (in.op == WL_WAIT) {
+            ck_assert_uint_le(in.seq, issued);
+            last_wait = in.seq;
+        }
+    }
+    wl_program_free(p);
+    ck_assert_uint_gt(issued, 0);
+    ck_assert_uint_eq(last_wait, issued); /* the final wait covers every gradient */
+    teardown(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("workload");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_layout_default_order);
+    tcase_add_test(tc, test_layout_order_changes_neighbours);
+    tcase_add_test(tc, test_groups_partition_world);
+    tcase_add_test(tc, test_schedule_1f1b_counts);
+    tcase_add_test(tc, test_schedule_interleaved_complete);
+    tcase_add_test(tc, test_tp_bytes_closed_form);
+    tcase_add_test(tc, test_no_tp_no_tp_traffic);
+    tcase_add_test(tc, test_dp_grad_bytes_equal_params);
+    tcase_add_test(tc, test_recompute_adds_forward_time);
+    tcase_add_test(tc, test_overlap_uses_stream_and_waits);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
