@@ -177,6 +177,20 @@ START_TEST(shipped_platforms_load)
 }
 END_TEST
 
+START_TEST(etp_defaults_to_tp)
+{
+    triple t;
+    const char *items[] = {"etp=0"};
+    ck_assert_int_eq(load_check(&t, "mixtral-8x22b", "ascend-a3-2048", "mixtral-8x22b-a3-megatron", 0, items, 1),
+                     SIM_OK);
+    ck_assert_int_eq(t.s.etp, t.s.tp_x * t.s.tp_y);
+    const char *two[] = {"etp=2"};
+    ck_assert_int_eq(load_check(&t, "mixtral-8x22b", "ascend-a3-2048", "mixtral-8x22b-a3-megatron", 0, two, 1),
+                     SIM_OK);
+    ck_assert_int_eq(t.s.etp, 2);
+}
+END_TEST
+
 START_TEST(shipped_strategies_check)
 {
     for (int i = 0; i < NPAIRS; i++) {
@@ -223,7 +237,7 @@ START_TEST(strategy_defaults)
     ck_assert_int_eq(s.cp_ring, 1);
     ck_assert_int_eq(s.cp_ulysses, 1);
     ck_assert_int_eq(s.ep, 1);
-    ck_assert_int_eq(s.etp, 1);
+    ck_assert_int_eq(s.etp, 0); /* "as tp": resolved by cfg_check */
     ck_assert_int_eq(s.vpp, 1);
     ck_assert_int_eq(s.schedule, CFG_SCHED_1F1B);
     ck_assert_int_eq(s.micro_batch, 1);
@@ -1154,6 +1168,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, shipped_models_load);
     tcase_add_test(tc, shipped_platforms_load);
     tcase_add_test(tc, shipped_strategies_check);
+    tcase_add_test(tc, etp_defaults_to_tp);
     tcase_add_test(tc, shipped_default_strategy_shape);
     suite_add_tcase(s, tc);
 

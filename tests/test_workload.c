@@ -119,7 +119,13 @@ static totals walk(const wl_plan *plan, int rank)
     while (wl_program_next(p, &in)) {
         switch (in.op) {
         case WL_COMPUTE: t.computes++; t.compute_s += in.seconds; break;
-        case WL_COLL: t.colls[in.group]++; t.coll_bytes[in.group][in.coll] += in.bytes; break;
+        case WL_COLL: {
+            /* 1D TP runs on the tp_x group: count the TP dimension as one */
+            int g = wl_group_dim((wl_group)in.group) == WL_DIM_TP ? WL_G_TP : in.group;
+            t.colls[g]++;
+            t.coll_bytes[g][in.coll] += in.bytes;
+            break;
+        }
         case WL_SEND: t.sends++; break;
         case WL_RECV: t.recvs++; break;
         case WL_WAIT: t.waits++; break;
@@ -198,7 +204,10 @@ START_TEST(test_groups_partition_world)
         free(count);
     }
     ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EP, members, &me), 2);
-    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EDP, members, &me), 2);
+    /* etp = 1: every TP rank holds whole experts, so the expert gradients
+     * are reduced over the data-space partners and the TP group: 2 x 2 */
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EDP, members, &me), 4);
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_ETP, members, &me), 1);
     teardown(&f);
 }
 END_TEST

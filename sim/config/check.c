@@ -225,7 +225,7 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     if ((rc = check_sequence(m, s, err))) return rc;
 
     i64 t = product(tp, 2, true, desc, sizeof desc, NULL);
-    if (t % s->etp != 0)
+    if (s->etp > 0 && t % s->etp != 0)
         return sim_fail(err, SIM_EINVAL, "%s: .etp: %d does not divide %s (use a divisor of %lld)", f, s->etp, desc, t);
     if (s->fuse_tpy_cp && (s->tp_y < 2 || s->cp_ulysses < 2))
         return sim_fail(err, SIM_EINVAL,
@@ -285,5 +285,6 @@ sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim
     if ((rc = check_world(p, s, &dp, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
     s->dp = dp;
+    if (s->etp == 0) s->etp = s->tp_x * s->tp_y; /* Megatron's default: experts split like the dense layers */
     return SIM_OK;
 }

@@ -227,7 +227,7 @@ static const cfg_key strategy_rows[] = {
     ROW_INT("cp_ring", cfg_strategy, cp_ring, 1, MAXDIM, 1, 0),
     ROW_INT("cp_ulysses", cfg_strategy, cp_ulysses, 1, MAXDIM, 1, 0),
     ROW_INT("ep", cfg_strategy, ep, 1, MAXDIM, 1, 0),
-    ROW_INT("etp", cfg_strategy, etp, 1, MAXDIM, 1, 0),
+    ROW_INT("etp", cfg_strategy, etp, 0, MAXDIM, 0, 0),
     ROW_INT("vpp", cfg_strategy, vpp, 1, 16384, 1, 0),
     ROW_ENUM("schedule", cfg_strategy, schedule, schedule_names, NULL, "1f1b"),
     ROW_INT("micro_batch", cfg_strategy, micro_batch, 1, MAXWIDTH, 1, 0),

@@ -20,7 +20,7 @@ enum {
     WL_L_NONE = 0,
     WL_L_EMBED, WL_L_NORM, WL_L_QKV, WL_L_ATTN, WL_L_PROJ, WL_L_RESIDUAL, WL_L_FC1, WL_L_ACT, WL_L_FC2,
     WL_L_ROUTER, WL_L_EXPERTS, WL_L_SHARED, WL_L_LOGITS, WL_L_LOSS,
-    WL_L_TP_AG, WL_L_TP_RS, WL_L_TP_AR, WL_L_CP_KV, WL_L_CP_A2A, WL_L_EP_DISPATCH, WL_L_EP_COMBINE,
+    WL_L_TP_AG, WL_L_TP_RS, WL_L_TP_AR, WL_L_TP_A2A, WL_L_CP_KV, WL_L_CP_A2A, WL_L_EP_DISPATCH, WL_L_EP_COMBINE,
     WL_L_DP_GRAD, WL_L_DP_PARAM, WL_L_EDP_GRAD, WL_L_EDP_PARAM, WL_L_PP_ACT, WL_L_PP_GRAD,
     WL_L_OPTIMIZER, WL_L_WAIT,
     WL_NLABELS
@@ -34,6 +34,7 @@ typedef struct wl_layout {
     int size[CFG_NDIMS];
     int stride[CFG_NDIMS];
     int ep;
+    int tp, etp;            /* tp_x*tp_y, and the expert tensor parallel size dividing it */
     bool ep_inner;          /* ep listed before dp in `order`: EP groups are consecutive data-space ranks */
     cfg_dim data_dims[3];   /* cp_ulysses, cp_ring, dp in `order` order */
 } wl_layout;
@@ -67,6 +68,9 @@ typedef struct wl_edge_ops {
     wl_ops embed_fwd, embed_bwd, head_fwd, head_bwd;
     double embed_params, head_params;
 } wl_edge_ops;
+
+/* Members in one group of kind g (from the strategy alone). */
+int wl_group_size(const cfg_strategy *s, wl_group g);
 
 void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out);
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out);

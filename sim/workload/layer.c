@@ -38,7 +38,7 @@ static void emit_compute(emitter *e, int label, double seconds)
     wl_ops_push(e->ops, &in);
 }
 
-static int group_size(const cfg_strategy *s, wl_group g)
+int wl_group_size(const cfg_strategy *s, wl_group g)
 {
     switch (g) {
     case WL_G_TP: return s->tp_x * s->tp_y;
@@ -48,7 +48,8 @@ static int group_size(const cfg_strategy *s, wl_group g)
     case WL_G_CPU: return s->cp_ulysses;
     case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
     case WL_G_EP: return s->ep;
-    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / s->ep;
+    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / s->ep * (s->tp_x * s->tp_y / s->etp);
+    case WL_G_ETP: return s->etp;
     case WL_G_DP: return s->dp * s->cp_ring * s->cp_ulysses;
     case WL_G_PP: return s->pp;
     default: return 1;
@@ -58,7 +59,7 @@ static int group_size(const cfg_strategy *s, wl_group g)
 /* A collective on `stream` (WL_S_MAIN = blocking); skipped for a group of one. */
 static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream)
 {
-    if (group_size(e->plan->s, g) <= 1 || bytes <= 0) return;
+    if (wl_group_size(e->plan->s, g) <= 1 || bytes <= 0) return;
     wl_instr in = {0};
     in.op = WL_COLL;
     in.coll = (uint8_t)kind;
@@ -105,10 +106,12 @@ static void emit_elementwise(emitter *e, int label, double bytes, bool backward)
 /* Shapes of the layer on this rank. */
 typedef struct shape {
     double tok;      /* tokens of the rank's sequence shard in one micro-batch: b*s/cp */
-    double tok_sp;   /* tokens held between blocks: tok/tp with SP, else tok */
-    double h, q, kv; /* hidden, a*d/tp, 2*g*d/tp (K and V), per rank */
-    double t;        /* tp */
-    bool sp;
+    double tok_sp;   /* tokens held between blocks: tok/tp when sequence-sharded, else tok */
+    double h;        /* hidden */
+    double qkv;      /* width of Q, K and V together, all heads (K,V replicated when tp_x > kv_heads) */
+    double q;        /* width of Q (and of the attention output), all heads */
+    double x, y, t;  /* tp_x, tp_y, tp_x*tp_y */
+    bool sp;         /* activations sharded between blocks (SP, or 2D TP) */
 } shape;
 
 static shape layer_shape(const wl_plan *plan)
@@ -116,35 +119,80 @@ static shape layer_shape(const wl_plan *plan)
     const cfg_model *m = plan->m;
     const cfg_strategy *s = plan->s;
     shape sh;
-    sh.t = cfg_tp(s);
+    sh.x = s->tp_x;
+    sh.y = s->tp_y;
+    sh.t = sh.x * sh.y;
     sh.sp = s->sequence_parallel || s->tp_y > 1;
     sh.tok = (double)s->micro_batch * m->seq_len / cfg_cp(s);
     sh.tok_sp = sh.sp ? sh.tok / sh.t : sh.tok;
     sh.h = m->hidden;
-    sh.q = (double)m->heads * m->head_dim / sh.t;
-    /* KV heads are replicated when tp exceeds them. */
-    double kv_heads = (double)m->kv_heads / sh.t;
-    if (kv_heads < 1) kv_heads = 1;
-    sh.kv = 2.0 * kv_heads * m->head_dim;
+    sh.q = (double)m->heads * m->head_dim;
+    double kv_heads = m->kv_heads < s->tp_x ? s->tp_x : m->kv_heads;
+    sh.qkv = sh.q + 2.0 * kv_heads * m->head_dim;
     return sh;
 }
 
-/* Gather before a column-parallel block (SP only). */
-static void block_entry(emitter *e, const shape *sh, bool backward)
+static void tp_gather(emitter *e, wl_group g, double bytes)
 {
-    if (sh->sp) emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_TP, sh->tok * sh->h * e->dtype, WL_S_MAIN);
-    (void)backward;
+    emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, g, bytes, WL_S_MAIN);
 }
 
-/* Reduce after a row-parallel block (forward) or after the column-parallel
- * input gradient (backward). */
-static void block_exit(emitter *e, const shape *sh)
+static void tp_reduce(emitter *e, wl_group g, double bytes, bool sharded)
 {
-    double bytes = sh->tok * sh->h * e->dtype;
-    if (sh->sp)
-        emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_TP, bytes, WL_S_MAIN);
+    if (sharded)
+        emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, g, bytes, WL_S_MAIN);
     else
-        emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, bytes, WL_S_MAIN);
+        emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, g, bytes, WL_S_MAIN);
+}
+
+/* A linear layer Y[tok, N] = X[tok, K] W[K, N] and its tensor-parallel
+ * collectives.  2D layout (MindSpeed tp-2d): the first GEMM of a block
+ * gathers its input over tp_x and reduce-scatters its output over tp_y;
+ * the second swaps the roles.  With tp_y = 1 this is Megatron's 1D TP with
+ * sequence parallel (first = column-parallel, second = row-parallel);
+ * without SP the 1D case all-reduces after the row-parallel GEMM in
+ * forward and after the column-parallel input gradient in backward. */
+static void linear(emitter *e, const shape *sh, int label, double K, double N, bool second, bool bwd)
+{
+    double db = e->dtype;
+    wl_group gin = second ? WL_G_TPY : WL_G_TPX, gout = second ? WL_G_TPX : WL_G_TPY;
+    double din = second ? sh->x : sh->y, dout = second ? sh->y : sh->x; /* K and N splits */
+    double in_bytes = sh->tok * K / din * db, out_bytes = sh->tok * N / dout * db;
+    if (!sh->sp) { /* 1D TP without sequence parallel */
+        gin = gout = WL_G_TP;
+        din = second ? sh->t : 1;
+        dout = second ? 1 : sh->t;
+    }
+    if (!bwd) {
+        if (sh->sp) tp_gather(e, gin, in_bytes);
+        emit_gemm(e, label, sh->tok, N / dout, K / din, false);
+        if (sh->sp)
+            tp_reduce(e, gout, out_bytes, true);
+        else if (second)
+            tp_reduce(e, WL_G_TP, sh->tok * sh->h * db, false);
+    } else {
+        if (sh->sp) {
+            tp_gather(e, gout, out_bytes); /* the output gradient */
+            tp_gather(e, gin, in_bytes);   /* the input again, for the weight gradient */
+        }
+        emit_gemm(e, label, sh->tok, N / dout, K / din, true);
+        if (sh->sp)
+            tp_reduce(e, gin, in_bytes, true);
+        else if (!second)
+            tp_reduce(e, WL_G_TP, sh->tok * sh->h * db, false);
+    }
+}
+
+/* Norm statistics of a hidden split over tp_y are all-reduced (2D only). */
+static void norm(emitter *e, const shape *sh, bool bwd)
+{
+    emit_elementwise(e, WL_L_NORM, sh->tok_sp * sh->h * e->dtype * 2, bwd);
+    if (sh->y > 1) emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TPY, sh->tok_sp * sh->y * 2 * 4, WL_S_MAIN);
+}
+
+static void residual(emitter *e, const shape *sh, bool bwd)
+{
+    emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, bwd);
 }
 
 static void attention_core(emitter *e, const shape *sh, bool backward)
@@ -153,16 +201,17 @@ static void attention_core(emitter *e, const shape *sh, bool backward)
     const cfg_strategy *s = e->plan->s;
     /* Causal attention of the rank's queries against the whole context:
      * scores and context GEMMs, half of the square for the mask. */
-    double flops = 4.0 * sh->tok * m->seq_len * sh->q * 0.5;
-    double bytes = sh->tok * (2 * sh->q + sh->kv) * e->dtype;
+    double flops = 4.0 * sh->tok * m->seq_len * sh->q / sh->t * 0.5;
+    double bytes = sh->tok * (sh->q + sh->qkv) / sh->t * e->dtype;
     if (backward) {
         flops *= ATTN_BWD_FACTOR;
         bytes *= 2;
     }
     double t = cost_attention_s(e->plan->c, flops, bytes);
     if (s->cp_ring > 1) {
-        /* K,V blocks go round the ring (gradients come back in backward). */
-        double kv_block = sh->tok * sh->kv * e->dtype;
+        /* K,V blocks go round the ring, overlapped with blockwise attention
+         * (their gradients come back round it in backward). */
+        double kv_block = sh->tok * (sh->qkv - sh->q) / sh->t * e->dtype;
         wl_stream st = s->overlap_cp_comm ? WL_S_CP : WL_S_MAIN;
         emit_coll(e, WL_L_CP_KV, WL_ALLGATHER, WL_G_CPR, kv_block * s->cp_ring, st);
         if (backward) emit_coll(e, WL_L_CP_KV, WL_REDUCESCATTER, WL_G_CPR, kv_block * s->cp_ring, st);
@@ -173,104 +222,112 @@ static void attention_core(emitter *e, const shape *sh, bool backward)
     }
 }
 
-static void ulysses_a2a(emitter *e, const shape *sh, double width)
+/* Re-shard sequence <-> heads around core attention: over tp_y (2D TP:
+ * the sequence is split over tp_y after the QKV reduce-scatter) and over
+ * the Ulysses group; one all-to-all over both when fused. */
+static void heads_a2a(emitter *e, const shape *sh, double width)
 {
-    if (e->plan->s->cp_ulysses > 1)
-        emit_coll(e, WL_L_CP_A2A, WL_ALLTOALL, WL_G_CPU, sh->tok * width * e->dtype, WL_S_MAIN);
+    const cfg_strategy *s = e->plan->s;
+    double bytes = sh->tok / sh->y * width / sh->x * e->dtype;
+    if (s->fuse_tpy_cp) {
+        emit_coll(e, WL_L_CP_A2A, WL_ALLTOALL, WL_G_FUSED, bytes, WL_S_MAIN);
+        return;
+    }
+    emit_coll(e, WL_L_TP_A2A, WL_ALLTOALL, WL_G_TPY, bytes, WL_S_MAIN);
+    emit_coll(e, WL_L_CP_A2A, WL_ALLTOALL, WL_G_CPU, bytes, WL_S_MAIN);
 }
 
 /* Attention block, forward or backward (ops in execution order). */
 static void attention_block(emitter *e, const shape *sh, bool bwd)
 {
-    double norm_bytes = sh->tok_sp * sh->h * e->dtype * 2;
     if (!bwd) {
-        emit_elementwise(e, WL_L_NORM, norm_bytes, false);
-        block_entry(e, sh, false);
-        emit_gemm(e, WL_L_QKV, sh->tok, sh->q + sh->kv, sh->h, false);
-        ulysses_a2a(e, sh, sh->q + sh->kv);
+        norm(e, sh, false);
+        linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, false);
+        heads_a2a(e, sh, sh->qkv);
         attention_core(e, sh, false);
-        ulysses_a2a(e, sh, sh->q);
-        emit_gemm(e, WL_L_PROJ, sh->tok, sh->h, sh->q, false);
-        block_exit(e, sh);
-        emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, false);
+        heads_a2a(e, sh, sh->q);
+        linear(e, sh, WL_L_PROJ, sh->q, sh->h, true, false);
+        residual(e, sh, false);
     } else {
-        emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, true);
-        block_entry(e, sh, true); /* gather the output gradient */
-        emit_gemm(e, WL_L_PROJ, sh->tok, sh->h, sh->q, true);
-        ulysses_a2a(e, sh, sh->q);
+        residual(e, sh, true);
+        linear(e, sh, WL_L_PROJ, sh->q, sh->h, true, true);
+        heads_a2a(e, sh, sh->q);
         attention_core(e, sh, true);
-        ulysses_a2a(e, sh, sh->q + sh->kv);
-        block_entry(e, sh, true); /* gather the input again for the weight gradient */
-        emit_gemm(e, WL_L_QKV, sh->tok, sh->q + sh->kv, sh->h, true);
-        block_exit(e, sh);
-        emit_elementwise(e, WL_L_NORM, norm_bytes, true);
+        heads_a2a(e, sh, sh->qkv);
+        linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, true);
+        norm(e, sh, true);
     }
 }
 
 static void dense_mlp(emitter *e, const shape *sh, bool bwd)
 {
     const cfg_model *m = e->plan->m;
-    double f = m->ffn_hidden / sh->t;
+    double f = m->ffn_hidden;
     double up = m->activation == CFG_ACT_SWIGLU ? 2 * f : f;
-    double act_bytes = sh->tok * f * e->dtype * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
+    double act_bytes = sh->tok * f / sh->t * e->dtype * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
     if (!bwd) {
-        emit_elementwise(e, WL_L_NORM, sh->tok_sp * sh->h * e->dtype * 2, false);
-        block_entry(e, sh, false);
-        emit_gemm(e, WL_L_FC1, sh->tok, up, sh->h, false);
+        norm(e, sh, false);
+        linear(e, sh, WL_L_FC1, sh->h, up, false, false);
         emit_elementwise(e, WL_L_ACT, act_bytes, false);
-        emit_gemm(e, WL_L_FC2, sh->tok, sh->h, f, false);
-        block_exit(e, sh);
-        emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, false);
+        linear(e, sh, WL_L_FC2, f, sh->h, true, false);
+        residual(e, sh, false);
     } else {
-        emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, true);
-        block_entry(e, sh, true);
-        emit_gemm(e, WL_L_FC2, sh->tok, sh->h, f, true);
+        residual(e, sh, true);
+        linear(e, sh, WL_L_FC2, f, sh->h, true, true);
         emit_elementwise(e, WL_L_ACT, act_bytes, true);
-        block_entry(e, sh, true);
-        emit_gemm(e, WL_L_FC1, sh->tok, up, sh->h, true);
-        block_exit(e, sh);
-        emit_elementwise(e, WL_L_NORM, sh->tok_sp * sh->h * e->dtype * 2, true);
+        linear(e, sh, WL_L_FC1, sh->h, up, false, true);
+        norm(e, sh, true);
     }
 }
 
-/* Routed and shared experts. Tokens are split over TP ranks (sequence
- * parallel style) before routing; each EP rank's experts receive, on
- * balance, top_k * capacity_factor tokens per token it routes. */
+/* Routed and shared experts. Tokens are split over the TP ranks before
+ * routing (each routes tok/tp of them); the dispatch all-to-all sends each
+ * routed copy to the EP rank of its expert; with etp > 1 an expert is split
+ * over etp ranks, which gather each other's tokens for it and
+ * reduce-scatter the result (Megatron's alltoall dispatcher with expert
+ * tensor parallel).  On balance an EP rank's experts receive top_k *
+ * capacity_factor copies per token it routes. */
 static void moe_mlp(emitter *e, const shape *sh, bool bwd)
 {
     const cfg_model *m = e->plan->m;
     const cfg_strategy *s = e->plan->s;
     const cfg_moe *moe = &m->moe;
-    double tok = sh->tok / sh->t;
-    double routed = tok * moe->top_k * s->moe_capacity_factor;
-    int local = moe->experts / s->ep;
-    double per_expert = routed / local;
-    double fe = (double)moe->ffn_hidden / s->etp;
-    double up = m->activation == CFG_ACT_SWIGLU ? 2 * fe : fe;
-    double a2a = routed * sh->h * e->dtype;
-    double act_bytes = routed * fe * e->dtype * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
-    double sf = (double)moe->shared_experts * moe->shared_ffn_hidden / sh->t;
-    double sup = m->activation == CFG_ACT_SWIGLU ? 2 * sf : sf;
     const cost_model *c = e->plan->c;
     int db = m->dtype_bytes;
-    double experts_s = 0;
+    double tok = sh->tok / sh->t;
+    double routed = tok * moe->top_k * s->moe_capacity_factor; /* copies this rank sends */
+    double local_tok = routed * s->etp;                          /* copies its expert shards compute */
+    int local = moe->experts / s->ep;
+    double per_expert = local_tok / local;
+    double fe = (double)moe->ffn_hidden / s->etp;
+    double up = m->activation == CFG_ACT_SWIGLU ? 2 * fe : fe;
+    double a2a = routed * sh->h * db;
+    double act_bytes = local_tok * fe * db * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
+    double experts_s;
     if (!bwd)
         experts_s = local * (cost_gemm_s(c, per_expert, up, sh->h, db) + cost_gemm_s(c, per_expert, sh->h, fe, db));
     else
         experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, sh->h, up, per_expert, db) +
                              cost_gemm_s(c, per_expert, fe, sh->h, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
 
-    emit_elementwise(e, WL_L_NORM, sh->tok_sp * sh->h * e->dtype * 2, bwd);
+    norm(e, sh, bwd);
+    /* A hidden split over tp_y is gathered before routing (2D TP). */
+    if (sh->y > 1) tp_gather(e, WL_G_TPY, tok * sh->y * sh->h * db);
     emit_gemm(e, WL_L_ROUTER, tok, moe->experts, sh->h, bwd);
     emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
+    emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
     emit_compute(e, WL_L_EXPERTS, experts_s);
     emit_elementwise(e, WL_L_ACT, act_bytes, bwd);
+    emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
     emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
-    if (sf > 0) {
-        emit_gemm(e, WL_L_SHARED, tok, sup, sh->h, bwd);
-        emit_gemm(e, WL_L_SHARED, tok, sh->h, sf, bwd);
+    if (moe->shared_experts > 0) {
+        double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
+        double sup = m->activation == CFG_ACT_SWIGLU ? 2 * sf : sf;
+        linear(e, sh, WL_L_SHARED, sh->h, sup, false, bwd);
+        linear(e, sh, WL_L_SHARED, sf, sh->h, true, bwd);
     }
-    emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, bwd);
+    if (sh->y > 1) tp_reduce(e, WL_G_TPY, tok * sh->y * sh->h * db, true);
+    residual(e, sh, bwd);
 }
 
 static void layer_pass(emitter *e, const shape *sh, bool moe, bool bwd)
@@ -302,8 +359,8 @@ void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
         for (int i = 0; i < out->recompute.n; i++) out->recompute.a[i].phase = WL_PH_RECOMPUTE;
     } else if (s->recompute == CFG_RECOMP_SELECTIVE) {
         /* Only the core attention runs again (its comms are not repeated). */
-        double flops = 4.0 * sh.tok * m->seq_len * sh.q * 0.5;
-        double bytes = sh.tok * (2 * sh.q + sh.kv) * e.dtype;
+        double flops = 4.0 * sh.tok * m->seq_len * sh.q / sh.t * 0.5;
+        double bytes = sh.tok * (sh.q + sh.qkv) / sh.t * e.dtype;
         emit_compute(&e, WL_L_ATTN, cost_attention_s(plan->c, flops, bytes));
     }
 
@@ -314,6 +371,7 @@ void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
         double experts = (double)m->moe.experts * pa.expert;
         out->params_dp = (pa.per_moe_layer - experts) / t;
         out->params_edp = experts / s->ep / s->etp;
+        (void)t;
     } else {
         out->params_dp = pa.per_dense_layer / t;
         out->params_edp = 0;
@@ -325,23 +383,24 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
     const cfg_model *m = plan->m;
     shape sh = layer_shape(plan);
     double db = m->dtype_bytes;
-    double vocab = m->vocab / sh.t;
+    double vocab = m->vocab / sh.t, rows = sh.tok * sh.h * db;
     emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, db};
 
-    /* Vocab-parallel embedding: look-up, then reduce the partial rows. */
-    emit_elementwise(&e, WL_L_EMBED, sh.tok * sh.h * db * 2, false);
-    block_exit(&e, &sh);
+    /* Vocab-parallel embedding over the whole TP group: look-up, then
+     * reduce the partial rows (scattered on sequence when sharded). */
+    emit_elementwise(&e, WL_L_EMBED, rows * 2, false);
+    tp_reduce(&e, WL_G_TP, rows, sh.sp);
     e.ops = &out->embed_bwd;
     e.phase = WL_PH_BACKWARD;
-    block_entry(&e, &sh, true);
-    emit_elementwise(&e, WL_L_EMBED, sh.tok * sh.h * db * 2, true);
+    if (sh.sp) tp_gather(&e, WL_G_TP, rows);
+    emit_elementwise(&e, WL_L_EMBED, rows * 2, true);
 
     /* Final norm, logits over the vocab shard, cross-entropy (its small
      * max/sum all-reduces over TP merged into one). */
     e.ops = &out->head_fwd;
     e.phase = WL_PH_FORWARD;
-    emit_elementwise(&e, WL_L_NORM, sh.tok_sp * sh.h * db * 2, false);
-    block_entry(&e, &sh, false);
+    norm(&e, &sh, false);
+    if (sh.sp) tp_gather(&e, WL_G_TP, rows);
     emit_gemm(&e, WL_L_LOGITS, sh.tok, vocab, sh.h, false);
     emit_elementwise(&e, WL_L_LOSS, sh.tok * vocab * (db + 4) * 2, false);
     emit_coll(&e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh.tok * 4 * 3, WL_S_MAIN);
@@ -349,8 +408,8 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
     e.phase = WL_PH_BACKWARD;
     emit_elementwise(&e, WL_L_LOSS, sh.tok * vocab * (db + 4) * 2, true);
     emit_gemm(&e, WL_L_LOGITS, sh.tok, vocab, sh.h, true);
-    block_exit(&e, &sh);
-    emit_elementwise(&e, WL_L_NORM, sh.tok_sp * sh.h * db * 2, true);
+    tp_reduce(&e, WL_G_TP, rows, sh.sp);
+    norm(&e, &sh, true);
 
     out->embed_params = (double)m->vocab * m->hidden / sh.t;
     out->head_params = (double)m->vocab * m->hidden / sh.t + m->hidden;

@@ -36,6 +36,8 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
     }
     lo->world = stride;
     lo->ep = s->ep > 0 ? s->ep : 1;
+    lo->tp = s->tp_x * s->tp_y;
+    lo->etp = s->etp > 0 ? s->etp : lo->tp;
     lo->ep_inner = pos_ep < pos_dp;
 }
 
@@ -76,6 +78,19 @@ static int rank_with_data_index(const wl_layout *lo, int rank, const int coords[
         r += (c - coords[d]) * lo->stride[d];
     }
     return r;
+}
+
+/* Index of a rank inside its TP group (tp_x fastest) and the rank offset
+ * of TP index i from the group's first rank. */
+static int tp_index(const wl_layout *lo, const int coords[CFG_NDIMS])
+{
+    return coords[CFG_DIM_TP_X] + lo->size[CFG_DIM_TP_X] * coords[CFG_DIM_TP_Y];
+}
+
+static int tp_offset(const wl_layout *lo, int i)
+{
+    int x = lo->size[CFG_DIM_TP_X];
+    return (i % x) * lo->stride[CFG_DIM_TP_X] + (i / x) * lo->stride[CFG_DIM_TP_Y];
 }
 
 /* Members of the group in which the dimensions in `vary` change. */
@@ -119,9 +134,28 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
             int ek = g == WL_G_EP ? k : e, qk = g == WL_G_EP ? q : k;
             int jk = lo->ep_inner ? qk * ep + ek : ek * outer + qk;
             members[k] = rank_with_data_index(lo, rank, coords, jk);
+        }
+        if (g == WL_G_EDP && lo->tp / lo->etp > 1) {
+            /* Ranks of the TP group that hold the same expert shard (same
+             * index inside their ETP block) hold the same weights too. */
+            int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
+            for (int b = blocks - 1; b >= 0; b--)
+                for (int k = 0; k < n; k++)
+                    members[b * n + k] = members[k] + tp_offset(lo, b * lo->etp + ti % lo->etp) -
+                                         tp_offset(lo, ti);
+            n *= blocks;
+        }
+        for (int k = 0; k < n; k++)
+            if (members[k] == rank) *my_index = k;
+        return n;
+    }
+    if (g == WL_G_ETP) {
+        int ti = tp_index(lo, coords), first = ti - ti % lo->etp;
+        for (int k = 0; k < lo->etp; k++) {
+            members[k] = rank + tp_offset(lo, first + k) - tp_offset(lo, ti);
             if (members[k] == rank) *my_index = k;
         }
-        return n;
+        return lo->etp;
     }
 
     bool vary[CFG_NDIMS] = {false};

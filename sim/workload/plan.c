@@ -97,7 +97,7 @@ int wl_group_id(const wl_plan *plan, int rank, wl_group g)
 wl_dim wl_group_dim(wl_group g)
 {
     switch (g) {
-    case WL_G_TP: case WL_G_TPX: case WL_G_TPY: return WL_DIM_TP;
+    case WL_G_TP: case WL_G_TPX: case WL_G_TPY: case WL_G_ETP: return WL_DIM_TP;
     case WL_G_CPR: case WL_G_CPU: case WL_G_FUSED: return WL_DIM_CP;
     case WL_G_EP: return WL_DIM_EP;
     case WL_G_EDP: case WL_G_DP: return WL_DIM_DP;
@@ -108,7 +108,7 @@ wl_dim wl_group_dim(wl_group g)
 const char *wl_group_name(wl_group g)
 {
     static const char *names[WL_NGROUPS] = {"tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
-                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp"};
+                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp"};
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
 }
 
@@ -123,7 +123,7 @@ const char *wl_label_name(int label)
     static const char *names[WL_NLABELS] = {
         "", "embedding", "norm", "qkv", "attention", "proj", "residual", "fc1", "activation", "fc2",
         "router", "experts", "shared_experts", "logits", "loss",
-        "tp_allgather", "tp_reducescatter", "tp_allreduce", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
+        "tp_allgather", "tp_reducescatter", "tp_allreduce", "tp_alltoall", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
         "dp_grad_sync", "dp_param_gather", "edp_grad_sync", "edp_param_gather", "pp_activation", "pp_gradient",
         "optimizer", "wait"};
     return label >= 0 && label < WL_NLABELS ? names[label] : "?";

@@ -60,15 +60,25 @@ static wl_instr make(wl_op op, wl_phase ph, int label)
 static void put_coll(wl_program *p, wl_phase ph, int label, wl_coll kind, wl_group g, double bytes, wl_stream st,
                      int layer)
 {
-    const cfg_strategy *s = p->plan->s;
-    int n = g == WL_G_DP ? s->dp * s->cp_ring * s->cp_ulysses : s->dp * s->cp_ring * s->cp_ulysses / s->ep;
-    if (n <= 1 || bytes <= 0) return;
+    if (wl_group_size(p->plan->s, g) <= 1 || bytes <= 0) return;
     wl_instr in = make(WL_COLL, ph, label);
     in.coll = (uint8_t)kind;
     in.group = (uint8_t)g;
     in.stream = (uint8_t)st;
     in.bytes = bytes;
     put(p, in, layer, -1);
+}
+
+/* An activation (forward) or its gradient (backward) to or from a pipeline
+ * neighbour. */
+static void put_p2p(wl_program *p, wl_op op, bool backward, int micro)
+{
+    wl_instr in = make(op, backward ? WL_PH_BACKWARD : WL_PH_FORWARD, backward ? WL_L_PP_GRAD : WL_L_PP_ACT);
+    in.group = WL_G_PP;
+    in.peer = (op == WL_SEND) == backward ? p->prev : p->next;
+    in.tag = backward ? WL_TAG_BWD : WL_TAG_FWD;
+    in.bytes = p->act_bytes;
+    put(p, in, -1, micro);
 }
 
 static const wl_layer_ops *layer_ops(const wl_plan *plan, int layer)
@@ -95,6 +105,56 @@ static void grad_sync(wl_program *p, double dp_params, double edp_params, int la
     put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * 4, WL_S_DP, layer);
 }
 
+/* ZeRO-3: gather one layer's parameters on the DP stream; returns the
+ * stream count to wait for. */
+static uint32_t gather_layer(wl_program *p, int layer, wl_phase ph)
+{
+    const wl_layer_ops *lo = layer_ops(p->plan, layer);
+    put_coll(p, ph, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, lo->params_dp * 2, WL_S_DP, layer);
+    put_coll(p, ph, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, lo->params_edp * 2, WL_S_DP, layer);
+    return p->issued[WL_S_DP];
+}
+
+static void wait_dp(wl_program *p, uint32_t seq, wl_phase ph, int layer, int micro)
+{
+    if (!seq) return;
+    wl_instr w = make(WL_WAIT, ph, WL_L_WAIT);
+    w.stream = WL_S_DP;
+    w.seq = seq;
+    put(p, w, layer, micro);
+}
+
+/* The layers of a chunk, forward or backward, with ZeRO-3's parameter
+ * gathers prefetched one layer ahead. */
+static void run_layers(wl_program *p, int chunk, int micro, bool bwd, bool final_micro)
+{
+    const wl_plan *plan = p->plan;
+    const cfg_strategy *s = plan->s;
+    int lpc = plan->layers_per_chunk, first = first_layer(p, chunk);
+    bool zero3 = s->zero == 3;
+    wl_phase ph = bwd ? WL_PH_BACKWARD : WL_PH_FORWARD;
+    uint32_t next_seq = 0;
+    for (int k = 0; k < lpc; k++) {
+        int i = bwd ? lpc - 1 - k : k, layer = first + i;
+        const wl_layer_ops *lo = layer_ops(plan, layer);
+        uint32_t seq = 0;
+        if (zero3) {
+            seq = k == 0 ? gather_layer(p, layer, ph) : next_seq;
+            if (k + 1 < lpc) next_seq = gather_layer(p, first + (bwd ? i - 1 : i + 1), ph);
+        } else if (!bwd && !p->chunk_seen[chunk]) {
+            seq = p->gather_seq[chunk * lpc + i];
+        }
+        wait_dp(p, seq, ph, layer, micro);
+        if (!bwd) {
+            put_ops(p, &lo->fwd, layer, micro);
+            continue;
+        }
+        put_ops(p, &lo->recompute, layer, micro);
+        put_ops(p, &lo->bwd, layer, micro);
+        if (final_micro || zero3) grad_sync(p, lo->params_dp, lo->params_edp, layer);
+    }
+}
+
 static void prologue(wl_program *p)
 {
     const wl_plan *plan = p->plan;
@@ -116,36 +176,16 @@ static void forward_step(wl_program *p, int chunk, int micro)
     bool first = p->stage == 0 && chunk == 0;
     bool last = p->stage == p->pp - 1 && chunk == p->vchunks - 1;
     if (!first) {
-        wl_instr in = make(WL_RECV, WL_PH_FORWARD, WL_L_PP_ACT);
-        in.group = WL_G_PP;
-        in.peer = p->prev;
-        in.tag = WL_TAG_FWD;
-        in.bytes = p->act_bytes;
-        put(p, in, -1, micro);
+        put_p2p(p, WL_RECV, false, micro);
     } else {
         put_ops(p, &plan->edge.embed_fwd, -1, micro);
     }
-    int lpc = plan->layers_per_chunk;
-    for (int i = 0; i < lpc; i++) {
-        int layer = first_layer(p, chunk) + i;
-        if (!p->chunk_seen[chunk] && p->gather_seq[chunk * lpc + i]) {
-            wl_instr w = make(WL_WAIT, WL_PH_FORWARD, WL_L_WAIT);
-            w.stream = WL_S_DP;
-            w.seq = p->gather_seq[chunk * lpc + i];
-            put(p, w, layer, micro);
-        }
-        put_ops(p, &layer_ops(plan, layer)->fwd, layer, micro);
-    }
+    run_layers(p, chunk, micro, false, false);
     p->chunk_seen[chunk] = true;
     if (last) {
         put_ops(p, &plan->edge.head_fwd, -1, micro);
     } else {
-        wl_instr in = make(WL_SEND, WL_PH_FORWARD, WL_L_PP_ACT);
-        in.group = WL_G_PP;
-        in.peer = p->next;
-        in.tag = WL_TAG_FWD;
-        in.bytes = p->act_bytes;
-        put(p, in, -1, micro);
+        put_p2p(p, WL_SEND, false, micro);
     }
 }
 
@@ -159,30 +199,14 @@ static void backward_step(wl_program *p, int chunk, int micro)
         put_ops(p, &plan->edge.head_bwd, -1, micro);
         if (final_micro) grad_sync(p, plan->edge.head_params, 0, -1);
     } else {
-        wl_instr in = make(WL_RECV, WL_PH_BACKWARD, WL_L_PP_GRAD);
-        in.group = WL_G_PP;
-        in.peer = p->next;
-        in.tag = WL_TAG_BWD;
-        in.bytes = p->act_bytes;
-        put(p, in, -1, micro);
+        put_p2p(p, WL_RECV, true, micro);
     }
-    for (int i = plan->layers_per_chunk - 1; i >= 0; i--) {
-        int layer = first_layer(p, chunk) + i;
-        const wl_layer_ops *lo = layer_ops(plan, layer);
-        put_ops(p, &lo->recompute, layer, micro);
-        put_ops(p, &lo->bwd, layer, micro);
-        if (final_micro) grad_sync(p, lo->params_dp, lo->params_edp, layer);
-    }
+    run_layers(p, chunk, micro, true, final_micro);
     if (first) {
         put_ops(p, &plan->edge.embed_bwd, -1, micro);
         if (final_micro) grad_sync(p, plan->edge.embed_params, 0, -1);
     } else {
-        wl_instr in = make(WL_SEND, WL_PH_BACKWARD, WL_L_PP_GRAD);
-        in.group = WL_G_PP;
-        in.peer = p->prev;
-        in.tag = WL_TAG_BWD;
-        in.bytes = p->act_bytes;
-        put(p, in, -1, micro);
+        put_p2p(p, WL_SEND, true, micro);
     }
 }
 
@@ -201,12 +225,12 @@ static void epilogue(wl_program *p)
         put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * 4, WL_S_MAIN, -1);
         put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * 4, WL_S_MAIN, -1);
     }
-    double ddp = (double)s->dp * s->cp_ring * s->cp_ulysses, dedp = ddp / s->ep;
+    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
     double held = s->zero >= 1 ? p->dp_params / ddp + p->edp_params / dedp : p->dp_params + p->edp_params;
     wl_instr opt = make(WL_COMPUTE, WL_PH_OPTIMIZER, WL_L_OPTIMIZER);
     opt.seconds = cost_optimizer_s(plan->c, held);
     put(p, opt, -1, -1);
-    if (s->zero >= 1 && !param_gather_overlapped(s)) {
+    if ((s->zero == 1 || s->zero == 2) && !param_gather_overlapped(s)) {
         put_coll(p, WL_PH_OPTIMIZER, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, p->dp_params * 2, WL_S_MAIN, -1);
         put_coll(p, WL_PH_OPTIMIZER, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, p->edp_params * 2, WL_S_MAIN, -1);
     }

@@ -33,9 +33,10 @@ typedef enum wl_group {
     WL_G_CPU,      /* Ulysses context parallel */
     WL_G_FUSED,    /* tp_y x cp_ulysses fused all-to-all group */
     WL_G_EP,       /* expert parallel */
-    WL_G_EDP,      /* expert data parallel (expert weight gradients) */
+    WL_G_EDP,      /* expert data parallel: ranks holding the same expert shard */
     WL_G_DP,       /* gradient reduction group: dp x cp_ring x cp_ulysses */
     WL_G_PP,       /* pipeline neighbours (p2p only) */
+    WL_G_ETP,      /* expert tensor parallel: etp ranks of a TP group */
     WL_NGROUPS
 } wl_group;
 
