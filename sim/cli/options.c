@@ -11,7 +11,8 @@
 #include <string.h>
 
 typedef enum opt_id {
-    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_QUIET, O_HELP
+    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_QUIET, O_HELP,
+    O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS
 } opt_id;
 
 typedef struct opt_row {
@@ -32,6 +33,17 @@ static const opt_row options[] = {
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
+    {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)"},
+    {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates"},
+    {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences"},
+    {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE"},
+    {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file"},
+    {O_SHARD, "shard", 0, "I/N", CLI_OPT_SEARCH, "run the I-th of N deterministic shards of the candidates"},
+    {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)"},
+    {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)"},
+    {O_TRACE_RANKS, "trace-ranks", 0, "LIST", CLI_OPT_TRACE, "ranks to trace: 0,5,8-15 or all (default: one per stage)"},
+    {O_REPORT, "report", 0, "FILE", CLI_OPT_REPORT, "write a self-contained HTML report"},
+    {O_BLESS, "bless", 0, NULL, CLI_OPT_BLESS, "store the current results as the new golden results"},
     {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary"},
     {O_HELP, "help", 'h', NULL, 0, "show this help"},
 };
@@ -92,6 +104,29 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
                             val);
         a->comm_mode = val;
         break;
+    case O_SPACE:
+        if (strcmp(val, "megatron") != 0 && strcmp(val, "7d") != 0)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--space' takes 'megatron' or '7d', got '%s'", command, val);
+        a->space = val;
+        break;
+    case O_TOP: return parse_count(command, o->name, val, &a->top, err);
+    case O_JOBS: return parse_count(command, o->name, val, &a->jobs, err);
+    case O_GLOBAL_BATCH: return parse_count(command, o->name, val, &a->global_batch, err);
+    case O_OUT: a->out_path = val; break;
+    case O_RESUME: a->resume = true; break;
+    case O_SHARD: {
+        int i = 0, n = 0, used = 0;
+        if (sscanf(val, "%d/%d%n", &i, &n, &used) != 2 || val[used] != '\0' || n < 1 || i < 0 || i >= n)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--shard' takes I/N with 0 <= I < N, got '%s'", command,
+                            val);
+        a->shard_index = i;
+        a->shard_count = n;
+        break;
+    }
+    case O_TRACE: a->trace_path = val; break;
+    case O_TRACE_RANKS: a->trace_ranks = val; break;
+    case O_REPORT: a->report_path = val; break;
+    case O_BLESS: a->bless = true; break;
     case O_QUIET: a->quiet = true; break;
     case O_HELP: a->help = true; break;
     }
@@ -122,6 +157,9 @@ sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char
             if (!o)
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '%s' (see 'heptasim %s --help')",
                                 command, arg, command);
+        } else if ((accepted & CLI_OPT_FILES) && a->nfiles < CLI_MAX_FILES) {
+            a->files[a->nfiles++] = arg;
+            continue;
         } else {
             return sim_fail(err, SIM_EINVAL, "heptasim %s: unexpected argument '%s' (see 'heptasim %s --help')",
                             command, arg, command);

@@ -7,6 +7,7 @@
 #include "../config/config.h"
 
 #define CLI_MAX_SETS 256
+#define CLI_MAX_FILES 1024
 
 /* Everything a subcommand may be given on the command line. */
 typedef struct cli_args {
@@ -19,6 +20,22 @@ typedef struct cli_args {
     const char *comm_mode;       /* --comm-mode flows|steps */
     bool quiet;
     bool help;
+    /* search */
+    const char *space;           /* --space megatron|7d */
+    int top;                     /* --top K (0 = default) */
+    int jobs;                    /* --jobs J (0 = number of cores) */
+    const char *out_path;        /* --out FILE */
+    bool resume;                 /* --resume */
+    int shard_index, shard_count;/* --shard I/N (count 0 = no sharding) */
+    int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
+    /* views */
+    const char *trace_path;      /* --trace FILE */
+    const char *trace_ranks;     /* --trace-ranks LIST */
+    const char *report_path;     /* --report FILE.html */
+    /* validation */
+    bool bless;                  /* --bless */
+    const char *files[CLI_MAX_FILES]; /* positional arguments */
+    int nfiles;
 } cli_args;
 
 /* Which options a subcommand takes (bit set of CLI_OPT_*). */
@@ -26,7 +43,14 @@ enum {
     CLI_OPT_INPUTS = 1 << 0,     /* -m -p -s --set --devices */
     CLI_OPT_JSON = 1 << 1,
     CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode */
-    CLI_OPT_QUIET = 1 << 3
+    CLI_OPT_QUIET = 1 << 3,
+    CLI_OPT_SEARCH = 1 << 4,     /* --space --top --out --resume --shard --global-batch */
+    CLI_OPT_JOBS = 1 << 5,       /* --jobs */
+    CLI_OPT_TRACE = 1 << 6,      /* --trace --trace-ranks */
+    CLI_OPT_REPORT = 1 << 7,     /* --report */
+    CLI_OPT_FILES = 1 << 8,      /* positional FILE arguments */
+    CLI_OPT_BLESS = 1 << 9,      /* --bless */
+    CLI_OPT_OUT = 1 << 10        /* --out FILE alone */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

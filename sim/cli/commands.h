@@ -1,0 +1,40 @@
+/* commands.h - the subcommands, one file each, and what they share. */
+#ifndef HEPTASIM_CLI_COMMANDS_H
+#define HEPTASIM_CLI_COMMANDS_H
+
+#include "options.h"
+
+/* The shipped default: dense 310B on 2,048 Ascend dies, Megatron-style. */
+#define DEFAULT_MODEL "gpt-310b"
+#define DEFAULT_PLATFORM "ascend-a3-2048"
+#define DEFAULT_STRATEGY "gpt-310b-a3-megatron"
+
+typedef struct cli_inputs {
+    cfg_model model;
+    cfg_platform platform;
+    cfg_strategy strategy;
+} cli_inputs;
+
+/* Load the model, platform and strategy named by -m/-p/-s (or the
+ * defaults) with --set and --devices applied. With check, also cross-check
+ * them (cfg_check). */
+sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
+sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
+
+/* Print err on stderr and return the exit status for rc. */
+int cli_fail(sim_rc rc, const sim_err *err);
+
+/* Seconds on a monotonic clock. */
+double cli_now_s(void);
+
+/* Each returns the process exit status. */
+int cmd_run(const cli_args *a);
+int cmd_memory(const cli_args *a);
+int cmd_sweep(const cli_args *a);
+int cmd_compare(const cli_args *a);
+int cmd_merge(const cli_args *a);
+int cmd_validate(const cli_args *a);
+int cmd_calibrate(const cli_args *a);
+int cmd_regress(const cli_args *a);
+
+#endif

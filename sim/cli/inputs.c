@@ -1,0 +1,36 @@
+/* inputs.c - what the subcommands share: loading the three inputs named
+ * on the command line, error printing, the clock. */
+#include <stdio.h>
+#include <time.h>
+
+#include "commands.h"
+
+double cli_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cli_fail(sim_rc rc, const sim_err *err)
+{
+    fprintf(stderr, "%s\n", err->msg);
+    return sim_exit_status(rc);
+}
+
+sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err)
+{
+    cfg_overrides ov = {a->nsets, a->sets};
+    sim_rc rc = cfg_load_model(a->model ? a->model : DEFAULT_MODEL, &ov, m, err);
+    if (rc == SIM_OK) rc = cfg_load_platform(a->platform ? a->platform : DEFAULT_PLATFORM, &ov, a->devices, p, err);
+    return rc;
+}
+
+sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err)
+{
+    cfg_overrides ov = {a->nsets, a->sets};
+    sim_rc rc = cli_load_model_platform(a, &in->model, &in->platform, err);
+    if (rc == SIM_OK) rc = cfg_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
+    if (rc == SIM_OK && check) rc = cfg_check(&in->model, &in->platform, &in->strategy, err);
+    return rc;
+}

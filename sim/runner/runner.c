@@ -1,0 +1,165 @@
+/* runner.c - one simulation per child process, `jobs` children at a time.
+ *
+ * The child builds the cost model and the plan, runs the engine and writes
+ * a fixed-size message (rc, error line, eng_result, wall time) on a pipe;
+ * the parent polls the pipes and reaps children as they finish. */
+#include "runner.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cost/cost.h"
+
+typedef struct message {
+    sim_rc rc;
+    char msg[SIM_ERR_LEN];
+    eng_result result;
+    double wall_s;
+} message;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+sim_rc runner_simulate_here(run_case *c, const eng_options *opt)
+{
+    sim_err err = {{0}};
+    double t0 = now_s();
+    memset(&c->result, 0, sizeof c->result);
+    c->msg[0] = '\0';
+    cost_model *cost = cost_new(&c->platform, &err);
+    sim_rc rc = cost ? SIM_OK : SIM_EINVAL;
+    wl_plan *plan = NULL;
+    if (rc == SIM_OK) rc = wl_plan_new(&c->model, &c->platform, &c->strategy, cost, &plan, &err);
+    if (rc == SIM_OK) rc = eng_run(&c->platform, plan, opt, &c->result, &err);
+    wl_plan_free(plan);
+    cost_free(cost);
+    c->rc = rc;
+    if (rc != SIM_OK) sim_strlcpy(c->msg, err.msg, sizeof c->msg);
+    c->wall_s = now_s() - t0;
+    return rc;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static size_t read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+typedef struct child {
+    pid_t pid;
+    int fd;
+    int index;
+} child;
+
+static void child_main(run_case *c, int fd)
+{
+    runner_simulate_here(c, NULL);
+    message m;
+    memset(&m, 0, sizeof m);
+    m.rc = c->rc;
+    memcpy(m.msg, c->msg, sizeof m.msg);
+    m.result = c->result;
+    m.wall_s = c->wall_s;
+    int status = write_all(fd, &m, sizeof m) == 0 ? 0 : 1;
+    close(fd);
+    _exit(status);
+}
+
+/* Collect one finished child: read its message, reap it, fill its case. */
+static void finish(child *ch, run_case *cases, run_done_fn done, void *ctx)
+{
+    message m;
+    size_t got = read_all(ch->fd, &m, sizeof m);
+    close(ch->fd);
+    int status = 0;
+    while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR) {}
+    run_case *c = &cases[ch->index];
+    if (got == sizeof m) {
+        c->rc = m.rc;
+        memcpy(c->msg, m.msg, sizeof c->msg);
+        c->result = m.result;
+        c->wall_s = m.wall_s;
+    } else {
+        c->rc = SIM_EINTERNAL;
+        if (WIFSIGNALED(status))
+            snprintf(c->msg, sizeof c->msg, "%s: simulation process killed by signal %d", c->strategy.name,
+                     WTERMSIG(status));
+        else
+            snprintf(c->msg, sizeof c->msg, "%s: simulation process ended without a result (status %d)",
+                     c->strategy.name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (done) done(c, ctx);
+}
+
+sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, void *ctx, sim_err *err)
+{
+    if (jobs < 1) jobs = 1;
+    child *running = sim_xcalloc((size_t)jobs, sizeof *running);
+    struct pollfd *fds = sim_xcalloc((size_t)jobs, sizeof *fds);
+    int nrun = 0, next = 0;
+    sim_rc rc = SIM_OK;
+    fflush(NULL); /* children must not flush the parent's buffers again */
+    while (next < n || nrun > 0) {
+        while (rc == SIM_OK && next < n && nrun < jobs) {
+            int pfd[2];
+            if (pipe(pfd) != 0) {
+                rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot create a pipe: %s", strerror(errno));
+                break;
+            }
+            pid_t pid = fork();
+            if (pid < 0) {
+                close(pfd[0]);
+                close(pfd[1]);
+                rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot fork a simulation: %s", strerror(errno));
+                break;
+            }
+            if (pid == 0) {
+                close(pfd[0]);
+                for (int i = 0; i < nrun; i++) close(running[i].fd);
+                child_main(&cases[next], pfd[1]);
+            }
+            close(pfd[1]);
+            running[nrun++] = (child){pid, pfd[0], next++};
+        }
+        if (nrun == 0) break;
+        for (int i = 0; i < nrun; i++) fds[i] = (struct pollfd){running[i].fd, POLLIN, 0};
+        if (poll(fds, (nfds_t)nrun, -1) < 0 && errno != EINTR) break;
+        for (int i = nrun - 1; i >= 0; i--) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            finish(&running[i], cases, done, ctx);
+            running[i] = running[--nrun];
+        }
+    }
+    free(running);
+    free(fds);
+    return rc;
+}

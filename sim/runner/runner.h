@@ -1,0 +1,35 @@
+/* runner.h - simulate one step in a child process, several at a time.
+ *
+ * SimGrid runs one simulation per process, so every command that simulates
+ * more than one case (validate, sweep, regress) forks a child per case; the
+ * child replays the step and sends its eng_result back through a pipe. */
+#ifndef HEPTASIM_RUNNER_H
+#define HEPTASIM_RUNNER_H
+
+#include "../engine/engine.h"
+
+/* One case: the inputs (already checked with cfg_check) and the outcome. */
+typedef struct run_case {
+    cfg_model model;
+    cfg_platform platform;
+    cfg_strategy strategy;
+    void *user;                  /* caller's data, untouched */
+    /* filled by runner_simulate_* */
+    sim_rc rc;
+    char msg[SIM_ERR_LEN];       /* the error line when rc != SIM_OK */
+    eng_result result;
+    double wall_s;               /* simulator wall time of the child */
+} run_case;
+
+/* Called in the parent as each case finishes (in completion order). */
+typedef void (*run_done_fn)(run_case *c, void *ctx);
+
+/* Simulate in this process (may be called once per process: SimGrid). */
+sim_rc runner_simulate_here(run_case *c, const eng_options *opt);
+
+/* Simulate the n cases in child processes, at most `jobs` at a time,
+ * calling done (if not NULL) for each as it finishes.  Each case's rc and
+ * result are filled. Returns SIM_OK unless a child could not be started. */
+sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, void *ctx, sim_err *err);
+
+#endif
