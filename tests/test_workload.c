@@ -212,6 +212,44 @@ START_TEST(test_groups_partition_world)
 }
 END_TEST
 
+START_TEST(test_groups_agree_between_members)
+{
+    /* Every member of a group sees the same member list in the same order
+     * (collectives match messages by position), for a 7D strategy with
+     * every dimension > 1 and a fused group. */
+    fixture f;
+    cfg_model m = model_gpt();
+    m.moe.experts = 8;
+    m.moe.top_k = 2;
+    m.moe.ffn_hidden = 1024;
+    m.moe.layer_freq = 1;
+    cfg_strategy s = strategy(2, 2, 2);
+    s.tp_y = 2;
+    s.cp_ulysses = 2;
+    s.cp_ring = 2;
+    s.ep = 4;
+    s.etp = 2;
+    s.fuse_tpy_cp = true;
+    s.sequence_parallel = true;
+    setup(&f, m, s);
+    int world = wl_world(f.plan), a[256], b[256], me, me2;
+    ck_assert_int_eq(world, 64);
+    for (int g = 0; g < WL_NGROUPS; g++)
+        for (int r = 0; r < world; r++) {
+            int n = wl_group_members(f.plan, r, (wl_group)g, a, &me);
+            for (int i = 0; i < n; i++) {
+                int n2 = wl_group_members(f.plan, a[i], (wl_group)g, b, &me2);
+                ck_assert_int_eq(n2, n);
+                ck_assert_int_eq(me2, i);
+                for (int k = 0; k < n; k++)
+                    ck_assert_msg(a[k] == b[k], "group %s: rank %d and %d disagree", wl_group_name((wl_group)g), r,
+                                  a[i]);
+            }
+        }
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(test_schedule_1f1b_counts)
 {
     /* Each stage runs every micro-batch once forward and once backward;
@@ -382,6 +420,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_default_order);
     tcase_add_test(tc, test_layout_order_changes_neighbours);
     tcase_add_test(tc, test_groups_partition_world);
+    tcase_add_test(tc, test_groups_agree_between_members);
     tcase_add_test(tc, test_schedule_1f1b_counts);
     tcase_add_test(tc, test_schedule_interleaved_complete);
     tcase_add_test(tc, test_tp_bytes_closed_form);
