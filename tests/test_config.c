@@ -144,6 +144,8 @@ static const struct {
     {"gpt3-175b-a100", "gpt3-175b", "dgx-a100", 0},
     {"llama3-405b-h100-16k", "llama3-405b", "dgx-h100", 14336},
     {"mixtral-8x22b-a3-megatron", "mixtral-8x22b", "ascend-a3-2048", 0},
+    {"gpt-310b-a3-7d", "gpt-310b", "ascend-a3-2048", 0},
+    {"mixtral-8x22b-a3-7d", "mixtral-8x22b", "ascend-a3-2048", 0},
 };
 #define NPAIRS (int)(sizeof PAIRS / sizeof PAIRS[0])
 

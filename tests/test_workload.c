@@ -413,6 +413,185 @@ START_TEST(test_overlap_uses_stream_and_waits)
 }
 END_TEST
 
+/* Bytes of the collectives of layer 0, micro-batch 0, forward, on rank 0,
+ * by group and kind. */
+typedef struct layer_bytes {
+    double b[WL_NGROUPS][4];
+} layer_bytes;
+
+static layer_bytes forward_layer_bytes(const wl_plan *plan, int layer)
+{
+    layer_bytes lb;
+    memset(&lb, 0, sizeof lb);
+    wl_program *p = wl_program_new(plan, 0);
+    wl_instr in;
+    while (wl_program_next(p, &in))
+        if (in.op == WL_COLL && in.layer == layer && in.micro == 0 && in.phase == WL_PH_FORWARD)
+            lb.b[in.group][in.coll] += in.bytes;
+    wl_program_free(p);
+    return lb;
+}
+
+START_TEST(test_2d_tp_bytes_closed_form)
+{
+    /* tp_x = 2, tp_y = 2: the first GEMM of a block gathers over tp_x
+     * (tok * K / tp_y) and reduce-scatters over tp_y (tok * N / tp_x), the
+     * second the other way round; heads re-shard over tp_y around attention;
+     * norm statistics are all-reduced over tp_y. */
+    fixture f;
+    cfg_strategy s = strategy(1, 1, 2);
+    s.tp_y = 2;
+    s.sequence_parallel = true;
+    cfg_model m = model_gpt();
+    setup(&f, m, s);
+    layer_bytes lb = forward_layer_bytes(f.plan, 0);
+    double tok = 1024, h = 1024, q = 1024, qkv = 3 * 1024.0, ff = 4096, X = 2, Y = 2, db = 2;
+    double ag_x = tok * h / Y * db * 2;                 /* before QKV and FC1 */
+    double rs_y = tok * qkv / X * db + tok * ff / X * db; /* after QKV and FC1 */
+    double ag_y = tok * q / X * db + tok * ff / X * db;   /* before proj and FC2 */
+    double rs_x = tok * h / Y * db * 2;                 /* after proj and FC2 */
+    double a2a = tok / Y * qkv / X * db + tok / Y * q / X * db;
+    double norm = 2 * (tok / (X * Y)) * Y * 2 * 4;
+    ck_assert_double_eq_tol(lb.b[WL_G_TPX][WL_ALLGATHER], ag_x, 1e-6);
+    ck_assert_double_eq_tol(lb.b[WL_G_TPY][WL_REDUCESCATTER], rs_y, 1e-6);
+    ck_assert_double_eq_tol(lb.b[WL_G_TPY][WL_ALLGATHER], ag_y, 1e-6);
+    ck_assert_double_eq_tol(lb.b[WL_G_TPX][WL_REDUCESCATTER], rs_x, 1e-6);
+    ck_assert_double_eq_tol(lb.b[WL_G_TPY][WL_ALLTOALL], a2a, 1e-6);
+    ck_assert_double_eq_tol(lb.b[WL_G_TPY][WL_ALLREDUCE], norm, 1e-6);
+    ck_assert_double_eq(lb.b[WL_G_TP][WL_ALLREDUCE], 0);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_2d_tp_with_tpy_1_is_1d_sp)
+{
+    /* tp_y = 1 gives 1D TP with SP exactly: same ops, same times, the TP
+     * collectives on the tp_x group (which is then the whole TP group). */
+    fixture a, b;
+    cfg_strategy s = strategy(1, 1, 4);
+    s.sequence_parallel = true;
+    setup(&a, model_gpt(), s);
+    totals ta = walk(a.plan, 0);
+    layer_bytes la = forward_layer_bytes(a.plan, 0);
+    double tok = 1024, h = 1024, db = 2;
+    ck_assert_double_eq_tol(la.b[WL_G_TPX][WL_ALLGATHER], 2 * tok * h * db, 1e-6);
+    ck_assert_double_eq_tol(la.b[WL_G_TPX][WL_REDUCESCATTER], 2 * tok * h * db, 1e-6);
+    ck_assert_int_eq(la.b[WL_G_TPY][WL_ALLTOALL], 0);
+    /* the same strategy with tp_x and tp_y swapped roles is not 1D: more ops */
+    s.tp_x = 2;
+    s.tp_y = 2;
+    setup(&b, model_gpt(), s);
+    totals tb = walk(b.plan, 0);
+    ck_assert_int_gt(tb.colls[WL_G_TP], ta.colls[WL_G_TP]);
+    /* same per-rank GEMM FLOPs: compute within 25% (GEMM shapes differ) */
+    ck_assert_double_eq_tol(tb.compute_s / ta.compute_s, 1.0, 0.25);
+    teardown(&a);
+    teardown(&b);
+}
+END_TEST
+
+START_TEST(test_cp_bytes_closed_form)
+{
+    /* Ring: K and V blocks of every ring member gathered once per layer
+     * forward (cp_ring * tok * 2 * kv_heads * d / tp * 2 bytes). Ulysses: an
+     * all-to-all of Q,K,V and one of the output. */
+    fixture fr, fu;
+    cfg_strategy s = strategy(1, 1, 2);
+    s.sequence_parallel = true;
+    s.cp_ring = 2;
+    setup(&fr, model_gpt(), s);
+    layer_bytes lr = forward_layer_bytes(fr.plan, 0);
+    double tok = 1024.0 / 2, db = 2, kv = 2 * 1024.0, q = 1024, t = 2;
+    ck_assert_double_eq_tol(lr.b[WL_G_CPR][WL_ALLGATHER], 2 * tok * kv / t * db, 1e-6);
+    ck_assert_double_eq(lr.b[WL_G_CPU][WL_ALLTOALL], 0);
+    s.cp_ring = 1;
+    s.cp_ulysses = 2;
+    setup(&fu, model_gpt(), s);
+    layer_bytes lu = forward_layer_bytes(fu.plan, 0);
+    ck_assert_double_eq_tol(lu.b[WL_G_CPU][WL_ALLTOALL], tok * (q + kv) / t * db + tok * q / t * db, 1e-6);
+    ck_assert_double_eq(lu.b[WL_G_CPR][WL_ALLGATHER], 0);
+    teardown(&fr);
+    teardown(&fu);
+}
+END_TEST
+
+START_TEST(test_fusion_merges_all_to_alls)
+{
+    fixture f;
+    cfg_strategy s = strategy(1, 1, 2);
+    s.tp_y = 2;
+    s.cp_ulysses = 2;
+    s.fuse_tpy_cp = true;
+    setup(&f, model_gpt(), s);
+    layer_bytes lb = forward_layer_bytes(f.plan, 0);
+    ck_assert_double_gt(lb.b[WL_G_FUSED][WL_ALLTOALL], 0);
+    ck_assert_double_eq(lb.b[WL_G_TPY][WL_ALLTOALL], 0);
+    ck_assert_double_eq(lb.b[WL_G_CPU][WL_ALLTOALL], 0);
+    int members[64], me;
+    ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_FUSED, members, &me), 4);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_ep_bytes_closed_form)
+{
+    /* Dispatch and combine: each an all-to-all of the rank's routed copies,
+     * tok/tp * top_k * capacity * hidden * 2 bytes; ep = 1 has none. */
+    cfg_model m = model_gpt();
+    m.moe.experts = 8;
+    m.moe.top_k = 2;
+    m.moe.ffn_hidden = 1024;
+    m.moe.layer_freq = 1;
+    cfg_strategy s = strategy(4, 1, 2);
+    s.sequence_parallel = true;
+    s.ep = 4;
+    s.etp = 1;
+    s.moe_capacity_factor = 1.25;
+    fixture f, g;
+    setup(&f, m, s);
+    layer_bytes lb = forward_layer_bytes(f.plan, 0);
+    double routed = 1024.0 / 2 * 2 * 1.25;
+    ck_assert_double_eq_tol(lb.b[WL_G_EP][WL_ALLTOALL], 2 * routed * 1024 * 2, 1e-6);
+    ck_assert_double_eq(lb.b[WL_G_ETP][WL_ALLGATHER], 0);
+    s.ep = 1;
+    setup(&g, m, s);
+    layer_bytes lg = forward_layer_bytes(g.plan, 0);
+    ck_assert_double_eq(lg.b[WL_G_EP][WL_ALLTOALL], 0);
+    teardown(&f);
+    teardown(&g);
+}
+END_TEST
+
+START_TEST(test_doubling_dimensions_divides_compute)
+{
+    /* Doubling tp or cp roughly halves a rank's compute (GEMM efficiency
+     * moves a little with the shapes); doubling dp with the global batch
+     * leaves it unchanged. */
+    fixture a, b, c, d;
+    cfg_strategy s = strategy(1, 1, 2);
+    s.sequence_parallel = true;
+    setup(&a, model_gpt(), s);
+    s.tp_x = 4;
+    setup(&b, model_gpt(), s);
+    s.tp_x = 2;
+    s.cp_ring = 2;
+    setup(&c, model_gpt(), s);
+    s.cp_ring = 1;
+    s.dp = 2;
+    s.global_batch = 16; /* same micro-batches per replica */
+    setup(&d, model_gpt(), s);
+    double ta = wl_rank_compute_s(a.plan, 0, NULL), tb = wl_rank_compute_s(b.plan, 0, NULL);
+    double tc = wl_rank_compute_s(c.plan, 0, NULL), td = wl_rank_compute_s(d.plan, 0, NULL);
+    ck_assert(tb < ta && tb > 0.45 * ta && tb < 0.65 * ta);
+    ck_assert(tc < ta && tc > 0.45 * ta && tc < 0.65 * ta);
+    ck_assert_double_eq_tol(td / ta, 1.0, 0.01);
+    teardown(&a);
+    teardown(&b);
+    teardown(&c);
+    teardown(&d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("workload");
@@ -428,6 +607,12 @@ static Suite *suite(void)
     tcase_add_test(tc, test_dp_grad_bytes_equal_params);
     tcase_add_test(tc, test_recompute_adds_forward_time);
     tcase_add_test(tc, test_overlap_uses_stream_and_waits);
+    tcase_add_test(tc, test_2d_tp_bytes_closed_form);
+    tcase_add_test(tc, test_2d_tp_with_tpy_1_is_1d_sp);
+    tcase_add_test(tc, test_cp_bytes_closed_form);
+    tcase_add_test(tc, test_fusion_merges_all_to_alls);
+    tcase_add_test(tc, test_ep_bytes_closed_form);
+    tcase_add_test(tc, test_doubling_dimensions_divides_compute);
     suite_add_tcase(s, tc);
     return s;
 }
