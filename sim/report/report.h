@@ -81,4 +81,79 @@ const char *rpt_dim_key(int d);
 /* Simulator version string (static). */
 const char *rpt_version(void);
 
+/* {========================================================== views */
+
+/* Coordinates of `rank` in the mixed-radix numbering of the strategy's
+ * order, indexed by cfg_dim (the ep entry is always 0: ep takes no digit). */
+void rpt_rank_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS]);
+
+/* The ranks to trace, from a --trace-ranks list: "all", or comma separated
+ * ranks and inclusive ranges ("0,5,8-15"); NULL or "" is the default, the
+ * first rank of each pipeline stage.  Fills the world-sized array ranks.
+ * Returns SIM_EINVAL with a message naming the bad item. */
+sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim_err *err);
+
+/* A Chrome trace-event file (Perfetto, chrome://tracing) written as the
+ * simulation runs: one process per traced rank, one thread per stream,
+ * one complete event per instruction that took time.  Memory stays
+ * bounded: events go to the file as they come. */
+typedef struct rpt_trace rpt_trace;
+
+/* Creates path and writes the trace header. s must outlive the trace.
+ * Returns SIM_OK and *out, or SIM_EIO with a message. */
+sim_rc rpt_trace_open(const char *path, const cfg_strategy *s, rpt_trace **out, sim_err *err);
+
+/* One completed instruction of a traced rank (times in simulated seconds). */
+void rpt_trace_add(rpt_trace *t, int rank, const wl_instr *in, int stream, double start_s, double end_s);
+
+/* Ends the file (run, when not NULL, adds the step time and names to its
+ * metadata) and frees t, also on failure.  Returns SIM_EIO with a message
+ * if any write failed.  rpt_trace_close(NULL, ...) returns SIM_OK. */
+sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err);
+
+/* The pipeline timeline of a few sampled ranks for the HTML report, kept
+ * at a fixed resolution (time per category in at most a few thousand
+ * buckets per rank, coarsened as the step grows), so memory is bounded by
+ * the number of sampled ranks. */
+typedef struct rpt_timeline rpt_timeline;
+
+/* Samples the ranks set in the world-sized array ranks, at most
+ * RPT_TIMELINE_MAX_RANKS of them (the first ones).  Free with
+ * rpt_timeline_free (NULL is fine). s must outlive the timeline. */
+#define RPT_TIMELINE_MAX_RANKS 64
+rpt_timeline *rpt_timeline_new(const cfg_strategy *s, const bool *ranks);
+void rpt_timeline_add(rpt_timeline *tl, int rank, const wl_instr *in, int stream, double start_s, double end_s);
+void rpt_timeline_free(rpt_timeline *tl);
+
+/* What the engine's trace callback feeds; either part may be NULL. */
+typedef struct rpt_views {
+    rpt_trace *trace;
+    rpt_timeline *timeline;
+} rpt_views;
+
+/* An eng_trace_fn: ctx is an rpt_views. */
+void rpt_views_record(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s);
+
+/* The HTML report of one run: a self-contained file (inline SVG and CSS, no
+ * script, no network) with the summary, the pipeline timeline of tl (may be
+ * NULL), the step-time breakdown, memory per stage against capacity and the
+ * communication time per dimension.  With run->sim NULL (a strategy that
+ * does not fit) only the summary and the memory figure.  Returns SIM_EIO
+ * with a message if the file cannot be written. */
+sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeline *tl, sim_err *err);
+
+/* }========================================================== */
+
+/* Sweep/compare report: one self-contained HTML file (inline SVG, no
+ * network) with a scatter of step time (simulated when present, else the
+ * estimate, drawn differently) against peak memory, the Pareto front,
+ * Megatron-style and 7D points in two colours, and the ranked table.
+ * candidates is a cJSON array (void* keeps cJSON.h out of this header) of
+ * objects with keys index, space, megatron_style (bool), strategy (object),
+ * estimate_step_time_s, simulated (bool), step_time_s (when simulated), mfu,
+ * memory {peak_bytes, capacity_bytes, fits}, dimensions; missing keys are
+ * drawn as unknown. title may be NULL. Returns SIM_EIO with a message if the
+ * file cannot be written, SIM_EINVAL if candidates is not an array. */
+sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char *title, sim_err *err);
+
 #endif

@@ -1,0 +1,361 @@
+/* sweep.c - the HTML report of a strategy search (sweep, compare): the
+ * candidates as a scatter of step time against peak memory with the
+ * Pareto front, Megatron-style and 7D points in two colours, and the
+ * ranked table.
+ *
+ * A candidate's time is its simulated step time when it was simulated,
+ * else the analytic estimate; the two are drawn differently (filled and
+ * hollow markers).  The Pareto front is taken over the candidates that fit
+ * in memory: those no other fitting candidate beats on both time and
+ * memory.  The ranking puts fitting candidates first, then by time, then
+ * by memory, then by index, so the same candidates always give the same file. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "svg.h"
+
+#define MEGATRON_COLOR "#4e79a7"
+#define SEVEN_D_COLOR "#f28e2b"
+
+typedef struct cand {
+    const cJSON *json;
+    int index;
+    const char *space;
+    bool megatron;
+    bool simulated;
+    double estimate_s, step_s, time_s;  /* time_s: simulated if any, else estimate */
+    double mfu;
+    double peak_bytes, capacity_bytes;
+    bool fits;
+    bool pareto;
+    int rank;                           /* 1-based place in the table */
+    char strategy[200];
+} cand;
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+static bool flag(const cJSON *o, const char *key, bool dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
+}
+
+/* Writes a compact form of a strategy object into out:
+ * "dp 16 pp 16 (vpp 2 interleaved) tp 8 | mb 1 zero 1 selective". */
+static void strategy_text(const cJSON *st, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!cJSON_IsObject(st)) return;
+    static const char *const dims[] = {"dp", "pp", "tp_x", "tp_y", "cp_ring", "cp_ulysses", "ep", "etp"};
+    size_t n = 0;
+#define PUT(...)                                                                                                       \
+    do {                                                                                                               \
+        if (n < cap) {                                                                                                 \
+            int w_ = snprintf(out + n, cap - n, __VA_ARGS__);                                                          \
+            if (w_ > 0) n += (size_t)w_;                                                                               \
+        }                                                                                                              \
+    } while (0)
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
+        double v = num(st, dims[i], -1);
+        if (v < 0) continue;
+        bool always = i < 3;
+        if (strcmp(dims[i], "etp") == 0 && v == num(st, "tp_x", 1) * num(st, "tp_y", 1)) continue;
+        if (!always && v == 1) continue;
+        PUT("%s%s %g", n ? " " : "", dims[i], v);
+        if (strcmp(dims[i], "pp") == 0 && v > 1) {
+            const cJSON *sch = cJSON_GetObjectItemCaseSensitive(st, "schedule");
+            double vpp = num(st, "vpp", 1);
+            if (vpp > 1) PUT(" (vpp %g", vpp);
+            if (cJSON_IsString(sch)) PUT("%s%s", vpp > 1 ? " " : " (", sch->valuestring);
+            if (vpp > 1 || cJSON_IsString(sch)) PUT(")");
+        }
+    }
+    double mb = num(st, "micro_batch", -1), zero = num(st, "zero", -1);
+    const cJSON *rc = cJSON_GetObjectItemCaseSensitive(st, "recompute");
+    PUT(" |");
+    if (mb >= 0) PUT(" mb %g", mb);
+    if (zero >= 0) PUT(" zero %g", zero);
+    if (cJSON_IsString(rc)) PUT(" %s", rc->valuestring);
+    if (flag(st, "fuse_tpy_cp", false)) PUT(" fused");
+#undef PUT
+}
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+    const cand *a = *(const cand *const *)pa, *b = *(const cand *const *)pb;
+    if (a->fits != b->fits) return a->fits ? -1 : 1;
+    if (a->time_s != b->time_s) return a->time_s < b->time_s ? -1 : 1;
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int cmp_memory(const void *pa, const void *pb)
+{
+    const cand *a = *(const cand *const *)pa, *b = *(const cand *const *)pb;
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes ? -1 : 1;
+    if (a->time_s != b->time_s) return a->time_s < b->time_s ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Marks the Pareto front among fitting candidates with a known time; fills
+ * front (capacity n) in increasing memory and returns its length. */
+static int pareto(cand **by_mem, int n, cand **front)
+{
+    int nf = 0;
+    double best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        cand *c = by_mem[i];
+        if (!c->fits || !(c->time_s > 0)) continue;
+        if (c->time_s < best) {
+            c->pareto = true;
+            front[nf++] = c;
+            best = c->time_s;
+        }
+    }
+    return nf;
+}
+
+static void marker(FILE *f, double x, double y, const cand *c, const char *tip)
+{
+    const char *color = c->megatron ? MEGATRON_COLOR : SEVEN_D_COLOR;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s>", x, y,
+            c->simulated ? color : "#ffffff", color, c->fits ? "" : " opacity=\"0.4\"");
+    fputs("<title>", f);
+    rpt_html_escape(f, tip);
+    fputs("</title></circle>\n", f);
+}
+
+static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
+{
+    const double left = 80, top = 40, plot_w = 1000, plot_h = 380, w = left + plot_w + 60, h = top + plot_h + 60;
+    double mem_hi = 0, cap = 0, t_lo = INFINITY, t_hi = 0;
+    for (int i = 0; i < n; i++) {
+        mem_hi = fmax(mem_hi, all[i]->peak_bytes);
+        cap = fmax(cap, all[i]->capacity_bytes);
+        if (all[i]->time_s > 0) {
+            t_lo = fmin(t_lo, all[i]->time_s);
+            t_hi = fmax(t_hi, all[i]->time_s);
+        }
+    }
+    mem_hi = fmax(mem_hi, cap);
+    if (!(t_hi > 0)) t_lo = 0, t_hi = 1;
+    double xt[12], yt[12];
+    int nx = rpt_nice_ticks(mem_hi * 1.03 / SIM_GIB, 9, xt);
+    double pad = (t_hi - t_lo) * 0.05;
+    if (!(pad > 0)) pad = t_hi * 0.05;
+    int ny = rpt_nice_range(fmax(0, t_lo - pad), t_hi + pad, 8, yt);
+    double x1 = xt[nx - 1] * SIM_GIB, y0 = yt[0], y1 = yt[ny - 1];
+    if (!(x1 > 0)) x1 = 1;
+    if (!(y1 > y0)) y1 = y0 + 1;
+#define PX(b) (left + (b) / x1 * plot_w)
+#define PY(t) (top + plot_h - ((t) - y0) / (y1 - y0) * plot_h)
+
+    rpt_svg_open(f, w, h, "Step time against peak memory per device");
+    double lx = left;
+    lx = rpt_svg_legend(f, lx, 16, MEGATRON_COLOR, "Megatron-style");
+    lx = rpt_svg_legend(f, lx, 16, SEVEN_D_COLOR, "7D") + 16;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"12\" r=\"5\" fill=\"#888\" stroke=\"#888\" stroke-width=\"2\"/>\n", lx + 6);
+    rpt_svg_text(f, lx + 16, 16, "start", 12, "#333", "simulated");
+    lx += 100;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"12\" r=\"5\" fill=\"#fff\" stroke=\"#888\" stroke-width=\"2\"/>\n", lx + 6);
+    rpt_svg_text(f, lx + 16, 16, "start", 12, "#333", "estimate only");
+    lx += 130;
+    rpt_svg_line(f, lx, 12, lx + 18, 12, "#222", 1.5, NULL);
+    rpt_svg_text(f, lx + 24, 16, "start", 12, "#333", "Pareto front");
+    lx += 120;
+    rpt_svg_line(f, lx, 12, lx + 18, 12, "#c00", 1.5, "6 4");
+    rpt_svg_text(f, lx + 24, 16, "start", 12, "#333", "memory capacity (faded: does not fit)");
+
+    char lab[64];
+    for (int i = 0; i < nx; i++) {
+        double x = PX(xt[i] * SIM_GIB);
+        rpt_svg_line(f, x, top, x, top + plot_h, "#eeeeee", 1, NULL);
+        snprintf(lab, sizeof lab, "%g", xt[i]);
+        rpt_svg_text(f, x, top + plot_h + 16, "middle", 11, "#444", lab);
+    }
+    for (int i = 0; i < ny; i++) {
+        double y = PY(yt[i]);
+        rpt_svg_line(f, left, y, left + plot_w, y, "#eeeeee", 1, NULL);
+        rpt_svg_text(f, left - 6, y + 4, "end", 11, "#444", rpt_fmt_time(yt[i], lab, sizeof lab));
+    }
+    rpt_svg_text(f, left + plot_w / 2, top + plot_h + 38, "middle", 12, "#444", "peak memory per device (GiB)");
+    fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\" "
+               "transform=\"rotate(-90 16 %.1f)\">step time</text>\n",
+            top + plot_h / 2, top + plot_h / 2);
+    rpt_svg_line(f, left, top + plot_h, left + plot_w, top + plot_h, "#888", 1, NULL);
+    rpt_svg_line(f, left, top, left, top + plot_h, "#888", 1, NULL);
+    if (cap > 0) {
+        rpt_svg_line(f, PX(cap), top, PX(cap), top + plot_h, "#c00", 1.5, "6 4");
+        char b[32];
+        snprintf(lab, sizeof lab, "capacity %s", rpt_fmt_bytes(cap, b, sizeof b));
+        rpt_svg_text(f, PX(cap) - 4, top + 12, "end", 11, "#c00", lab);
+    }
+    if (nf > 0) {
+        /* Staircase: each front point holds until the next, cheaper in time. */
+        fputs("<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" points=\"", f);
+        for (int i = 0; i < nf; i++) {
+            if (i > 0) fprintf(f, "%.1f,%.1f ", PX(front[i]->peak_bytes), PY(front[i - 1]->time_s));
+            fprintf(f, "%.1f,%.1f ", PX(front[i]->peak_bytes), PY(front[i]->time_s));
+        }
+        fputs("\"/>\n", f);
+    }
+    char tip[400], t1[32], b1[32];
+    for (int i = n - 1; i >= 0; i--) { /* the best drawn last, on top */
+        const cand *c = all[i];
+        if (!(c->time_s > 0)) continue;
+        snprintf(tip, sizeof tip, "#%d (candidate %d, %s): %s %s, %s, MFU %.1f %%%s - %s", c->rank, c->index,
+                 c->space, c->simulated ? "simulated" : "estimated", rpt_fmt_time(c->time_s, t1, sizeof t1),
+                 rpt_fmt_bytes(c->peak_bytes, b1, sizeof b1), 100 * c->mfu, c->fits ? "" : ", does not fit",
+                 c->strategy);
+        double x = PX(c->peak_bytes), y = PY(c->time_s);
+        if (c->pareto) fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" stroke=\"#222\"/>\n", x, y);
+        marker(f, x, y, c, tip);
+        if (c->pareto || (c->rank <= 3 && c->fits)) {
+            snprintf(lab, sizeof lab, "#%d", c->rank);
+            rpt_svg_text(f, x + 10, y - 8, "start", 11, "#222", lab);
+        }
+    }
+#undef PX
+#undef PY
+    rpt_svg_close(f);
+}
+
+static void table_html(FILE *f, cand **ranked, int n)
+{
+    fputs("<table>\n<tr><th>#</th><th>candidate</th><th class=\"l\">space</th><th class=\"l\">strategy</th>"
+          "<th>estimate</th><th>simulated</th><th>MFU</th><th>peak memory</th><th>fits</th><th>Pareto</th></tr>\n",
+          f);
+    char a[32];
+    for (int i = 0; i < n; i++) {
+        const cand *c = ranked[i];
+        fprintf(f, "<tr%s><td>%d</td><td>%d</td><td class=\"l\"><span style=\"color:%s\">&#9679;</span> ",
+                !c->fits ? " class=\"oom\"" : (i == 0 ? " class=\"best\"" : ""), c->rank, c->index,
+                c->megatron ? MEGATRON_COLOR : SEVEN_D_COLOR);
+        rpt_html_escape(f, c->space);
+        fputs("</td><td class=\"l\">", f);
+        rpt_html_escape(f, c->strategy);
+        fputs("</td><td>", f);
+        rpt_html_escape(f, c->estimate_s > 0 ? rpt_fmt_time(c->estimate_s, a, sizeof a) : "-");
+        fputs("</td><td>", f);
+        rpt_html_escape(f, c->simulated ? rpt_fmt_time(c->step_s, a, sizeof a) : "-");
+        fputs("</td><td>", f);
+        if (c->mfu > 0)
+            fprintf(f, "%.1f %%", 100 * c->mfu);
+        else
+            fputs("-", f);
+        fputs("</td><td>", f);
+        rpt_html_escape(f, rpt_fmt_bytes(c->peak_bytes, a, sizeof a));
+        fprintf(f, "</td><td>%s</td><td>%s</td></tr>\n", c->fits ? "yes" : "no", c->pareto ? "&#10003;" : "");
+    }
+    fputs("</table>\n", f);
+}
+
+/* Writes the sweep report (see report.h). */
+sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char *title, sim_err *err)
+{
+    const cJSON *arr = candidates;
+    if (!cJSON_IsArray(arr))
+        return sim_fail(err, SIM_EINVAL, "%s: the sweep report needs an array of candidates", path);
+    int n = cJSON_GetArraySize(arr);
+    cand *cs = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *cs);
+    cand **ranked = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ranked);
+    cand **by_mem = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *by_mem);
+    cand **front = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *front);
+    int i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, arr)
+    {
+        cand *c = &cs[i];
+        c->json = o;
+        c->index = (int)num(o, "index", i);
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "space");
+        c->megatron = flag(o, "megatron_style", false);
+        c->space = cJSON_IsString(sp) ? sp->valuestring : (c->megatron ? "megatron" : "7d");
+        c->simulated = flag(o, "simulated", false) && num(o, "step_time_s", 0) > 0;
+        c->estimate_s = num(o, "estimate_step_time_s", 0);
+        c->step_s = num(o, "step_time_s", 0);
+        c->time_s = c->simulated ? c->step_s : c->estimate_s;
+        c->mfu = num(o, "mfu", 0);
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "memory");
+        c->peak_bytes = num(mem, "peak_bytes", 0);
+        c->capacity_bytes = num(mem, "capacity_bytes", 0);
+        c->fits = flag(mem, "fits", c->capacity_bytes <= 0 || c->peak_bytes <= c->capacity_bytes);
+        strategy_text(cJSON_GetObjectItemCaseSensitive(o, "strategy"), c->strategy, sizeof c->strategy);
+        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(o, "dimensions");
+        if (cJSON_IsString(dims) && strlen(c->strategy) + strlen(dims->valuestring) + 4 < sizeof c->strategy) {
+            memmove(c->strategy + strlen(dims->valuestring) + 3, c->strategy, strlen(c->strategy) + 1);
+            memcpy(c->strategy, dims->valuestring, strlen(dims->valuestring));
+            memcpy(c->strategy + strlen(dims->valuestring), " | ", 3);
+        }
+        ranked[i] = by_mem[i] = c;
+        i++;
+    }
+    qsort(ranked, (size_t)n, sizeof *ranked, cmp_rank);
+    for (i = 0; i < n; i++) ranked[i]->rank = i + 1;
+    qsort(by_mem, (size_t)n, sizeof *by_mem, cmp_memory);
+    int nf = pareto(by_mem, n, front);
+
+    sim_rc rc = SIM_OK;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check the directory exists and is writable)",
+                      path, strerror(errno));
+        goto done;
+    }
+    rpt_html_begin(f, title && *title ? title : "heptasim strategy search");
+    int nsim = 0, nfit = 0;
+    const cand *best[2] = {NULL, NULL}; /* fastest fitting Megatron-style, 7D */
+    for (i = 0; i < n; i++) {
+        nsim += cs[i].simulated;
+        nfit += cs[i].fits;
+        const cand *c = ranked[i];
+        if (c->fits && c->time_s > 0 && !best[c->megatron ? 0 : 1]) best[c->megatron ? 0 : 1] = c;
+    }
+    fprintf(f, "<p class=\"sub\">%d candidates, %d fit in memory, %d simulated (the others ranked by the analytic "
+               "estimate).</p>\n",
+            n, nfit, nsim);
+    if (best[0] && best[1]) {
+        char t0[32], t1[32];
+        fprintf(f, "<p>Best Megatron-style: #%d, %s. Best 7D: #%d, %s. ", best[0]->rank,
+                rpt_fmt_time(best[0]->time_s, t0, sizeof t0), best[1]->rank, rpt_fmt_time(best[1]->time_s, t1, sizeof t1));
+        if (best[1]->time_s < best[0]->time_s)
+            fprintf(f, "7D is %.2fx faster.</p>\n", best[0]->time_s / best[1]->time_s);
+        else
+            fprintf(f, "Megatron-style is %.2fx faster.</p>\n", best[1]->time_s / best[0]->time_s);
+    }
+    fputs("<h2 id=\"scatter\">Step time against memory</h2>\n", f);
+    if (n > 0)
+        scatter_svg(f, by_mem, n, front, nf);
+    else
+        fputs("<p class=\"note\">No candidate.</p>\n", f);
+    fputs("<h2 id=\"ranking\">Ranking</h2>\n", f);
+    fputs("<p class=\"note\">Candidates that fit first, then by step time (simulated when available, else the "
+          "estimate).</p>\n",
+          f);
+    table_html(f, ranked, n);
+    rpt_html_end(f);
+    int bad = ferror(f), e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad)
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check free space and permissions)", path,
+                      strerror(e));
+done:
+    free(cs);
+    free(ranked);
+    free(by_mem);
+    free(front);
+    return rc;
+}
