@@ -199,8 +199,10 @@ static bool a2a_prepare(eng_rank *r, eng_view *v)
     v->members = sim_xcalloc((size_t)n, sizeof *v->members);
     v->a2a_out = sim_xcalloc((size_t)n, sizeof *v->a2a_out);
     v->a2a_in = sim_xcalloc((size_t)n, sizeof *v->a2a_in);
+    /* Copy the members out of the shared scratch before creating mailboxes:
+     * creating one is a simcall, which lets other actors run and reuse it. */
+    for (int i = 0; i < n; i++) v->members[i] = r->sim->scratch[i];
     for (int i = 0; i < n; i++) {
-        v->members[i] = r->sim->scratch[i];
         if (i == me) continue;
         v->a2a_out[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, r->rank, v->members[i]);
         v->a2a_in[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, v->members[i], r->rank);
@@ -233,6 +235,16 @@ static void pause_s(double s)
     if (s > 0) sg_actor_sleep_for(s);
 }
 
+/* Ends a phase with its latency tail: slept now, or added to *tail when
+ * the caller takes it over (the last phase of a blocking collective). */
+static void phase_tail(double s, double *tail)
+{
+    if (tail)
+        *tail += s;
+    else
+        pause_s(s);
+}
+
 /* One exchange on a ring: send `bytes` to the successor, receive from the
  * predecessor, wait for both. */
 static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double bytes)
@@ -246,7 +258,7 @@ static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double b
 
 /* Ring phase of kind k on buffer S (AR: the buffer; AG: the gathered
  * output; RS: the input).  Returns the bytes this rank sent. */
-static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k, double S)
+static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k, double S, double *tail)
 {
     int n = rg->n;
     if (n <= 1) return 0.0;
@@ -256,18 +268,21 @@ static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k
     if (r->sim->opt.comm_mode == ENG_STEPS) {
         for (int s = 0; s < steps; s++) {
             ring_exchange(r, v, rg, chunk);
-            pause_s(step_s);
+            if (s < steps - 1)
+                pause_s(step_s);
+            else
+                phase_tail(step_s, tail);
         }
     } else {
         ring_exchange(r, v, rg, steps * chunk);
-        pause_s((steps - 1) * rg->lat_s + steps * step_s);
+        phase_tail((steps - 1) * rg->lat_s + steps * step_s, tail);
     }
     return steps * chunk;
 }
 
 /* Pairwise all-to-all of a send buffer of S bytes (S/n to each member).
  * Returns the bytes this rank sent. */
-static double all_to_all(eng_rank *r, eng_view *v, double S)
+static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
 {
     int n = v->n, me = v->me;
     if (n <= 1 || !a2a_prepare(r, v)) return 0.0;
@@ -281,7 +296,10 @@ static double all_to_all(eng_rank *r, eng_view *v, double S)
             v->comms[1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[0]);
             r->flows++;
             wait_all(v, 2);
-            pause_s(step_s);
+            if (s < n - 1)
+                pause_s(step_s);
+            else
+                phase_tail(step_s, tail);
         }
     } else {
         int c = 0;
@@ -294,38 +312,42 @@ static double all_to_all(eng_rank *r, eng_view *v, double S)
         r->flows += n - 1;
         wait_all(v, c);
         int steps = n - 1;
-        pause_s((steps - 1) * v->flat.lat_s + steps * step_s);
+        phase_tail((steps - 1) * v->flat.lat_s + steps * step_s, tail);
     }
     return (n - 1) * chunk;
 }
 
-/* Runs collective `in` of rank r on `stream` until it completes for r. */
-void eng_coll_run(eng_rank *r, int stream, const wl_instr *in)
+/* Runs collective `in` of rank r on `stream` until its flows completed for
+ * r.  The latency of the algorithm's last steps is slept when tail is NULL;
+ * otherwise it is returned in *tail, not yet simulated, so that the rank
+ * actor can fold it into its next local activity. */
+void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail)
 {
+    if (tail) *tail = 0.0;
     eng_view *v = eng_view_get(r, (wl_group)in->group, stream);
     if (!v || v->n <= 1) return;
     double S = in->bytes > 0 ? in->bytes : 0.0;
     double sent = 0.0;
     wl_coll k = (wl_coll)in->coll;
     if (k == WL_ALLTOALL) {
-        sent = all_to_all(r, v, S);
+        sent = all_to_all(r, v, S, tail);
     } else if (!v->hier) {
-        sent = ring_phase(r, v, &v->flat, k, S);
+        sent = ring_phase(r, v, &v->flat, k, S, tail);
     } else {
         double shard = S / v->intra.n;
         switch (k) {
         case WL_ALLREDUCE:
-            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S);
-            sent += ring_phase(r, v, &v->inter, WL_ALLREDUCE, shard);
-            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S);
+            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S, NULL);
+            sent += ring_phase(r, v, &v->inter, WL_ALLREDUCE, shard, NULL);
+            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S, tail);
             break;
         case WL_ALLGATHER:
-            sent += ring_phase(r, v, &v->inter, WL_ALLGATHER, shard);
-            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S);
+            sent += ring_phase(r, v, &v->inter, WL_ALLGATHER, shard, NULL);
+            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S, tail);
             break;
         default:
-            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S);
-            sent += ring_phase(r, v, &v->inter, WL_REDUCESCATTER, shard);
+            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S, NULL);
+            sent += ring_phase(r, v, &v->inter, WL_REDUCESCATTER, shard, tail);
             break;
         }
     }

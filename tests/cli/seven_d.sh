@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# seven_d.sh - every kind of 7D point simulates end to end on a small
+# platform: 2D TP, ring and Ulysses CP (with all-to-alls of more than two
+# ranks in several groups at once), fusion, experts, ZeRO 2/3, interleaving;
+# and the rank order changes the simulated time.
+set -u
+bin=${1:?usage: seven_d.sh path/to/heptasim}
+passes=0 fails=0
+base=(run -m gpt-1.7b -p dgx-a100 -s gpt-310b-a3-megatron --set model.layers=4 --set pp=1 --set vpp=1
+      --set schedule=1f1b --set dp=0 --set tp_x=1 -q --json -)
+moe=(run -m mixtral-8x22b -p dgx-a100 -s mixtral-8x22b-a3-megatron --set model.layers=4 --set pp=1
+     --set dp=0 --set tp_x=1 --set etp=0 -q --json -)
+
+# step_time ARGS...: print the simulated step time, or nothing on failure.
+step_time() {
+  "$bin" "$@" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["step_time_s"])' 2>/dev/null
+}
+
+check() { # check NAME ARGS...: the run succeeds with a positive step time
+  local name=$1
+  shift
+  local t
+  t=$(step_time "$@")
+  if [ -n "$t" ] && python3 -c "import sys; sys.exit(0 if float('$t') > 0 else 1)"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $name: heptasim $*"
+    "$bin" "$@" 2>&1 >/dev/null | head -3 | sed 's/^/    /'
+    fails=$((fails + 1))
+  fi
+}
+
+check "ulysses 4 in two groups" "${base[@]}" --devices 8 --set cp_ulysses=4 --set global_batch=4
+check "2D TP 2x2" "${base[@]}" --devices 8 --set tp_x=2 --set tp_y=2 --set global_batch=4
+check "2D TP 1x4 (all-to-all over tp_y)" "${base[@]}" --devices 8 --set tp_y=4 --set global_batch=4
+check "fused tp_y x ulysses" "${base[@]}" --devices 8 --set tp_y=2 --set cp_ulysses=2 --set fuse_tpy_cp=true --set global_batch=4
+check "ring CP" "${base[@]}" --devices 8 --set cp_ring=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
+check "ring + ulysses" "${base[@]}" --devices 16 --set cp_ring=2 --set cp_ulysses=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
+check "zero 2" "${base[@]}" --devices 8 --set zero=2 --set global_batch=8
+check "zero 3" "${base[@]}" --devices 8 --set zero=3 --set global_batch=8
+check "interleaved" "${base[@]}" --devices 8 --set pp=2 --set vpp=2 --set schedule=interleaved --set global_batch=8
+check "gpipe" "${base[@]}" --devices 8 --set pp=2 --set schedule=gpipe --set global_batch=8
+check "experts ep 4" "${moe[@]}" --devices 8 --set ep=4 --set global_batch=8
+check "experts ep 2 etp 2 over tp 2" "${moe[@]}" --devices 8 --set ep=2 --set tp_x=2 --set etp=2 --set global_batch=8
+check "experts with ulysses" "${moe[@]}" --devices 16 --set ep=4 --set cp_ulysses=2 --set tp_x=2 --set global_batch=8
+
+# Rank order: TP innermost keeps TP inside a node; TP outermost sends it
+# over the NICs, which must be slower.
+inner=$(step_time "${base[@]}" --devices 16 --set tp_x=8 --set global_batch=8)
+outer=$(step_time "${base[@]}" --devices 16 --set tp_x=8 --set global_batch=8 --set order=dp-tp_x-tp_y-cp_ulysses-cp_ring-ep-pp)
+if [ -n "$inner" ] && [ -n "$outer" ] && python3 -c "import sys; sys.exit(0 if float('$outer') > 1.05 * float('$inner') else 1)"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: TP across nodes ($outer s) should be slower than TP inside a node ($inner s)"
+  fails=$((fails + 1))
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
