@@ -51,15 +51,20 @@ static cfg_platform platform(int devices, int per_supernode)
     return p;
 }
 
-#define TW_MAXR 16
-#define TW_MAXI 64
+#define TW_MAXW 2048 /* ranks */
+#define TW_MAXR 16   /* groups of a kind, members of a group */
+#define TW_MAXP 32   /* ranks with a program */
+#define TW_MAXI 64   /* instructions of a rank */
 
-/* A hand-written workload: one instruction list per rank, groups given as
- * explicit member lists (a rank outside every group of a kind is alone). */
+/* A hand-written workload: instruction lists for up to TW_MAXP ranks (the
+ * others have empty programs), groups given as explicit member lists (a
+ * rank outside every group of a kind is alone). */
 typedef struct tw {
     int world;
-    int n[TW_MAXR];
-    wl_instr ins[TW_MAXR][TW_MAXI];
+    int slot[TW_MAXW];  /* 1 + index into ins, 0: empty program */
+    int nslots;
+    int n[TW_MAXP];
+    wl_instr ins[TW_MAXP][TW_MAXI];
     int ngroups[WL_NGROUPS];
     int gsize[WL_NGROUPS][TW_MAXR];
     int gmem[WL_NGROUPS][TW_MAXR][TW_MAXR];
@@ -81,8 +86,9 @@ static void *tw_new(void *ctx, int rank)
 static bool tw_next(void *prog, wl_instr *out)
 {
     tw_prog *p = prog;
-    if (p->i >= p->w->n[p->rank]) return false;
-    *out = p->w->ins[p->rank][p->i++];
+    int k = p->w->slot[p->rank] - 1;
+    if (k < 0 || p->i >= p->w->n[k]) return false;
+    *out = p->w->ins[k][p->i++];
     return true;
 }
 
@@ -108,6 +114,7 @@ static int tw_members(void *ctx, int rank, wl_group g, int *members, int *my_ind
 
 static void tw_init(tw *w, int world)
 {
+    ck_assert_int_le(world, TW_MAXW);
     memset(w, 0, sizeof *w);
     w->world = world;
 }
@@ -121,8 +128,13 @@ static void tw_group(tw *w, wl_group g, int n, const int *members)
 
 static wl_instr *tw_push(tw *w, int rank, wl_op op)
 {
-    ck_assert_int_lt(w->n[rank], TW_MAXI);
-    wl_instr *in = &w->ins[rank][w->n[rank]++];
+    if (!w->slot[rank]) {
+        ck_assert_int_lt(w->nslots, TW_MAXP);
+        w->slot[rank] = ++w->nslots;
+    }
+    int k = w->slot[rank] - 1;
+    ck_assert_int_lt(w->n[k], TW_MAXI);
+    wl_instr *in = &w->ins[k][w->n[k]++];
     memset(in, 0, sizeof *in);
     in->op = op;
     in->layer = in->micro = -1;
@@ -336,8 +348,8 @@ START_TEST(test_xml_layout)
     int hosts = 0;
     for (const char *s = buf; (s = strstr(s, "<host id=\"npu")); s++) hosts++;
     ck_assert_int_eq(hosts, 10);
-    ck_assert_ptr_nonnull(strstr(buf, "<zone id=\"sn2\""));
-    ck_assert_ptr_null(strstr(buf, "<zone id=\"sn3\""));
+    ck_assert_ptr_nonnull(strstr(buf, "<router id=\"sn2-fab\""));
+    ck_assert_ptr_null(strstr(buf, "<router id=\"sn3-fab\""));
     ck_assert_ptr_nonnull(strstr(buf, "<host id=\"npu9\""));
     /* the partial last supernode has 2 devices: its uplink carries 2 NICs */
     double up0 = 0, up2 = 0;
@@ -389,6 +401,25 @@ START_TEST(test_routes_two_planes)
     assert_rel(r[2].latency_s, p.nic_latency_s + p.spine_latency_s, 1e-9, "inter latency");
     assert_rel(r[2].bandwidth_bytes_per_s, p.nic_bytes_per_s, 1e-9, "inter bandwidth");
     ck_assert_ptr_null(strstr(r[2].links, "fab"));
+}
+END_TEST
+
+START_TEST(test_routes_across_zones)
+{
+    /* supernodes of 600 devices: one zone each, joined at the spine */
+    cfg_platform p = platform(1500, 600);
+    int src[] = {0, 0, 1499, 601};
+    int dst[] = {599, 600, 1200, 1450};
+    eng_route r[4];
+    route_fork(&p, 4, src, dst, r);
+    for (int i = 0; i < 4; i++) sort_words(r[i].links);
+    ck_assert_str_eq(r[0].links, "fab0_UP fab599_DOWN");
+    ck_assert_str_eq(r[1].links, "grp0_UP grp1_DOWN nic0_UP nic600_DOWN pad0 pad600 up0_UP up1_DOWN");
+    ck_assert_str_eq(r[2].links, "fab1200_DOWN fab1499_UP");
+    ck_assert_str_eq(r[3].links, "grp1_UP grp2_DOWN nic1450_DOWN nic601_UP pad1450 pad601 up1_UP up2_DOWN");
+    assert_rel(r[1].latency_s, p.nic_latency_s + p.spine_latency_s, 1e-9, "inter-zone latency");
+    assert_rel(r[1].bandwidth_bytes_per_s, p.nic_bytes_per_s, 1e-9, "inter-zone bandwidth");
+    assert_rel(r[0].latency_s, p.fabric_latency_s, 1e-9, "intra latency");
 }
 END_TEST
 
@@ -724,6 +755,67 @@ START_TEST(test_pipeline_round_trip)
 }
 END_TEST
 
+START_TEST(test_pipeline_across_zones)
+{
+    /* the same pipeline between supernodes of 600 devices (one zone each) */
+    cfg_platform p = platform(1200, 600);
+    const int pp[2] = {5, 605};
+    int M = 4;
+    double f = 1e-3, B = 8e6;
+    tw w;
+    tw_init(&w, 1200);
+    tw_group(&w, WL_G_PP, 2, pp);
+    for (int m = 0; m < M; m++) {
+        tw_compute(&w, 5, f, WL_PH_FORWARD);
+        tw_p2p(&w, 5, WL_SEND, 605, B, WL_TAG_FWD);
+        tw_p2p(&w, 605, WL_RECV, 5, B, WL_TAG_FWD);
+        tw_compute(&w, 605, f, WL_PH_FORWARD);
+    }
+    outcome o = sim_ok(&p, &w, NULL);
+    double t = p.nic_latency_s + p.spine_latency_s + B / (p.nic_bytes_per_s * p.network_efficiency);
+    assert_rel(o.res.step_time_s, (M + 1) * f + t, 1e-4, "pipeline across zones");
+}
+END_TEST
+
+/* Many independent pipelines between two zones, sends staggered in time:
+ * nothing is shared that could slow a transfer, so every message takes
+ * exactly latency + size / NIC bandwidth. */
+static void staggered_pipelines(const char *simgrid_option)
+{
+    cfg_platform p = platform(1200, 600);
+    int npipes = 12;
+    double B = 8e6;
+    tw w;
+    tw_init(&w, 1200);
+    for (int i = 0; i < npipes; i++) {
+        const int pp[2] = {i, 600 + i};
+        tw_group(&w, WL_G_PP, 2, pp);
+        for (int m = 0; m < 3; m++) {
+            tw_compute(&w, i, 1e-4 * (i + 1) + 1e-3 * m, WL_PH_FORWARD);
+            tw_p2p(&w, i, WL_SEND, 600 + i, B * (1 + 0.1 * i), WL_TAG_FWD);
+            tw_p2p(&w, 600 + i, WL_RECV, i, 0, WL_TAG_FWD);
+        }
+        tw_compute(&w, 600 + i, 1e-5, WL_PH_FORWARD);
+    }
+    sim_err err = {{0}};
+    if (simgrid_option) ck_assert_int_eq(eng_simgrid_option(simgrid_option, &err), SIM_OK);
+    eng_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.trace = count_trace;
+    outcome o = sim_ok(&p, &w, &opt);
+    /* the last pipeline sends last: its last message decides the step */
+    int i = npipes - 1;
+    double sent = 1e-4 * (i + 1) * 3 + 1e-3 * 3;
+    double t = p.nic_latency_s + p.spine_latency_s + B * (1 + 0.1 * i) / (p.nic_bytes_per_s * p.network_efficiency);
+    assert_rel(o.res.step_time_s, sent + t + 1e-5, 1e-6, "independent transfers between zones");
+}
+
+START_TEST(test_transfers_between_zones_are_exact)
+{
+    staggered_pipelines(NULL);
+}
+END_TEST
+
 START_TEST(test_deadlock_is_reported)
 {
     cfg_platform p = platform(8, 4);
@@ -952,6 +1044,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tp, test_xml_layout);
     tcase_add_test(tp, test_xml_rejects_bad_platform);
     tcase_add_test(tp, test_routes_two_planes);
+    tcase_add_test(tp, test_routes_across_zones);
     suite_add_tcase(s, tp);
 
     TCase *tc = tcase_create("collectives");
@@ -974,6 +1067,8 @@ static Suite *engine_suite(void)
     tcase_add_test(tg, test_unwaited_stream_is_drained);
     tcase_add_test(tg, test_pipeline_send_recv);
     tcase_add_test(tg, test_pipeline_round_trip);
+    tcase_add_test(tg, test_pipeline_across_zones);
+    tcase_add_test(tg, test_transfers_between_zones_are_exact);
     tcase_add_test(tg, test_deadlock_is_reported);
     tcase_add_test(tg, test_collective_deadlock_is_reported);
     tcase_add_test(tg, test_invalid_programs_fail_cleanly);

@@ -2,10 +2,11 @@
  * that run their asynchronous collectives.
  *
  * A rank actor reads its program one instruction at a time: COMPUTE busies
- * its host, a blocking COLL runs inline, an asynchronous COLL goes to the
- * FIFO of its stream actor (created on first use), WAIT blocks on the
- * stream's condition until enough ops completed, SEND is an eager detached
- * put and RECV a blocking get.  Point-to-point mailboxes have the receiving
+ * its host (consecutive computes in one execution, see settle), a blocking
+ * COLL runs inline, an asynchronous COLL goes to the FIFO of its stream
+ * actor (created on first use), WAIT blocks on the stream's condition until
+ * enough ops completed, SEND is an eager detached put and RECV a blocking
+ * get.  Point-to-point mailboxes have the receiving
  * rank as permanent receiver, so a send starts when it is issued and a
  * receive posted later finds the data already there (or in flight).  The
  * pipeline and ring-CP neighbours' mailboxes are claimed before any program
@@ -36,7 +37,7 @@ static sg_mailbox_t p2p_mailbox(eng_rank *r, int src, int dst, int g, int tag, b
 {
     for (int i = 0; i < r->np2p; i++) {
         eng_p2p *e = &r->p2p[i];
-        if (e->src == src && e->dst == dst && e->tag == (g << 8 | tag)) return e->mb;
+        if (e->src == src && e->dst == dst && e->key == (g << 8 | tag)) return e->mb;
     }
     if (r->np2p == r->p2p_cap) {
         r->p2p_cap = r->p2p_cap ? 2 * r->p2p_cap : 8;
@@ -48,7 +49,7 @@ static sg_mailbox_t p2p_mailbox(eng_rank *r, int src, int dst, int g, int tag, b
     eng_p2p *e = &r->p2p[r->np2p++];
     e->src = src;
     e->dst = dst;
-    e->tag = g << 8 | tag;
+    e->key = g << 8 | tag;
     e->mb = sg_mailbox_by_name(name);
     return e->mb;
 }
@@ -88,7 +89,7 @@ static void stream_main(int argc, char *argv[])
         sg_mutex_unlock(s->mu);
 
         double t0 = simgrid_get_clock();
-        eng_coll_run(r, s->id, &in);
+        eng_coll_run(r, s->id, &in, NULL);
         double t1 = simgrid_get_clock();
         r->st.comm_s[wl_group_dim((wl_group)in.group)] += t1 - t0;
         if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, &in, s->id, t0, t1);
@@ -193,29 +194,59 @@ static void stream_free(eng_stream *s)
 
 /* {========================================================== rank actor */
 
+/* The rank actor's local timeline.  A device runs one rank and nothing
+ * else computes on it, so a compute of s seconds always takes s: computes,
+ * and the latency tail that ends a blocking collective, only add to a debt
+ * that is simulated in one activity when the rank next interacts with
+ * others (collective, send, receive, wait, end of program).  Timestamps and
+ * statistics are those of simulating each instruction on its own. */
+static void settle(eng_rank *r)
+{
+    if (r->debt_s > 0) {
+        if (r->debt_compute)
+            sg_actor_execute(r->debt_s * r->speed);
+        else
+            sg_actor_sleep_for(r->debt_s);
+    }
+    r->debt_s = 0;
+    r->debt_compute = false;
+}
+
 /* Runs one instruction of r's program on its actor; false after a
  * recorded failure. */
 static bool step(eng_rank *r, const wl_instr *in)
 {
     eng_sim *sim = r->sim;
-    double t0 = simgrid_get_clock();
-    bool on_main = true;
+    if (in->op == WL_COMPUTE) {
+        double s = in->seconds > 0 ? in->seconds : 0.0;
+        double t0 = simgrid_get_clock() + r->debt_s;
+        r->debt_s += s;
+        r->debt_compute = r->debt_compute || s > 0;
+        r->st.compute_s += s;
+        if (in->phase < WL_NPHASES) r->st.compute_by_phase_s[in->phase] += s;
+        if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t0 + s);
+        return true;
+    }
+    if (in->op == WL_WAIT && (in->stream == WL_S_MAIN || in->seq == 0)) {
+        double t0 = simgrid_get_clock() + r->debt_s;
+        if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t0);
+        return true;
+    }
+    settle(r);
+    double t0 = simgrid_get_clock(), tail = 0.0;
     switch ((wl_op)in->op) {
-    case WL_COMPUTE:
-        if (in->seconds > 0) sg_actor_execute(in->seconds * r->speed);
-        break;
     case WL_COLL:
         if (in->group >= WL_NGROUPS || in->coll > WL_ALLTOALL || in->stream >= WL_NSTREAMS) {
             eng_fail(sim, "rank %d: instruction %lld: invalid collective (group %d, kind %d, stream %d)", r->rank,
                      r->pc, in->group, in->coll, in->stream);
             return false;
         }
-        if (in->stream == WL_S_MAIN) {
-            eng_coll_run(r, WL_S_MAIN, in);
-        } else {
-            stream_submit(r, in->stream, in);
-            on_main = false;
+        if (in->stream != WL_S_MAIN) {
+            stream_submit(r, in->stream, in); /* traced by the stream when done */
+            return true;
         }
+        eng_coll_run(r, WL_S_MAIN, in, &tail);
+        r->debt_s += tail;
         break;
     case WL_SEND:
     case WL_RECV:
@@ -240,31 +271,23 @@ static bool step(eng_rank *r, const wl_instr *in)
             eng_fail(sim, "rank %d: instruction %lld: wait on invalid stream %d", r->rank, r->pc, in->stream);
             return false;
         }
-        if (in->stream != WL_S_MAIN && !stream_wait(r, in->stream, in->seq, false)) return false;
+        if (!stream_wait(r, in->stream, in->seq, false)) return false;
         break;
     default:
         eng_fail(sim, "rank %d: instruction %lld: unknown op %d", r->rank, r->pc, in->op);
         return false;
     }
-    if (!on_main) return true;
 
-    double t1 = simgrid_get_clock(), dt = t1 - t0;
-    switch ((wl_op)in->op) {
-    case WL_COMPUTE:
-        r->st.compute_s += dt;
-        if (in->phase < WL_NPHASES) r->st.compute_by_phase_s[in->phase] += dt;
-        break;
-    case WL_COLL:
-        r->st.exposed_comm_s[wl_group_dim((wl_group)in->group)] += dt;
-        r->st.comm_s[wl_group_dim((wl_group)in->group)] += dt;
-        break;
-    case WL_RECV:
+    double t1 = simgrid_get_clock() + tail, dt = t1 - t0;
+    if (in->op == WL_COLL) {
+        wl_dim dim = wl_group_dim((wl_group)in->group);
+        r->st.exposed_comm_s[dim] += dt;
+        r->st.comm_s[dim] += dt;
+    } else if (in->op == WL_RECV) {
         if (in->group == WL_G_PP)
             r->st.bubble_s += dt;
         else
             r->st.exposed_comm_s[wl_group_dim((wl_group)in->group)] += dt;
-        break;
-    default: break;
     }
     if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t1);
     return true;
@@ -293,6 +316,9 @@ static void rank_main(int argc, char *argv[])
         if (!step(r, &r->cur)) return;
     }
     if (sim->failed) return;
+    sim->w->program_free(r->prog);
+    r->prog = NULL;
+    settle(r);
     r->draining = true;
     for (int id = 1; id < WL_NSTREAMS; id++)
         if (r->streams[id]) stream_wait(r, id, 0, true);

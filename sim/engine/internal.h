@@ -60,9 +60,10 @@ typedef struct eng_stream {
     bool exited;
 } eng_stream;
 
-/* A mailbox of point-to-point traffic (src -> dst, tag). */
+/* A mailbox of point-to-point traffic (src -> dst, group, tag). */
 typedef struct eng_p2p {
-    int src, dst, tag;
+    int src, dst;
+    int key;            /* group << 8 | tag */
     sg_mailbox_t mb;
 } eng_p2p;
 
@@ -82,6 +83,8 @@ typedef struct eng_rank {
     long long flows;                    /* comms it started */
     long long pc;                       /* instructions read from its program */
     wl_instr cur;                       /* the instruction the rank actor is on */
+    double debt_s;                      /* local time not yet simulated: computes and */
+    bool debt_compute;                  /* collective latency tails (see actors.c) */
     bool started, draining, done;
 } eng_rank;
 
@@ -111,9 +114,11 @@ int eng_supernode_of(const cfg_platform *p, int device);
 eng_view *eng_view_get(eng_rank *r, wl_group g, int stream);
 void eng_view_free(eng_view *v);
 
-/* collective.c: run collective `in` of rank r on `stream` to completion
- * (blocks the calling actor). Adds to bytes_sent and flow counts. */
-void eng_coll_run(eng_rank *r, int stream, const wl_instr *in);
+/* collective.c: run collective `in` of rank r on `stream` (blocks the
+ * calling actor until its flows are done).  tail NULL: the algorithm's
+ * remaining latency is slept too; else it is returned in *tail (seconds)
+ * for the caller to simulate.  Adds to bytes_sent and flow counts. */
+void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail);
 
 /* collective.c: a mailbox by name, formatted (not for the hot path). */
 sg_mailbox_t eng_mailbox(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,32 +1,42 @@
 /* platform.c - the SimGrid XML platform of a cfg_platform: two network planes
  * per device.
  *
- * Layout (one zone per supernode, then a top zone):
- *   - supernode k is zone "sn<k>" holding routers "sn<k>-fab" (the scale-up
- *     fabric: UB or NVSwitch) and "sn<k>-gw" (its leaf of the RDMA network),
- *     and for each device i: host "npu<i>" (speed = peak FLOP/s), a fabric
- *     link "fab<i>" to sn<k>-fab and a NIC link "nic<i>" followed by a pad
- *     link "pad<i>" to sn<k>-gw.  Fabric and NIC links are SPLITDUPLEX with
- *     half the device-to-device latency each, so npu -> fab -> npu costs
- *     fabric_latency_s.  The pad (infinite-like bandwidth, no latency, no
- *     sharing) makes the NIC path one hop longer than the fabric path, so the
- *     shortest-path routing sends intra-supernode traffic over the fabric;
- *   - zone "core" holds the router "spine";
- *   - the top zone "world" joins each supernode's gateway to the spine with
- *     an uplink "up<k>" of bandwidth (devices of k * nic_bytes_per_s) /
- *     oversubscription and latency spine_latency_s / 2.
+ * Devices are numbered supernode by supernode. For device i of supernode k:
+ * host "npu<i>" (speed = peak FLOP/s), a fabric link "fab<i>" to the router
+ * "sn<k>-fab" (the scale-up fabric: UB or NVSwitch) and a NIC link "nic<i>"
+ * followed by a pad link "pad<i>" to "sn<k>-gw" (the supernode's leaf of the
+ * RDMA network).  Fabric and NIC links are SPLITDUPLEX with half the
+ * device-to-device latency each, so npu -> fab -> npu costs
+ * fabric_latency_s.  The pad (huge bandwidth, no latency, no sharing) makes
+ * the NIC path one hop longer than the fabric path, so shortest-path routing
+ * sends intra-supernode traffic over the fabric.  Each leaf reaches the
+ * spine through an uplink "up<k>" of bandwidth (devices of k *
+ * nic_bytes_per_s) / oversubscription and latency spine_latency_s / 2.
  * Inter-supernode routes are npu -> nic -> pad -> up<a> -> up<b> -> pad ->
  * nic -> npu, with latency nic_latency_s + spine_latency_s.
  *
+ * Zones: supernodes are packed into group zones "g<j>" of about
+ * ENG_GROUP_DEVICES devices (one supernode when supernodes are that big),
+ * each with its own spine router "g<j>-spine"; the top zone joins the group
+ * spines to the router "spine" (zone "core") by links "grp<j>" of huge
+ * bandwidth, no latency and no sharing, so the split spine behaves as one.
+ * SimGrid 3.32 seals a platform in O(zones x hosts) and finds a link by
+ * name by walking the zones in order, which makes thousands of small
+ * supernode zones (DGX nodes of 8) slow; a first zone "links" holds every
+ * device link so that lookups stop there.
+ *
  * Routing is DijkstraCache (shortest path in links, computed per source on
- * first use and cached): Floyd is O(n^3) when the platform is sealed, which
- * is minutes for a 768-device supernode. */
+ * first use and cached): Floyd is O(n^3) when a zone is sealed, which is
+ * minutes for a 768-device supernode. */
 #include "internal.h"
 
 #include <math.h>
 
-/* Bandwidth of the pad links: far above any device link. */
+/* Bandwidth of the pad and group links: far above any device link. */
 #define ENG_PAD_BYTES_PER_S 1e15
+
+/* Devices per group zone (whole supernodes; at least one supernode). */
+#define ENG_GROUP_DEVICES 512
 
 /* Returns the supernode index of device `device` (devices are numbered
  * supernode by supernode). */
@@ -71,17 +81,16 @@ static void emit_link(FILE *out, const char *id, int i, double bw, double lat, c
             bw, lat, policy);
 }
 
-static void emit_supernode(const cfg_platform *p, FILE *out, int k, int first, int last)
+/* Supernodes [k0, k1) in group zone j. */
+static void emit_group(const cfg_platform *p, FILE *out, int j, int k0, int k1)
 {
-    fprintf(out, "  <zone id=\"sn%d\" routing=\"DijkstraCache\">\n", k);
-    fprintf(out, "   <router id=\"sn%d-fab\"/>\n   <router id=\"sn%d-gw\"/>\n", k, k);
+    int dps = p->devices_per_supernode;
+    fprintf(out, "  <zone id=\"g%d\" routing=\"DijkstraCache\">\n   <router id=\"g%d-spine\"/>\n", j, j);
+    for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n   <router id=\"sn%d-gw\"/>\n", k, k);
+    int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
+    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++) {
-        fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
-        emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
-    }
-    for (int i = first; i < last; i++) {
+        int k = i / dps;
         fprintf(out, "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i,
                 k, i);
         fprintf(out,
@@ -89,6 +98,9 @@ static void emit_supernode(const cfg_platform *p, FILE *out, int k, int first, i
                 "<link_ctn id=\"pad%d\"/></route>\n",
                 i, k, i, i);
     }
+    for (int k = k0; k < k1; k++)
+        fprintf(out, "   <route src=\"sn%d-gw\" dst=\"g%d-spine\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
+                j, k);
     fputs("  </zone>\n", out);
 }
 
@@ -105,26 +117,35 @@ sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
     fputs("<?xml version=\"1.0\"?>\n"
           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n",
           out);
-    fprintf(out, "<!-- %s: %d devices, %d supernode(s) of up to %d -->\n", p->name[0] ? p->name : "platform",
-            p->devices, nsn, dps);
+    int spg = ENG_GROUP_DEVICES / dps > 1 ? ENG_GROUP_DEVICES / dps : 1; /* supernodes per group */
+    int ngroups = (nsn + spg - 1) / spg;
+    fprintf(out, "<!-- %s: %d devices, %d supernode(s) of up to %d, %d zone(s) -->\n",
+            p->name[0] ? p->name : "platform", p->devices, nsn, dps, ngroups);
     fputs("<platform version=\"4.1\">\n <zone id=\"world\" routing=\"DijkstraCache\">\n", out);
-    for (int k = 0; k < nsn; k++) {
-        int first = k * dps;
-        int last = first + dps < p->devices ? first + dps : p->devices;
-        emit_supernode(p, out, k, first, last);
+    fputs("  <zone id=\"links\" routing=\"Full\">\n", out);
+    for (int i = 0; i < p->devices; i++) {
+        emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
     }
+    for (int k = 0; k < nsn; k++) {
+        int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
+        emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription, p->spine_latency_s / 2, "SPLITDUPLEX");
+    }
+    fputs("  </zone>\n", out);
+    for (int j = 0; j < ngroups; j++) emit_group(p, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
     fputs("  <zone id=\"core\" routing=\"Full\"><router id=\"spine\"/></zone>\n", out);
-    for (int k = 0; k < nsn; k++) {
-        int first = k * dps;
-        int n = (first + dps < p->devices ? dps : p->devices - first);
-        fprintf(out, "  <link id=\"up%d\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-                k, n * p->nic_bytes_per_s / p->oversubscription, p->spine_latency_s / 2);
+    for (int j = 0; j < ngroups; j++) {
+        /* all the group's uplinks together: never the bottleneck */
+        int first = j * spg * dps, last = (j + 1) * spg * dps < p->devices ? (j + 1) * spg * dps : p->devices;
+        fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+                j, (last - first) * p->nic_bytes_per_s / p->oversubscription);
     }
-    for (int k = 0; k < nsn; k++)
+    for (int j = 0; j < ngroups; j++)
         fprintf(out,
-                "  <zoneRoute src=\"sn%d\" dst=\"core\" gw_src=\"sn%d-gw\" gw_dst=\"spine\">"
-                "<link_ctn id=\"up%d\" direction=\"UP\"/></zoneRoute>\n",
-                k, k, k);
+                "  <zoneRoute src=\"g%d\" dst=\"core\" gw_src=\"g%d-spine\" gw_dst=\"spine\">"
+                "<link_ctn id=\"grp%d\" direction=\"UP\"/></zoneRoute>\n",
+                j, j, j);
     fputs(" </zone>\n</platform>\n", out);
     if (fflush(out) != 0 || ferror(out))
         return sim_fail(err, SIM_EIO, "platform XML: write failed (check disk space and permissions)");
