@@ -12,7 +12,8 @@
 
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_QUIET, O_HELP,
-    O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS
+    O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
+    O_FULL, O_LOO, O_FIT
 } opt_id;
 
 typedef struct opt_row {
@@ -44,6 +45,9 @@ static const opt_row options[] = {
     {O_TRACE_RANKS, "trace-ranks", 0, "LIST", CLI_OPT_TRACE, "ranks to trace: 0,5,8-15 or all (default: one per stage)"},
     {O_REPORT, "report", 0, "FILE", CLI_OPT_REPORT, "write a self-contained HTML report"},
     {O_BLESS, "bless", 0, NULL, CLI_OPT_BLESS, "store the current results as the new golden results"},
+    {O_FULL, "full", 0, NULL, CLI_OPT_FULL, "simulate every data-parallel replica (no reduction to two)"},
+    {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention,collective_step_us)"},
+    {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error"},
     {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary"},
     {O_HELP, "help", 'h', NULL, 0, "show this help"},
 };
@@ -127,14 +131,17 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_TRACE_RANKS: a->trace_ranks = val; break;
     case O_REPORT: a->report_path = val; break;
     case O_BLESS: a->bless = true; break;
+    case O_FULL: a->full = true; break;
+    case O_LOO: a->loo = true; break;
+    case O_FIT: a->fit = val; break;
     case O_QUIET: a->quiet = true; break;
     case O_HELP: a->help = true; break;
     }
     return SIM_OK;
 }
 
-sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
-                 sim_err *err)
+static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
+                         sim_err *err)
 {
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
@@ -173,6 +180,17 @@ sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char
         if (rc != SIM_OK) return rc;
     }
     return SIM_OK;
+}
+
+sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
+                 sim_err *err)
+{
+    sim_rc rc = parse_args(argc, argv, first, accepted, command, a, err);
+    /* An argument may hold any byte: keep the message on one line. */
+    if (rc != SIM_OK && err)
+        for (char *c = err->msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    return rc;
 }
 
 void cli_print_options(unsigned accepted)

@@ -34,6 +34,9 @@ typedef struct cli_args {
     const char *report_path;     /* --report FILE.html */
     /* validation */
     bool bless;                  /* --bless */
+    bool full;                   /* --full: simulate every data-parallel replica */
+    bool loo;                    /* --loo: leave-one-out evaluation of a calibration */
+    const char *fit;             /* --fit LIST: calibration parameters */
     const char *files[CLI_MAX_FILES]; /* positional arguments */
     int nfiles;
 } cli_args;
@@ -50,7 +53,9 @@ enum {
     CLI_OPT_REPORT = 1 << 7,     /* --report */
     CLI_OPT_FILES = 1 << 8,      /* positional FILE arguments */
     CLI_OPT_BLESS = 1 << 9,      /* --bless */
-    CLI_OPT_OUT = 1 << 10        /* --out FILE alone */
+    CLI_OPT_OUT = 1 << 10,       /* --out FILE alone */
+    CLI_OPT_FULL = 1 << 11,      /* --full */
+    CLI_OPT_FIT = 1 << 12        /* --fit --loo */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

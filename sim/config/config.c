@@ -134,6 +134,7 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 
 #define MAXDIM CFG_MAX_DEVICES
 #define MAXWIDTH 16777216 /* 2^24 */
+#define MAX_HEAD_DIM 65536
 
 static const cfg_key moe_rows[] = {
     ROW_INT("experts", cfg_model, moe.experts, 0, 65536, 0, REQ),
@@ -153,7 +154,7 @@ static const cfg_key model_rows[] = {
     ROW_INT("hidden", cfg_model, hidden, 1, 1048576, 0, REQ),
     ROW_INT("heads", cfg_model, heads, 1, 65536, 0, REQ),
     ROW_INT("kv_heads", cfg_model, kv_heads, 1, 65536, 0, DRV),
-    ROW_INT("head_dim", cfg_model, head_dim, 1, 65536, 0, DRV),
+    ROW_INT("head_dim", cfg_model, head_dim, 1, MAX_HEAD_DIM, 0, DRV),
     ROW_INT("ffn_hidden", cfg_model, ffn_hidden, 1, MAXWIDTH, 0, REQ),
     ROW_INT("vocab", cfg_model, vocab, 1, MAXWIDTH, 0, REQ),
     ROW_INT("seq_len", cfg_model, seq_len, 1, MAXWIDTH, 0, REQ),
@@ -406,6 +407,11 @@ static sim_rc model_derive(cfg_model *m, const char *origin, sim_err *err)
                             "%s: .heads: %d does not divide hidden=%d (use a divisor of %d, or give head_dim)", origin,
                             m->heads, m->hidden, m->hidden);
         m->head_dim = m->hidden / m->heads;
+        if (m->head_dim > MAX_HEAD_DIM)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .heads: hidden/heads = %d/%d = %d is more than the largest head_dim %d (use more "
+                            "heads, or give head_dim)",
+                            origin, m->hidden, m->heads, m->head_dim, MAX_HEAD_DIM);
     }
     if (m->moe.experts == 0) {
         memset(&m->moe, 0, sizeof m->moe);
@@ -419,7 +425,7 @@ static sim_rc model_derive(cfg_model *m, const char *origin, sim_err *err)
 sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides *ov, cfg_model *out, sim_err *err)
 {
     cJSON *root = parse_text(json, origin, err);
-    if (!root) return SIM_EINVAL;
+    if (!root) return cfg_one_line(SIM_EINVAL, err);
     cfg_reader r;
     cfg_reader_init(&r, origin, err);
     sim_rc rc = SIM_OK;
@@ -439,7 +445,7 @@ sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides
     sim_strlcpy(m.path, origin, sizeof m.path);
     if (!rc) rc = cfg_model_sanity(&m, err);
     if (!rc) *out = m;
-    return rc;
+    return cfg_one_line(rc, err);
 }
 
 sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_model *out, sim_err *err)
@@ -450,7 +456,7 @@ sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_mod
     if (!rc) rc = read_file(path, &text, err);
     if (!rc) rc = cfg_parse_model(text, path, ov, out, err);
     free(text);
-    return rc;
+    return cfg_one_line(rc, err);
 }
 
 /* -------------------------------------------------------------- platform */
@@ -459,7 +465,7 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
                           cfg_platform *out, sim_err *err)
 {
     cJSON *root = parse_text(json, origin, err);
-    if (!root) return SIM_EINVAL;
+    if (!root) return cfg_one_line(SIM_EINVAL, err);
     cfg_reader r;
     cfg_reader_init(&r, origin, err);
     cfg_platform p;
@@ -469,18 +475,21 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
     cJSON_Delete(root);
     cfg_reader_free(&r);
-    if (rc) return rc;
+    if (rc) return cfg_one_line(rc, err);
     if (devices_override > CFG_MAX_DEVICES)
-        return sim_fail(err, SIM_EINVAL, "%s: .devices: --devices %d is more than the limit of %d devices (use fewer)",
-                        origin, devices_override, CFG_MAX_DEVICES);
+        return cfg_one_line(sim_fail(err, SIM_EINVAL,
+                                     "%s: .devices: --devices %d is more than the limit of %d devices (use fewer)",
+                                     origin, devices_override, CFG_MAX_DEVICES),
+                            err);
     if (devices_override > 0) p.devices = devices_override;
     if (p.devices == 0)
-        return sim_fail(err, SIM_EINVAL, "%s: .devices: required key is missing (or give --devices)", origin);
+        return cfg_one_line(
+            sim_fail(err, SIM_EINVAL, "%s: .devices: required key is missing (or give --devices)", origin), err);
     if (!p.name[0]) name_from_origin(origin, p.name, sizeof p.name);
     sim_strlcpy(p.path, origin, sizeof p.path);
     rc = cfg_platform_sanity(&p, err);
     if (!rc) *out = p;
-    return rc;
+    return cfg_one_line(rc, err);
 }
 
 sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int devices_override,
@@ -492,7 +501,7 @@ sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int 
     if (!rc) rc = read_file(path, &text, err);
     if (!rc) rc = cfg_parse_platform(text, path, ov, devices_override, out, err);
     free(text);
-    return rc;
+    return cfg_one_line(rc, err);
 }
 
 /* -------------------------------------------------------------- strategy */
@@ -501,7 +510,7 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
                           sim_err *err)
 {
     cJSON *root = parse_text(json, origin, err);
-    if (!root) return SIM_EINVAL;
+    if (!root) return cfg_one_line(SIM_EINVAL, err);
     cfg_reader r;
     cfg_reader_init(&r, origin, err);
     cfg_strategy s;
@@ -511,7 +520,7 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
     if (!rc) rc = cfg_schema_read(&r, strategy_rows, root, &s);
     cJSON_Delete(root);
     cfg_reader_free(&r);
-    if (rc) return rc;
+    if (rc) return cfg_one_line(rc, err);
     if (!s.name[0]) name_from_origin(origin, s.name, sizeof s.name);
     sim_strlcpy(s.path, origin, sizeof s.path);
     *out = s;
@@ -526,7 +535,7 @@ sim_rc cfg_load_strategy(const char *name_or_path, const cfg_overrides *ov, cfg_
     if (!rc) rc = read_file(path, &text, err);
     if (!rc) rc = cfg_parse_strategy(text, path, ov, out, err);
     free(text);
-    return rc;
+    return cfg_one_line(rc, err);
 }
 
 /* ------------------------------------------------------------ to JSON */

@@ -184,7 +184,10 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
 
 /* Check the three together (products equal the device count, divisibility
  * of heads, layers, experts, batch and sequence, schedule, limits of 131072
- * devices and 65536 micro-batches per step).  The structs are first checked
+ * devices and 65536 micro-batches per step), and that replaying the step
+ * fits this machine: at most 2^26 layer steps (ranks x micro-batches x
+ * layers per stage, about 2^31 instructions), and the ranks' memory within
+ * the host's memory and address-space limit.  The structs are first checked
  * against their schemas again, so structs built in memory get the same
  * messages as files.  A strategy with dp = 0 gets dp derived from the
  * device count here (s is changed only on success).  Messages name the

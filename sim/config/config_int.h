@@ -18,6 +18,19 @@
 #define CFG_MAX_DEVICES 131072
 #define CFG_MAX_MICRO_BATCHES 65536
 
+/* What replaying one step costs, measured on SimGrid 3.32 (x86-64): a rank
+ * (its actors, host and links) holds about 85 KiB resident and 300 KiB of
+ * address space, and one layer of one micro-batch on one rank (forward and
+ * backward) is 28 to 43 instructions.  A step of more layer steps
+ * (ranks x micro-batches x layers per stage) than CFG_MAX_LAYER_STEPS
+ * (about 2^31 instructions, hours of simulation) is refused, and so is one
+ * whose ranks would not fit in this machine's memory. */
+#define CFG_MAX_LAYER_STEPS (1LL << 26)
+#define CFG_INSTR_PER_LAYER_STEP 32
+#define CFG_SIM_RANK_RESIDENT_BYTES (96.0 * 1024)
+#define CFG_SIM_RANK_ADDRESS_BYTES (320.0 * 1024)
+#define CFG_SIM_BASE_BYTES (64.0 * 1024 * 1024)
+
 /* HuggingFace files carry no training sequence length: this one is used
  * (override with --set model.seq_len=N). */
 #define CFG_HF_SEQ_LEN 4096
@@ -96,6 +109,12 @@ cJSON *cfg_schema_write(const cfg_key *rows, const void *base);
  * every node it adds.  Every item is checked for syntax, whatever its kind.
  * ov may be NULL. */
 sim_rc cfg_overrides_apply(cfg_reader *r, const cfg_overrides *ov, const char *kind, cJSON *root);
+
+/* Keep the message in err on one line: every control character in it
+ * (from the input: a newline in a key, a tab in a quoted line, a path)
+ * becomes '?'.  Returns rc, so that an entry point can end with
+ * `return cfg_one_line(rc, err)`; does nothing when rc is SIM_OK. */
+sim_rc cfg_one_line(sim_rc rc, sim_err *err);
 
 /* JSON text of node, at most 40 characters ("..." when cut). */
 void cfg_json_repr(const cJSON *node, char *buf, size_t cap);

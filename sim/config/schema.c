@@ -85,6 +85,14 @@ static sim_rc fail_at(cfg_reader *r, const char *origin, const char *path, const
 
 /* ------------------------------------------------------------ formatting */
 
+sim_rc cfg_one_line(sim_rc rc, sim_err *err)
+{
+    if (rc == SIM_OK || !err) return rc;
+    for (char *c = err->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    return rc;
+}
+
 void cfg_json_repr(const cJSON *node, char *buf, size_t cap)
 {
     char *s = node ? cJSON_PrintUnformatted(node) : NULL;
@@ -232,6 +240,8 @@ static sim_rc read_curve(cfg_reader *r, const cfg_key *row, const cJSON *node, c
             cfg_json_repr(x, got, sizeof got);
             return fail_at(r, o, ppath, "flops must be > 0, got %s", got);
         }
+        if (!isfinite(x->valuedouble))
+            return fail_at(r, o, ppath, "flops %g is too large (use a finite number)", x->valuedouble);
         if (i > 0 && !(x->valuedouble > c->x[i - 1])) {
             fmt_num(x->valuedouble, a, sizeof a);
             fmt_num(c->x[i - 1], b, sizeof b);

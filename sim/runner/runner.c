@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -82,7 +83,7 @@ typedef struct child {
 
 static void child_main(run_case *c, int fd)
 {
-    runner_simulate_here(c, NULL);
+    runner_simulate_here(c, c->options);
     message m;
     memset(&m, 0, sizeof m);
     m.rc = c->rc;
@@ -90,6 +91,7 @@ static void child_main(run_case *c, int fd)
     m.result = c->result;
     m.wall_s = c->wall_s;
     int status = write_all(fd, &m, sizeof m) == 0 ? 0 : 1;
+    if (status == 0 && c->reply && c->reply_bytes > 0) status = write_all(fd, c->reply, c->reply_bytes) == 0 ? 0 : 1;
     close(fd);
     _exit(status);
 }
@@ -98,12 +100,15 @@ static void child_main(run_case *c, int fd)
 static void finish(child *ch, run_case *cases, run_done_fn done, void *ctx)
 {
     message m;
+    run_case *c = &cases[ch->index];
     size_t got = read_all(ch->fd, &m, sizeof m);
+    bool replied = true;
+    if (got == sizeof m && c->reply && c->reply_bytes > 0)
+        replied = read_all(ch->fd, c->reply, c->reply_bytes) == c->reply_bytes;
     close(ch->fd);
     int status = 0;
     while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR) {}
-    run_case *c = &cases[ch->index];
-    if (got == sizeof m) {
+    if (got == sizeof m && replied) {
         c->rc = m.rc;
         memcpy(c->msg, m.msg, sizeof c->msg);
         c->result = m.result;

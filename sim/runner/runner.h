@@ -14,6 +14,14 @@ typedef struct run_case {
     cfg_platform platform;
     cfg_strategy strategy;
     void *user;                  /* caller's data, untouched */
+    /* optional, for runner_simulate_all: the engine options of the child's
+     * simulation (NULL: defaults), and a reply area: after simulating, the
+     * child sends back its copy of the reply_bytes bytes at reply (what the
+     * options' trace callback left there) and the parent copies them over
+     * the caller's. */
+    const eng_options *options;
+    void *reply;
+    size_t reply_bytes;
     /* filled by runner_simulate_* */
     sim_rc rc;
     char msg[SIM_ERR_LEN];       /* the error line when rc != SIM_OK */

@@ -1,0 +1,688 @@
+/* estimate.c - the analytic step-time estimate used to rank candidates.
+ *
+ * Same cost model and workload as the simulator, without contention:
+ *
+ *  1. A probe: the workload generator's plan for the candidate with one
+ *     micro-batch, one virtual stage and Lp layers per stage (Lp = 2 when
+ *     the model mixes dense and MoE layers, else 1).  The programs of the
+ *     first and last pipeline stage are walked once: compute instructions
+ *     take their seconds; blocking collectives their alpha-beta time
+ *     (cost_collective_s) on the plane their group uses (the supernode
+ *     fabric when all members share a supernode, else the NIC, with the
+ *     engine's hierarchical split when every supernode holds the same
+ *     number of members); collectives on the TP/CP/EP streams overlap
+ *     until waited for.  This gives the time of one dense and one MoE layer
+ *     (forward, backward, recompute), of the embedding and of the head, and
+ *     the exposed communication of each, by dimension.  Data-parallel
+ *     traffic and pipeline transfers are left to step 2.
+ *  2. A closed form per pipeline stage: per-micro-batch stage time C_s
+ *     (its layers and edges), pipeline time m*max(C) + (sum(C) - max(C))/v
+ *     + 2(pp*v - 1) hops, ZeRO-3 gathers per layer, gradient reduction
+ *     exposed beyond the last micro-batch's backward, parameter gathers,
+ *     and the optimizer step (cost_optimizer_s).  The step is the latest
+ *     stage end.
+ *
+ * Probes depend on everything but vpp, schedule, zero and the DP overlap
+ * switches (the global batch is part of their key for the pipeline time), so the search, which varies those innermost, builds one probe
+ * per several candidates.  Group geometry (which supernodes each group
+ * spans) depends on the layout alone and is cached too. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cost/cost.h"
+#include "internal.h"
+
+/* What the walk accumulates: seconds on the main stream, and the part of
+ * them spent waiting for communication, by dimension. */
+typedef struct span {
+    double total;
+    double comm[WL_NDIMS];
+} span;
+
+enum { K_DENSE = 0, K_MOE, NKINDS };
+enum { P_FWD = 0, P_BWD, P_REC, NPASSES };
+
+/* Where one group of the layout sits on the platform. */
+typedef struct geo {
+    int n;          /* members */
+    bool spans;     /* in more than one supernode */
+    bool hier;      /* spans with the same count L >= 2 in each supernode */
+    int L, K;       /* members per supernode, supernodes (hier) */
+    int local;      /* members sharing the sampled rank's supernode */
+} geo;
+
+/* The layout part of a probe key: rank digits, experts and order. */
+typedef struct layout_key {
+    int tp_x, tp_y, cp_ulysses, cp_ring, pp, dp, ep, etp;
+    int order[CFG_NDIMS];
+} layout_key;
+
+typedef struct layout_geo {
+    bool used;
+    layout_key key;
+    geo g[WL_NGROUPS];
+    bool pp_cross;  /* some pipeline neighbours are in different supernodes */
+} layout_geo;
+
+#define GEO_CACHE 8
+
+typedef struct probe_key {
+    layout_key layout;
+    int micro_batch, recompute, global_batch;
+    bool sp, overlap_cp, fuse, overlap_tp;
+    double capacity;
+} probe_key;
+
+typedef struct probe {
+    span layer[NKINDS][NPASSES];   /* one layer of each kind */
+    span embed[2], head[2];        /* forward, backward */
+    double p2p_bytes;              /* activation between stages */
+    const layout_geo *lg;
+} probe;
+
+/* Level B: one stage for a number of chunks per stage. */
+typedef struct stage_row {
+    double nd, nmoe;   /* dense and MoE layers */
+    span f, b;         /* forward, backward + recompute of one micro-batch, all chunks, edges included */
+} stage_row;
+
+/* Level C: one stage with the zero stage applied. */
+typedef struct stage_cost {
+    double F, B, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), their sum: one micro-batch */
+    double grad[2];      /* exposed gradient reduction: [0] not overlapped, [1] overlapped */
+    double gather;       /* parameter all-gather after the optimizer (zero 1/2, not overlapped) */
+    double startx;       /* exposed start-of-step gathers (zero 1/2, overlapped) */
+    double opt;          /* optimizer step */
+    double drain;        /* how much earlier than stage 0 the stage's pipeline work ends */
+} stage_cost;
+
+struct srch_estimator {
+    const cfg_model *m;
+    const cfg_platform *p;
+    cost_model *cost;
+    mdl_params params;
+    bool has_dense, has_moe;
+    double lat_intra_s, lat_inter_s;
+    /* probe cache (one entry: the search varies probe keys slowly) */
+    bool have_probe;
+    probe_key key;
+    probe pr;
+    layout_geo geos[GEO_CACHE];
+    int geo_next;
+    long long probes;
+    /* scratch */
+    int *members;
+    int *sn_count;
+    int nsn;
+    long long serial;              /* probes built: keys the level caches */
+    /* level B (stages for a chunk count) and C (zero stage) caches */
+    stage_row *rows;
+    stage_cost *costs;
+    int rows_cap;
+    long long stages_serial, zero_serial;
+    int stages_v, zero_key;
+    double pipe, p2p, hops;
+    double *done_at[WL_NSTREAMS];
+    int done_cap[WL_NSTREAMS];
+};
+
+/* {======================================================== collectives */
+
+/* Seconds of collective `kind` over group g with `bytes` per rank (the
+ * cost model's convention), uncontended, as the engine runs it. */
+static double coll_s(const srch_estimator *e, const geo *g, wl_coll kind, double bytes)
+{
+    const cfg_platform *p = e->p;
+    const cost_model *c = e->cost;
+    if (g->n <= 1 || !(bytes > 0)) return 0.0;
+    double fab = p->fabric_bytes_per_s, nic = p->nic_bytes_per_s;
+    if (kind == WL_ALLTOALL) {
+        if (!g->spans) return cost_collective_s(c, COST_ALLTOALL, g->n, bytes, fab, e->lat_intra_s);
+        /* pairwise flows: local ones share the fabric link, remote ones the NIC */
+        double chunk = bytes / g->n;
+        double local = (g->local - 1) * chunk, remote = (g->n - g->local) * chunk;
+        double wire = fmax(local / fab, remote / nic);
+        double sent = (g->n - 1) * chunk;
+        double bw = wire > 0 ? sent / wire : nic;
+        return cost_collective_s(c, COST_ALLTOALL, g->n, bytes, bw, e->lat_inter_s);
+    }
+    cost_coll k = kind == WL_ALLREDUCE ? COST_ALLREDUCE : kind == WL_ALLGATHER ? COST_ALLGATHER : COST_REDUCESCATTER;
+    if (!g->spans) return cost_collective_s(c, k, g->n, bytes, fab, e->lat_intra_s);
+    if (!g->hier) return cost_collective_s(c, k, g->n, bytes, nic, e->lat_inter_s);
+    /* intra-supernode ring, ring over supernodes of S/L, intra again */
+    double shard = bytes / g->L;
+    double intra_rs = cost_collective_s(c, COST_REDUCESCATTER, g->L, bytes, fab, e->lat_intra_s);
+    double intra_ag = cost_collective_s(c, COST_ALLGATHER, g->L, bytes, fab, e->lat_intra_s);
+    double inter = cost_collective_s(c, k, g->K, shard, nic, e->lat_inter_s);
+    switch (k) {
+    case COST_ALLREDUCE: return intra_rs + inter + intra_ag;
+    case COST_ALLGATHER: return inter + intra_ag;
+    default: return intra_rs + inter;
+    }
+}
+
+/* Geometry of rank r's group g in plan. */
+static geo geo_of(srch_estimator *e, const wl_plan *plan, int r, wl_group g)
+{
+    geo out = {0};
+    int me = 0, n = wl_group_members(plan, r, g, e->members, &me);
+    int dps = e->p->devices_per_supernode > 0 ? e->p->devices_per_supernode : e->p->devices;
+    out.n = n;
+    int mine = r / dps, first = e->members[0] / dps, maxc = 0;
+    for (int i = 0; i < n; i++) {
+        int sn = e->members[i] / dps;
+        if (sn != first) out.spans = true;
+        if (++e->sn_count[sn] > maxc) maxc = e->sn_count[sn];
+    }
+    out.local = e->sn_count[mine];
+    bool even = true;
+    for (int i = 0; i < n; i++)
+        if (e->sn_count[e->members[i] / dps] != maxc) even = false;
+    for (int i = 0; i < n; i++) e->sn_count[e->members[i] / dps] = 0;
+    out.hier = out.spans && maxc >= 2 && even;
+    out.L = maxc;
+    out.K = maxc > 0 ? n / maxc : 1;
+    return out;
+}
+
+/* A fixed yardstick to pick the slowest instance of a group. */
+static double geo_weight(const srch_estimator *e, const geo *g)
+{
+    double s = 256.0 * 1024 * 1024;
+    return coll_s(e, g, WL_ALLREDUCE, s) + coll_s(e, g, WL_ALLTOALL, s);
+}
+
+static layout_key layout_key_of(const cfg_strategy *s)
+{
+    layout_key k;
+    memset(&k, 0, sizeof k);
+    k.tp_x = s->tp_x;
+    k.tp_y = s->tp_y;
+    k.cp_ulysses = s->cp_ulysses;
+    k.cp_ring = s->cp_ring;
+    k.pp = s->pp;
+    k.dp = s->dp;
+    k.ep = s->ep;
+    k.etp = s->etp;
+    for (int i = 0; i < CFG_NDIMS; i++) k.order[i] = (int)s->order[i];
+    return k;
+}
+
+/* The geometry of every group of plan's layout: for each group kind, the
+ * slowest instance among rank 0 and the ranks on either side of the first
+ * and last two supernode boundaries (where groups may straddle). */
+static const layout_geo *layout_geo_get(srch_estimator *e, const wl_plan *plan, const layout_key *key)
+{
+    for (int i = 0; i < GEO_CACHE; i++)
+        if (e->geos[i].used && memcmp(&e->geos[i].key, key, sizeof *key) == 0) return &e->geos[i];
+    layout_geo *lg = &e->geos[e->geo_next];
+    e->geo_next = (e->geo_next + 1) % GEO_CACHE;
+    memset(lg, 0, sizeof *lg);
+    lg->used = true;
+    lg->key = *key;
+
+    int world = wl_world(plan), dps = e->p->devices_per_supernode > 0 ? e->p->devices_per_supernode : world;
+    int samples[9], ns = 0;
+    samples[ns++] = 0;
+    int nb = (world - 1) / dps; /* supernode boundaries inside the world */
+    for (int b = 1; b <= nb; b++) {
+        if (b > 2 && b < nb - 1) continue;
+        samples[ns++] = b * dps - 1;
+        samples[ns++] = b * dps;
+    }
+    for (int g = 0; g < WL_NGROUPS; g++) {
+        if (g == WL_G_PP) continue;
+        double worst = -1;
+        for (int i = 0; i < ns; i++) {
+            geo cur = geo_of(e, plan, samples[i], (wl_group)g);
+            double w = cur.n > 1 ? geo_weight(e, &cur) : 0.0;
+            if (w > worst) {
+                worst = w;
+                lg->g[g] = cur;
+            }
+        }
+    }
+    for (int i = 0; i < ns && !lg->pp_cross; i++) {
+        int me = 0, n = wl_group_members(plan, samples[i], WL_G_PP, e->members, &me);
+        for (int k = 0; k + 1 < n; k++)
+            if (e->members[k] / dps != e->members[k + 1] / dps) lg->pp_cross = true;
+    }
+    return lg;
+}
+
+/* }======================================================== collectives */
+
+/* {============================================================== probes */
+
+static probe_key probe_key_of(const cfg_strategy *s)
+{
+    probe_key k;
+    memset(&k, 0, sizeof k);
+    k.layout = layout_key_of(s);
+    k.micro_batch = s->micro_batch;
+    k.global_batch = s->global_batch;
+    k.recompute = (int)s->recompute;
+    k.sp = s->sequence_parallel;
+    k.overlap_cp = s->overlap_cp_comm;
+    k.fuse = s->fuse_tpy_cp;
+    k.overlap_tp = s->overlap_tp_comm;
+    k.capacity = s->moe_capacity_factor;
+    return k;
+}
+
+static void span_add(span *a, const span *b, double times)
+{
+    a->total += times * b->total;
+    for (int d = 0; d < WL_NDIMS; d++) a->comm[d] += times * b->comm[d];
+}
+
+/* Completion time of the seq-th op of a stream (seq counts from 1). */
+static void stream_done(srch_estimator *e, int st, uint32_t seq, double t)
+{
+    if ((int)seq >= e->done_cap[st]) {
+        int cap = e->done_cap[st] ? 2 * e->done_cap[st] : 64;
+        while (cap <= (int)seq) cap *= 2;
+        e->done_at[st] = sim_xrealloc(e->done_at[st], (size_t)cap * sizeof(double));
+        e->done_cap[st] = cap;
+    }
+    e->done_at[st][seq] = t;
+}
+
+/* Walk the program of `rank` (probe plan), adding each instruction's time on
+ * the main stream into the probe's spans: take_layers for the layers,
+ * take_edges for the embedding (before the first layer of the forward,
+ * after the last of the backward) and the head (the other way round).
+ * layers_seen[kind] counts the distinct layers of each kind walked. */
+static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, int rank, probe *pr, bool take_layers,
+                 bool take_edges, int layers_seen[NKINDS])
+{
+    wl_program *prog = wl_program_new(plan, rank);
+    double now = 0.0, free_at[WL_NSTREAMS] = {0};
+    uint32_t issued[WL_NSTREAMS] = {0};
+    int stream_dim[WL_NSTREAMS] = {0};
+    bool fwd_layer_seen = false, bwd_layer_seen = false;
+    int last_fwd_layer = -1;
+    wl_instr in;
+    while (wl_program_next(prog, &in)) {
+        if (in.op == WL_SEND) {
+            if (in.group == WL_G_PP) pr->p2p_bytes = in.bytes;
+            continue;
+        }
+        if (in.op == WL_RECV) continue;                        /* the pipeline is a closed form */
+        if (in.phase == WL_PH_GRAD_SYNC || in.phase == WL_PH_OPTIMIZER) continue; /* closed form */
+        if (in.op == WL_COLL && (in.group == WL_G_DP || in.group == WL_G_EDP)) continue;
+        if (in.op == WL_WAIT && in.stream == WL_S_DP) continue;
+        if (in.stream >= WL_NSTREAMS) continue;
+
+        double dt = 0.0;
+        int dim = -1;
+        if (in.op == WL_COMPUTE) {
+            dt = in.seconds;
+        } else if (in.op == WL_COLL && in.group < WL_NGROUPS) {
+            double t = coll_s(e, &pr->lg->g[in.group], (wl_coll)in.coll, in.bytes);
+            if (in.stream == WL_S_MAIN) {
+                dt = t;
+                dim = (int)wl_group_dim((wl_group)in.group);
+            } else {
+                /* asynchronous: the stream runs its ops in order, the main stream goes on */
+                double start = fmax(now, free_at[in.stream]);
+                free_at[in.stream] = start + t;
+                stream_dim[in.stream] = (int)wl_group_dim((wl_group)in.group);
+                stream_done(e, in.stream, ++issued[in.stream], free_at[in.stream]);
+            }
+        } else if (in.op == WL_WAIT) {
+            double t = free_at[in.stream];
+            if (in.seq > 0 && in.seq <= issued[in.stream]) t = e->done_at[in.stream][in.seq];
+            dt = fmax(0.0, t - now);
+            dim = stream_dim[in.stream];
+        }
+        now += dt;
+
+        span *sp = NULL;
+        if (in.layer >= 0) {
+            int kind = cfg_is_moe_layer(pm, in.layer) ? K_MOE : K_DENSE;
+            if (in.phase == WL_PH_FORWARD) {
+                fwd_layer_seen = true;
+                if (in.layer != last_fwd_layer) {
+                    last_fwd_layer = in.layer;
+                    if (take_layers) layers_seen[kind]++;
+                }
+            }
+            if (in.phase == WL_PH_BACKWARD) bwd_layer_seen = true;
+            if (take_layers) {
+                int pass = in.phase == WL_PH_FORWARD ? P_FWD : in.phase == WL_PH_BACKWARD ? P_BWD : P_REC;
+                sp = &pr->layer[kind][pass];
+            }
+        } else if (take_edges && in.phase == WL_PH_FORWARD) {
+            sp = fwd_layer_seen ? &pr->head[0] : &pr->embed[0];
+        } else if (take_edges && in.phase == WL_PH_BACKWARD) {
+            sp = bwd_layer_seen ? &pr->embed[1] : &pr->head[1];
+        }
+        if (!sp) continue;
+        sp->total += dt;
+        if (dim >= 0) sp->comm[dim] += dt;
+    }
+    wl_program_free(prog);
+}
+
+/* Build the probe of s into e->pr. */
+static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err)
+{
+    const cfg_model *m = e->m;
+    cfg_model pm = *m;
+    int lp = 1;
+    if (m->moe.experts > 0) {
+        pm.moe.layer_freq = 1;
+        pm.moe.first_dense_layers = e->has_dense ? 1 : 0;
+        if (e->has_dense) lp = 2;
+    }
+    pm.layers = s->pp * lp;
+    cfg_strategy ps = *s;
+    ps.vpp = 1;
+    ps.schedule = CFG_SCHED_1F1B;
+    ps.global_batch = s->dp * s->micro_batch;
+    ps.zero = 0;
+    ps.overlap_grad_reduce = false;
+    ps.overlap_param_gather = false;
+
+    wl_plan *plan = NULL;
+    sim_rc rc = wl_plan_new(&pm, e->p, &ps, e->cost, &plan, err);
+    if (rc != SIM_OK) return rc;
+    probe *pr = &e->pr;
+    memset(pr, 0, sizeof *pr);
+    layout_key lk = layout_key_of(s);
+    pr->lg = layout_geo_get(e, plan, &lk);
+
+    /* ranks of stage 0 and of the last stage: rank 0's pipeline group */
+    int me = 0, n = wl_group_members(plan, 0, WL_G_PP, e->members, &me);
+    int first = e->members[0], last = e->members[n - 1];
+    int seen[NKINDS] = {0, 0}, unused[NKINDS] = {0, 0};
+    walk(e, plan, &pm, first, pr, true, true, seen);
+    if (last != first) {
+        span keep_embed[2] = {pr->embed[0], pr->embed[1]};
+        memset(pr->head, 0, sizeof pr->head);
+        walk(e, plan, &pm, last, pr, false, true, unused);
+        pr->embed[0] = keep_embed[0];
+        pr->embed[1] = keep_embed[1];
+    }
+    for (int k = 0; k < NKINDS; k++) {
+        if (seen[k] <= 1) continue;
+        for (int ps2 = 0; ps2 < NPASSES; ps2++) {
+            span *sp = &pr->layer[k][ps2];
+            sp->total /= seen[k];
+            for (int d = 0; d < WL_NDIMS; d++) sp->comm[d] /= seen[k];
+        }
+    }
+    wl_plan_free(plan);
+    e->probes++;
+    return SIM_OK;
+}
+
+/* }============================================================== probes */
+
+srch_estimator *srch_estimator_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
+{
+    cost_model *cost = cost_new(p, err);
+    if (!cost) return NULL;
+    srch_estimator *e = sim_xcalloc(1, sizeof *e);
+    e->m = m;
+    e->p = p;
+    e->cost = cost;
+    mdl_count_params(m, &e->params);
+    for (int l = 0; l < m->layers; l++) {
+        if (cfg_is_moe_layer(m, l))
+            e->has_moe = true;
+        else
+            e->has_dense = true;
+    }
+    e->lat_intra_s = p->fabric_latency_s;
+    e->lat_inter_s = p->nic_latency_s + p->spine_latency_s;
+    e->members = sim_xcalloc((size_t)p->devices, sizeof *e->members);
+    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
+    e->nsn = (p->devices + dps - 1) / dps;
+    e->sn_count = sim_xcalloc((size_t)e->nsn + 1, sizeof *e->sn_count);
+    return e;
+}
+
+void srch_estimator_free(srch_estimator *e)
+{
+    if (!e) return;
+    cost_free(e->cost);
+    free(e->members);
+    free(e->sn_count);
+    free(e->rows);
+    free(e->costs);
+    for (int i = 0; i < WL_NSTREAMS; i++) free(e->done_at[i]);
+    free(e);
+}
+
+long long srch_estimator_probes(const srch_estimator *e) { return e ? e->probes : 0; }
+
+/* {========================================================= closed form */
+
+/* Parameters one rank holds for a layer of each kind, as the workload
+ * counts them: replicated over the DP group, and routed experts over the
+ * expert-data-parallel group. */
+static void layer_params(const srch_estimator *e, const cfg_strategy *s, int kind, double *dp, double *edp)
+{
+    double t = (double)s->tp_x * s->tp_y;
+    if (kind == K_MOE) {
+        double experts = (double)e->m->moe.experts * e->params.expert;
+        *dp = (e->params.per_moe_layer - experts) / t;
+        *edp = experts / s->ep / s->etp;
+    } else {
+        *dp = e->params.per_dense_layer / t;
+        *edp = 0.0;
+    }
+}
+
+static void rows_reserve(srch_estimator *e, int pp)
+{
+    if (e->rows_cap >= pp) return;
+    e->rows_cap = pp;
+    e->rows = sim_xrealloc(e->rows, (size_t)pp * sizeof *e->rows);
+    e->costs = sim_xrealloc(e->costs, (size_t)pp * sizeof *e->costs);
+}
+
+/* Level B: layers and per-micro-batch spans of each stage for v chunks per
+ * stage (layers are cut into pp*v equal chunks, chunk i on stage i % pp). */
+static void level_stages(srch_estimator *e, const cfg_strategy *s, int v)
+{
+    const cfg_model *m = e->m;
+    const probe *pr = &e->pr;
+    int pp = s->pp, per_chunk = m->layers / (pp * v);
+    rows_reserve(e, pp);
+    for (int st = 0; st < pp; st++) memset(&e->rows[st], 0, sizeof e->rows[st]);
+    for (int l = 0; l < m->layers; l++) {
+        stage_row *r = &e->rows[(l / per_chunk) % pp];
+        if (cfg_is_moe_layer(m, l))
+            r->nmoe += 1;
+        else
+            r->nd += 1;
+    }
+    for (int st = 0; st < pp; st++) {
+        stage_row *r = &e->rows[st];
+        span_add(&r->f, &pr->layer[K_DENSE][P_FWD], r->nd);
+        span_add(&r->f, &pr->layer[K_MOE][P_FWD], r->nmoe);
+        for (int ps = P_BWD; ps <= P_REC; ps++) {
+            span_add(&r->b, &pr->layer[K_DENSE][ps], r->nd);
+            span_add(&r->b, &pr->layer[K_MOE][ps], r->nmoe);
+        }
+        if (st == 0) {
+            span_add(&r->f, &pr->embed[0], 1);
+            span_add(&r->b, &pr->embed[1], 1);
+        }
+        if (st == pp - 1) {
+            span_add(&r->f, &pr->head[0], 1);
+            span_add(&r->b, &pr->head[1], 1);
+        }
+    }
+}
+
+/* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
+ * stage's tail (gradient reduction with and without overlap, optimizer,
+ * parameter gathers). */
+static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
+{
+    const cfg_model *m = e->m;
+    const cfg_platform *p = e->p;
+    const probe *pr = &e->pr;
+    const layout_geo *lg = pr->lg;
+    const geo *gdp = &lg->g[WL_G_DP], *gedp = &lg->g[WL_G_EDP];
+    int pp = s->pp, z = s->zero;
+    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+
+    double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
+    wl_coll gkind = z >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
+    for (int k = 0; k < NKINDS; k++) {
+        layer_params(e, s, k, &pdp[k], &pedp[k]);
+        ag[k] = coll_s(e, gdp, WL_ALLGATHER, pdp[k] * 2) + coll_s(e, gedp, WL_ALLGATHER, pedp[k] * 2);
+        rs[k] = coll_s(e, gdp, WL_REDUCESCATTER, pdp[k] * 4) + coll_s(e, gedp, WL_REDUCESCATTER, pedp[k] * 4);
+        gs[k] = coll_s(e, gdp, gkind, pdp[k] * 4) + coll_s(e, gedp, gkind, pedp[k] * 4);
+        zf[k] = zb[k] = 0.0;
+        if (z == 3) {
+            /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
+            double fwd = pr->layer[k][P_FWD].total, bwd = pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+            zf[k] = fmax(0.0, ag[k] - fwd);
+            zb[k] = fmax(0.0, ag[k] + (s->overlap_grad_reduce ? rs[k] : 0.0) - bwd);
+        }
+    }
+    double t = (double)s->tp_x * s->tp_y;
+    double embed_params = (double)m->vocab * m->hidden / t, head_params = embed_params + m->hidden;
+
+    e->p2p = 0.0;
+    if (pp > 1) {
+        double bw = lg->pp_cross ? p->nic_bytes_per_s : p->fabric_bytes_per_s;
+        double lat = lg->pp_cross ? e->lat_inter_s : e->lat_intra_s;
+        e->p2p = lat + pr->p2p_bytes / (bw * p->network_efficiency);
+    }
+    e->hops = pp > 1 ? 2.0 * (pp * v - 1) : 0.0;
+
+    double cmax = 0, csum = 0;
+    for (int st = 0; st < pp; st++) {
+        const stage_row *r = &e->rows[st];
+        stage_cost *c = &e->costs[st];
+        double zx = 0.0;
+        if (z == 3) {
+            /* the first layer of each chunk also waits for its own gather */
+            int kfirst = r->nmoe > 0 && r->nd == 0 ? K_MOE : K_DENSE;
+            zx = r->nd * (zf[K_DENSE] + zb[K_DENSE]) + r->nmoe * (zf[K_MOE] + zb[K_MOE]) + v * 2.0 * ag[kfirst];
+        }
+        c->zx = zx;
+        c->F = r->f.total;
+        c->B = r->b.total + zx;
+        c->C = c->F + c->B;
+        csum += c->C;
+        if (c->C > cmax) cmax = c->C;
+    }
+    e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
+
+    double ddp = srch_dp_group(s), dedp = srch_edp_group(s);
+    double drain = 0.0, fill = 0.0;
+    for (int st = 0; st < pp; st++) {
+        const stage_row *r = &e->rows[st];
+        stage_cost *c = &e->costs[st];
+        double sdp = r->nd * pdp[K_DENSE] + r->nmoe * pdp[K_MOE];
+        double sedp = r->nd * pedp[K_DENSE] + r->nmoe * pedp[K_MOE];
+        double edge = (st == 0 ? embed_params : 0.0) + (st == pp - 1 ? head_params : 0.0);
+        double nl = r->nd + r->nmoe, bwd = c->B - c->zx;
+        double edge_gs = coll_s(e, gdp, z == 3 ? WL_REDUCESCATTER : gkind, edge * 4);
+        if (z == 3) {
+            /* per layer and micro-batch when overlapped (in zx); else the
+             * gradients of every micro-batch pile up for one reduction */
+            c->grad[1] = edge_gs;
+            c->grad[0] = coll_s(e, gdp, WL_REDUCESCATTER, (mb * sdp + edge) * 4) +
+                         coll_s(e, gedp, WL_REDUCESCATTER, mb * sedp * 4);
+        } else {
+            /* overlapped: each layer's reduction starts when its backward
+             * of the last micro-batch ends; what outlasts that backward shows */
+            double total = r->nd * gs[K_DENSE] + r->nmoe * gs[K_MOE] + edge_gs;
+            double piece = st == 0 && edge > 0 ? edge_gs : (r->nmoe > 0 ? gs[K_MOE] : gs[K_DENSE]);
+            double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
+            c->grad[1] = fmax(piece, total - window);
+            c->grad[0] = coll_s(e, gdp, gkind, (sdp + edge) * 4) + coll_s(e, gedp, gkind, sedp * 4);
+        }
+        double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
+        c->opt = cost_optimizer_s(e->cost, held);
+        c->gather = c->startx = 0.0;
+        if (z == 1 || z == 2) {
+            c->gather = coll_s(e, gdp, WL_ALLGATHER, (sdp + edge) * 2) + coll_s(e, gedp, WL_ALLGATHER, sedp * 2);
+            /* overlapped: gathered at the start, layer by layer, while the
+             * first forwards run (later stages start later anyway) */
+            double g = r->nd * ag[K_DENSE] + r->nmoe * ag[K_MOE];
+            double first = r->nd > 0 ? ag[K_DENSE] : ag[K_MOE];
+            double hidden = nl > 0 ? c->F * (1.0 - 1.0 / nl) : 0.0;
+            c->startx = fmax(first, g - hidden) - fill;
+        }
+        c->drain = drain;
+        drain += c->B / v + e->p2p;
+        fill += c->F / v + e->p2p;
+    }
+}
+
+sim_rc srch_estimate_step(srch_estimator *e, const cfg_strategy *s, srch_estimate *out, sim_err *err)
+{
+    probe_key key = probe_key_of(s);
+    if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
+        e->have_probe = false;
+        sim_rc rc = probe_build(e, s, err);
+        if (rc != SIM_OK) return rc;
+        e->key = key;
+        e->have_probe = true;
+        e->serial++;
+        e->stages_serial = e->zero_serial = -1;
+    }
+    int v = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    int z = s->zero;
+    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
+    if (e->stages_serial != e->serial || e->stages_v != v) {
+        level_stages(e, s, v);
+        e->stages_serial = e->serial;
+        e->stages_v = v;
+        e->zero_serial = -1;
+    }
+    /* ZeRO-3 per-layer exposure depends on the grad overlap too */
+    int zkey = z * 2 + (z == 3 && og);
+    if (e->zero_serial != e->serial || e->zero_key != zkey) {
+        level_zero(e, s, v);
+        e->zero_serial = e->serial;
+        e->zero_key = zkey;
+    }
+
+    /* Level D: the overlap switches pick each stage's tail. */
+    int pp = s->pp, crit = 0;
+    double best = -1, start = 0.0;
+    bool gathers_early = (z == 1 || z == 2) && op;
+    bool gathers_late = (z == 1 || z == 2) && !op;
+    for (int st = 0; st < pp; st++) {
+        const stage_cost *c = &e->costs[st];
+        double end = e->pipe - c->drain + c->grad[og ? 1 : 0] + c->opt + (gathers_late ? c->gather : 0.0);
+        if (end > best) {
+            best = end;
+            crit = st;
+        }
+        if (gathers_early && c->startx > start) start = c->startx;
+    }
+
+    memset(out, 0, sizeof *out);
+    const stage_row *r = &e->rows[crit];
+    const stage_cost *c = &e->costs[crit];
+    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+    out->step_s = best + start;
+    out->critical_stage = crit;
+    out->optimizer_s = c->opt;
+    double comm = 0;
+    for (int d = 0; d < WL_NDIMS; d++) {
+        out->exposed_s[d] = mb * (r->f.comm[d] + r->b.comm[d]);
+        comm += r->f.comm[d] + r->b.comm[d];
+    }
+    out->compute_s = mb * (r->f.total + r->b.total - comm);
+    double tail_dp = c->grad[og ? 1 : 0] + (gathers_late ? c->gather : 0.0);
+    out->exposed_s[WL_DIM_DP] += mb * c->zx + tail_dp + start;
+    out->exposed_s[WL_DIM_PP] = e->hops * e->p2p;
+    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - mb * c->C - e->hops * e->p2p);
+    return SIM_OK;
+}
+
+/* }========================================================= closed form */

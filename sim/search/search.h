@@ -1,0 +1,248 @@
+/* search.h - design-space exploration: enumerate every valid strategy of a
+ * space, prune those that do not fit in device memory, rank the rest with a
+ * fast analytic estimate of the step time, simulate the best in SimGrid and
+ * join the results (also across shards) into one ranking.
+ *
+ * The estimate uses the same cost model and workload as the simulator, but
+ * no contention: the per-layer op templates are read from a one-micro-batch
+ * probe program of the workload generator, collectives cost their alpha-beta
+ * time on the plane their group uses (supernode fabric or NIC), and the
+ * pipeline, data-parallel and optimizer phases are closed forms.  An
+ * estimate is never reported as a simulated result: records keep the two in
+ * separate keys.
+ *
+ * Files: enumerate.c (the space), estimate.c (the analytic model), search.c
+ * (enumerate + prune + rank, srch_run), record.c (JSON records, JSONL
+ * files), sweep.c (simulation of the chosen candidates, ranking, agreement,
+ * reasons), table.c (the printed tables). */
+#ifndef HEPTASIM_SEARCH_H
+#define HEPTASIM_SEARCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../config/config.h"
+#include "../model/model.h"
+#include "../workload/workload.h"
+
+/* ------------------------------------------------------------- the space */
+
+typedef enum srch_space {
+    SRCH_SPACE_7D = 0,   /* every dimension, fusion and rank order */
+    SRCH_SPACE_MEGATRON  /* tp_y = 1, cp_ulysses = 1, TP inside a node, no fusion */
+} srch_space;
+
+/* "7d" or "megatron" (static). */
+const char *srch_space_name(srch_space sp);
+
+/* Strategy keys a search holds fixed (the value of the base strategy)
+ * instead of enumerating them; set from `--set KEY=VALUE`. */
+enum {
+    SRCH_PIN_DP = 1u << 0,
+    SRCH_PIN_PP = 1u << 1,
+    SRCH_PIN_TP_X = 1u << 2,
+    SRCH_PIN_TP_Y = 1u << 3,
+    SRCH_PIN_CP_RING = 1u << 4,
+    SRCH_PIN_CP_ULYSSES = 1u << 5,
+    SRCH_PIN_EP = 1u << 6,
+    SRCH_PIN_ETP = 1u << 7,
+    SRCH_PIN_SCHEDULE = 1u << 8, /* schedule and vpp together */
+    SRCH_PIN_MICRO_BATCH = 1u << 9,
+    SRCH_PIN_SP = 1u << 10,
+    SRCH_PIN_RECOMPUTE = 1u << 11,
+    SRCH_PIN_ZERO = 1u << 12,
+    SRCH_PIN_OVERLAP_GRAD = 1u << 13,
+    SRCH_PIN_OVERLAP_PARAM = 1u << 14,
+    SRCH_PIN_OVERLAP_CP = 1u << 15,
+    SRCH_PIN_FUSE = 1u << 16,
+    SRCH_PIN_ORDER = 1u << 17
+};
+
+/* Returns the SRCH_PIN_* bit of a strategy key ("tp_x", "vpp", ...), or 0
+ * for a key the search never enumerates (global_batch, name, ...). */
+unsigned srch_pin_of_key(const char *key);
+
+/* Whether s (checked) is in the Megatron-style subspace on platform p:
+ * tp_y = 1, cp_ulysses = 1, no fusion, and the TP group is the innermost
+ * dimension of the rank order and fits inside one node. */
+bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p);
+
+/* ----------------------------------------------------------- estimates */
+
+/* Analytic estimate of one step, seconds.  Exposed communication is what the
+ * critical stage's main stream waits for, by dimension (wl_dim). */
+typedef struct srch_estimate {
+    double step_s;
+    double compute_s;             /* compute of the critical stage, recompute included, optimizer not */
+    double bubble_s;              /* pipeline fill and drain */
+    double optimizer_s;
+    double exposed_s[WL_NDIMS];   /* tp, cp, ep, dp, pp */
+    int critical_stage;
+} srch_estimate;
+
+typedef struct srch_estimator srch_estimator;
+
+/* An estimator for one model and platform (both must outlive it).  Returns
+ * NULL and fills err when the platform's cost model cannot be built.  Free
+ * with srch_estimator_free (NULL is a no-op). */
+srch_estimator *srch_estimator_new(const cfg_model *m, const cfg_platform *p, sim_err *err);
+void srch_estimator_free(srch_estimator *e);
+
+/* Estimate the step of s (which must have passed cfg_check).  Probes of the
+ * workload are cached between calls whose strategies differ only in vpp,
+ * schedule, zero and the DP overlap switches.  Returns SIM_OK or the
+ * workload's error. */
+sim_rc srch_estimate_step(srch_estimator *e, const cfg_strategy *s, srch_estimate *out, sim_err *err);
+
+/* Probes built so far (each is one workload plan and program walk). */
+long long srch_estimator_probes(const srch_estimator *e);
+
+/* ----------------------------------------------------------- candidates */
+
+typedef enum srch_sim_state {
+    SRCH_SIM_NONE = 0,   /* not simulated: the estimate is all there is */
+    SRCH_SIM_DONE,       /* simulated: the sim_* fields hold its results */
+    SRCH_SIM_FAILED      /* the simulation failed: error holds the reason */
+} srch_sim_state;
+
+typedef struct srch_candidate {
+    int index;                    /* position in the enumeration order of its space */
+    srch_space space;             /* the space of the search that produced it */
+    char inputs_id[17];           /* fingerprint of the search's inputs (srch_result.inputs_id) */
+    bool megatron_style;
+    cfg_strategy strategy;        /* checked: dp and etp resolved */
+    double peak_bytes;            /* memory of the peak stage (mdl_peak_memory) */
+    double capacity_bytes;        /* HBM minus the reserved part */
+    srch_estimate est;
+    /* simulation */
+    srch_sim_state state;
+    double step_time_s, mfu, tokens_per_s;
+    double compute_s, bubble_s, optimizer_s;  /* critical rank */
+    double exposed_s[WL_NDIMS];   /* critical rank, by dimension */
+    double comm_s[WL_NDIMS];      /* time collectives of the dimension were in flight */
+    char error[SIM_ERR_LEN];
+} srch_candidate;
+
+/* Describe a strategy in one short line ("dp16 pp8v2 tp8 sp mb1 sel z1"),
+ * naming only what differs from the defaults.  Writes at most cap bytes. */
+void srch_strategy_compact(const cfg_strategy *s, char *out, int cap);
+
+/* ------------------------------------------------------------ the search */
+
+typedef struct srch_counts {
+    long long rejected;       /* combinations the validity rules (cfg_check) turned down */
+    long long enumerated;     /* valid strategies of the space */
+    long long pruned_memory;  /* of those, the ones that do not fit in device memory */
+    long long estimated;      /* the rest, each with an analytic estimate */
+    long long estimated_megatron; /* of those, the Megatron-style ones */
+    long long probes;         /* workload probes the estimates needed */
+} srch_counts;
+
+/* Called now and then while searching: done of total dimension tuples. */
+typedef void (*srch_progress_fn)(void *ctx, long long done, long long total);
+
+typedef struct srch_request {
+    const cfg_model *model;
+    const cfg_platform *platform;
+    cfg_strategy base;            /* global_batch, moe_capacity_factor, overlap_tp_comm, pinned values */
+    unsigned pinned;              /* SRCH_PIN_* keys taken from base */
+    srch_space space;
+    int keep;                     /* best candidates kept per list, >= 1 */
+    srch_progress_fn progress;    /* may be NULL */
+    void *progress_ctx;
+} srch_request;
+
+typedef struct srch_result {
+    srch_counts counts;
+    srch_candidate *best;         /* the best `keep` of the space by estimate (then index) */
+    int nbest;
+    srch_candidate *best_megatron;/* the best `keep` Megatron-style candidates, same order */
+    int nbest_megatron;
+    double seconds;               /* wall time of enumeration, pruning and estimation */
+    char inputs_id[17];           /* 16 hex digits: FNV-1a of model, platform, base strategy, pins,
+                                   * space and the enumeration counts, which fix every candidate's
+                                   * index; records carry it so that resume and merge refuse results
+                                   * of another search (or of a simulator that numbers differently) */
+} srch_result;
+
+/* Enumerate the space, prune by memory and estimate every candidate that
+ * fits, keeping the best.  Returns SIM_OK and *out (free with
+ * srch_result_free), SIM_EINVAL when the request is unusable (message names
+ * the option), or an estimator error. */
+sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err);
+void srch_result_free(srch_result *r);
+
+/* Order of a ranking by estimate: estimate, then index (qsort comparator of
+ * srch_candidate). */
+int srch_cmp_estimate(const void *a, const void *b);
+
+/* Order of a ranking by simulation: simulated ones by step time, then
+ * failed ones, then the rest; ties by index (qsort comparator). */
+int srch_cmp_simulated(const void *a, const void *b);
+
+/* ------------------------------------------------------------ simulation */
+
+/* Called in the parent as each simulation finishes (completion order). */
+typedef void (*srch_done_fn)(void *ctx, srch_candidate *c);
+
+/* Simulate the n candidates *cands[i] in child processes, `jobs` at a time,
+ * filling their simulation fields (state, step time, MFU, breakdown, or
+ * error).  Returns SIM_OK unless a child could not be started. */
+sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cfg_platform *p, int jobs,
+                     srch_done_fn done, void *ctx, sim_err *err);
+
+/* Agreement of the analytic ranking with the simulation on the simulated
+ * candidates: Spearman rank correlation of estimate and step time
+ * (gsl_stats_spearman; NAN with fewer than 2), and the largest relative gap
+ * |estimate - simulated| / simulated with the index of its candidate (-1
+ * when none). */
+typedef struct srch_agreement {
+    int n;
+    double spearman;
+    double largest_gap;
+    int largest_gap_index;
+} srch_agreement;
+
+void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out);
+
+/* Why candidate a beats b, from the per-dimension breakdown (simulated when
+ * both are simulated, else estimated): the component that saves the most
+ * and the strategy keys behind it, e.g. "less bubble: pp 4 vs 8".  Writes
+ * at most cap bytes. */
+void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_platform *p, char *out, int cap);
+
+/* --------------------------------------------------------------- records */
+
+/* The JSONL record of a candidate, as a cJSON object the caller deletes
+ * (void* keeps cJSON.h out of this header).  Keys: index, space,
+ * megatron_style, strategy, estimate_step_time_s, estimate, simulated,
+ * step_time_s, mfu, tokens_per_s, breakdown, dimensions (these five when
+ * simulated), memory, error (when the simulation failed), inputs_id. */
+void *srch_record_to_json(const srch_candidate *c);
+
+/* Read a record back into *out; origin names it in messages ("a.jsonl:
+ * line 3").  Returns SIM_EINVAL with a message naming the key when the
+ * record is incomplete or invalid. */
+sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
+
+/* Whether two records describe the same strategy (same resolved keys). */
+bool srch_same_strategy(const cfg_strategy *a, const cfg_strategy *b);
+
+/* Read every record of a JSONL file, appending to *arr (grown, *n and *cap
+ * updated; the caller frees *arr).  A last line without its newline (an
+ * interrupted write) is ignored and counted in *torn when torn is not NULL;
+ * any other unreadable line is an error naming the file and line.
+ * Returns SIM_EINVAL (bad content, missing file), or SIM_OK. */
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, int *torn, sim_err *err);
+
+/* Append one record as a line to f and flush it.  Returns SIM_EIO naming
+ * path on a write error. */
+sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err);
+
+/* ------------------------------------------------------------- printing */
+
+/* Ranked table: rank, strategy, estimate, simulated step time, MFU,
+ * memory and the reason each row beats the next one. */
+void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
+
+#endif

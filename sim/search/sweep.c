@@ -1,0 +1,212 @@
+/* sweep.c - simulate chosen candidates (one child process each, through
+ * the runner), how well the estimate agrees with the simulation, and why
+ * one candidate beats another. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_statistics_double.h>
+
+#include "../runner/runner.h"
+#include "internal.h"
+
+/* {========================================================== simulation */
+
+typedef struct bridge {
+    srch_done_fn done;
+    void *ctx;
+} bridge;
+
+/* Fill the candidate behind a finished case (in the parent). */
+static void case_done(run_case *rc, void *ctx)
+{
+    bridge *b = ctx;
+    srch_candidate *c = rc->user;
+    if (rc->rc == SIM_OK) {
+        const eng_result *r = &rc->result;
+        const eng_rank_stats *st = &r->critical;
+        double t = r->step_time_s, devices = cfg_world_size(&c->strategy);
+        c->state = SRCH_SIM_DONE;
+        c->step_time_s = t;
+        c->mfu = c->tokens_per_s = 0.0;
+        if (t > 0 && isfinite(t)) {
+            double flops = mdl_model_flops_per_step(&rc->model, c->strategy.global_batch);
+            c->mfu = flops / (t * devices * rc->platform.peak_flops_per_s);
+            c->tokens_per_s = (double)c->strategy.global_batch * rc->model.seq_len / t;
+        }
+        c->optimizer_s = st->compute_by_phase_s[WL_PH_OPTIMIZER];
+        c->compute_s = st->compute_s - c->optimizer_s;
+        c->bubble_s = st->bubble_s;
+        for (int d = 0; d < WL_NDIMS; d++) {
+            c->exposed_s[d] = st->exposed_comm_s[d];
+            c->comm_s[d] = st->comm_s[d];
+        }
+        c->error[0] = '\0';
+    } else {
+        c->state = SRCH_SIM_FAILED;
+        sim_strlcpy(c->error, rc->msg[0] ? rc->msg : sim_strerror(rc->rc), sizeof c->error);
+    }
+    if (b->done) b->done(b->ctx, c);
+}
+
+sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cfg_platform *p, int jobs,
+                     srch_done_fn done, void *ctx, sim_err *err)
+{
+    if (n <= 0) return SIM_OK;
+    run_case *cases = sim_xcalloc((size_t)n, sizeof *cases);
+    for (int i = 0; i < n; i++) {
+        cases[i].model = *m;
+        cases[i].platform = *p;
+        cases[i].strategy = cands[i]->strategy;
+        cases[i].user = cands[i];
+    }
+    bridge b = {done, ctx};
+    sim_rc rc = runner_simulate_all(cases, n, jobs, case_done, &b, err);
+    free(cases);
+    return rc;
+}
+
+/* }========================================================== simulation */
+
+void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out)
+{
+    memset(out, 0, sizeof *out);
+    out->spearman = NAN;
+    out->largest_gap_index = -1;
+    double *est = sim_xcalloc((size_t)n + 1, sizeof *est), *sim = sim_xcalloc((size_t)n + 1, sizeof *sim);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i].state != SRCH_SIM_DONE || !(c[i].step_time_s > 0)) continue;
+        est[k] = c[i].est.step_s;
+        sim[k] = c[i].step_time_s;
+        double gap = fabs(est[k] - sim[k]) / sim[k];
+        if (out->largest_gap_index < 0 || gap > out->largest_gap) {
+            out->largest_gap = gap;
+            out->largest_gap_index = c[i].index;
+        }
+        k++;
+    }
+    out->n = k;
+    if (k >= 2) {
+        double *work = sim_xcalloc(2 * (size_t)k, sizeof *work);
+        out->spearman = gsl_stats_spearman(est, 1, sim, 1, (size_t)k, work);
+        free(work);
+    }
+    free(est);
+    free(sim);
+}
+
+/* {============================================================= reasons */
+
+enum { C_COMPUTE = 0, C_BUBBLE, C_OPTIMIZER, C_TP, C_CP, C_EP, C_DP, C_PP, NCOMP };
+static const char *const comp_names[NCOMP] = {"compute", "bubble", "optimizer", "TP comm",
+                                              "CP comm", "EP comm", "DP comm", "PP comm"};
+
+/* Components of a candidate's step, simulated or estimated. */
+static void components(const srch_candidate *c, bool simulated, double out[NCOMP])
+{
+    const double *ex = simulated ? c->exposed_s : c->est.exposed_s;
+    out[C_COMPUTE] = simulated ? c->compute_s : c->est.compute_s;
+    out[C_BUBBLE] = simulated ? c->bubble_s : c->est.bubble_s;
+    out[C_OPTIMIZER] = simulated ? c->optimizer_s : c->est.optimizer_s;
+    for (int d = 0; d < WL_NDIMS; d++) out[C_TP + d] = ex[d];
+}
+
+/* Strategy keys, as "key value" text. */
+typedef enum knob {
+    K_PP, K_VPP, K_MB, K_MICROS, K_DP, K_TP, K_TPY, K_SP, K_RING, K_ULY, K_FUSE, K_OVL_CP, K_EP, K_ETP, K_ZERO,
+    K_OVL_GRAD, K_OVL_PARAM, K_RECOMP, K_ORDER, NKNOBS
+} knob;
+
+static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
+{
+    switch (k) {
+    case K_PP: snprintf(out, (size_t)cap, "%d", s->pp); break;
+    case K_VPP: snprintf(out, (size_t)cap, "%d", s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1); break;
+    case K_MB: snprintf(out, (size_t)cap, "%d", s->micro_batch); break;
+    case K_MICROS: snprintf(out, (size_t)cap, "%d", cfg_micro_batches(s)); break;
+    case K_DP: snprintf(out, (size_t)cap, "%d", s->dp); break;
+    case K_TP: snprintf(out, (size_t)cap, "%d", s->tp_x * s->tp_y); break;
+    case K_TPY: snprintf(out, (size_t)cap, "%d", s->tp_y); break;
+    case K_SP: snprintf(out, (size_t)cap, "%s", s->sequence_parallel ? "on" : "off"); break;
+    case K_RING: snprintf(out, (size_t)cap, "%d", s->cp_ring); break;
+    case K_ULY: snprintf(out, (size_t)cap, "%d", s->cp_ulysses); break;
+    case K_FUSE: snprintf(out, (size_t)cap, "%s", s->fuse_tpy_cp ? "on" : "off"); break;
+    case K_OVL_CP: snprintf(out, (size_t)cap, "%s", s->overlap_cp_comm ? "on" : "off"); break;
+    case K_EP: snprintf(out, (size_t)cap, "%d", s->ep); break;
+    case K_ETP: snprintf(out, (size_t)cap, "%d", s->etp); break;
+    case K_ZERO: snprintf(out, (size_t)cap, "%d", s->zero); break;
+    case K_OVL_GRAD: snprintf(out, (size_t)cap, "%s", s->overlap_grad_reduce ? "on" : "off"); break;
+    case K_OVL_PARAM: snprintf(out, (size_t)cap, "%s", s->overlap_param_gather ? "on" : "off"); break;
+    case K_RECOMP: snprintf(out, (size_t)cap, "%s", cfg_recompute_name(s->recompute)); break;
+    case K_ORDER: srch_order_name(s, out, cap); break;
+    default: out[0] = '\0'; break;
+    }
+}
+
+static const char *const knob_names[NKNOBS] = {
+    "pp", "vpp", "micro_batch", "micro-batches", "dp", "tp", "tp_y", "sequence_parallel", "cp_ring", "cp_ulysses",
+    "fuse_tpy_cp", "overlap_cp_comm", "ep", "etp", "zero", "overlap_grad_reduce", "overlap_param_gather",
+    "recompute", "order"};
+
+/* The keys that explain each component, most telling first. */
+static const knob explain[NCOMP][8] = {
+    [C_COMPUTE] = {K_TP, K_RING, K_ULY, K_SP, K_RECOMP, K_MB, K_ETP, NKNOBS},
+    [C_BUBBLE] = {K_PP, K_VPP, K_MICROS, K_MB, NKNOBS},
+    [C_OPTIMIZER] = {K_ZERO, K_DP, K_TP, K_PP, NKNOBS},
+    [C_TP] = {K_TP, K_TPY, K_SP, K_ORDER, K_MB, NKNOBS},
+    [C_CP] = {K_RING, K_ULY, K_FUSE, K_OVL_CP, K_ORDER, NKNOBS},
+    [C_EP] = {K_EP, K_ETP, K_ORDER, NKNOBS},
+    [C_DP] = {K_ZERO, K_OVL_GRAD, K_OVL_PARAM, K_DP, K_ORDER, NKNOBS},
+    [C_PP] = {K_PP, K_VPP, K_ORDER, NKNOBS},
+};
+
+static bool tp_in_node(const cfg_strategy *s, const cfg_platform *p)
+{
+    int t = s->tp_x * s->tp_y;
+    return p && t <= p->devices_per_node && p->devices_per_node % t == 0;
+}
+
+void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_platform *p, char *out, int cap)
+{
+    bool simulated = a->state == SRCH_SIM_DONE && b->state == SRCH_SIM_DONE;
+    double ca[NCOMP], cb[NCOMP];
+    components(a, simulated, ca);
+    components(b, simulated, cb);
+    int best = -1;
+    double gain = 0.0;
+    for (int k = 0; k < NCOMP; k++)
+        if (cb[k] - ca[k] > gain) {
+            gain = cb[k] - ca[k];
+            best = k;
+        }
+    if (best < 0) {
+        snprintf(out, (size_t)cap, "about even");
+        return;
+    }
+    char va[96], vb[96], what[256] = "";
+    knob found = NKNOBS;
+    for (int i = 0; i < 8 && explain[best][i] != NKNOBS; i++) {
+        knob_text(&a->strategy, explain[best][i], va, sizeof va);
+        knob_text(&b->strategy, explain[best][i], vb, sizeof vb);
+        if (strcmp(va, vb) != 0) {
+            found = explain[best][i];
+            break;
+        }
+    }
+    if (found == NKNOBS) /* no telling key differs: name the first key that does */
+        for (int k = 0; k < NKNOBS && found == NKNOBS; k++) {
+            knob_text(&a->strategy, (knob)k, va, sizeof va);
+            knob_text(&b->strategy, (knob)k, vb, sizeof vb);
+            if (strcmp(va, vb) != 0) found = (knob)k;
+        }
+    if (found != NKNOBS) {
+        if (found == K_TP && tp_in_node(&a->strategy, p) && !tp_in_node(&b->strategy, p))
+            snprintf(what, sizeof what, ": TP inside node, tp %.90s vs %.90s", va, vb);
+        else
+            snprintf(what, sizeof what, ": %s %.90s vs %.90s", knob_names[found], va, vb);
+    }
+    snprintf(out, (size_t)cap, "less %s (%.3g s)%.200s", comp_names[best], gain, what);
+}
+
+/* }============================================================= reasons */

@@ -1,0 +1,50 @@
+/* internal.h - what the validation files share and nobody else needs. */
+#ifndef HEPTASIM_VALIDATE_INTERNAL_H
+#define HEPTASIM_VALIDATE_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "../cost/cost.h"
+#include "../workload/workload.h"
+#include "validate.h"
+
+/* Read a JSON file into a cJSON tree the caller deletes.  Returns SIM_EINVAL
+ * ("<path>: cannot read ...", "<path>: not JSON near ...") on failure. */
+sim_rc val_read_json(const char *path, cJSON **out, sim_err *err);
+
+/* Write a cJSON tree to path (formatted, newline at the end).  Returns
+ * SIM_EIO with a message when it cannot. */
+sim_rc val_write_json(const char *path, const cJSON *root, sim_err *err);
+
+/* Check that every key of object obj is in the NULL-terminated list;
+ * SIM_EINVAL "<origin>: <where>.<key>: unknown key (known keys: ...)". */
+sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *origin, const char *where,
+                      sim_err *err);
+
+/* Apply --set style items to JSON objects before they are parsed: not
+ * used for --set itself (the config loaders do that), but for a run's or
+ * a scenario's "set" object: keys "model.K" go into model, the others into
+ * strategy (both duplicated from the originals by the caller). */
+sim_rc val_apply_set(const cJSON *set, cJSON *model, cJSON *strategy, const char *origin, const char *where,
+                     sim_err *err);
+
+/* Seconds of collective `in` issued by `rank`, uncontended, on the plane
+ * its group uses (analytic.c).  members: scratch of wl_world ints; count:
+ * zeroed scratch of one int per supernode (left zeroed). */
+double val_coll_s(const wl_plan *plan, const cost_model *c, int rank, const wl_instr *in, int *members,
+                  int *count);
+
+/* Closed-form seconds of the gradient-sync and optimizer phases of one rank
+ * of every pipeline stage of (m, p, s): tail[s->pp]. */
+sim_rc val_tail_s(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, double *tail, sim_err *err);
+
+/* Peak memory of a run's ranks, GiB (mdl_peak_memory), and whether it
+ * fits in the device's usable memory (HBM minus the reserved part). */
+double val_memory_gib(const val_run *r);
+bool val_run_fits(const val_run *r);
+
+/* Set a run's step metrics from its step time: step time, TFLOP/s in the
+ * case's FLOP convention, MFU. */
+void val_step_metrics(const val_case *c, val_run *r, double step_time_s);
+
+#endif

@@ -1,0 +1,287 @@
+/* validate.h - the simulator held against the outside world: published
+ * measurements (validate), efficiencies fitted to them (calibrate), and
+ * stored golden results (regress).
+ *
+ * A published case (results/published/<id>.json) is a model, a platform
+ * name, a strategy, the measured figures as the source published them, and
+ * one or more runs: a run may change strategy or model keys ("set") and
+ * names the figures it is compared on ("compare": metric -> measured
+ * value).  Cases marked "loose" (the source leaves settings unstated) are
+ * reported apart and never used as calibration targets.
+ *
+ * Files: cases.c (reading case files), measure.c (simulating the runs in
+ * child processes, the one-layer probe, data-parallel reduction),
+ * analytic.c (the closed-form surrogate used by the fit), stats.c (errors,
+ * tables, JSON), fit.c (calibration with GSL nonlinear least squares),
+ * golden.c (the regression suite). */
+#ifndef HEPTASIM_VALIDATE_H
+#define HEPTASIM_VALIDATE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../config/config.h"
+
+/* ------------------------------------------------------------ metrics */
+
+/* What a run can be compared on. */
+typedef enum val_metric {
+    VAL_STEP_TIME_S = 0,     /* seconds per training step */
+    VAL_TFLOPS_PER_DEVICE,   /* the source's FLOPs per step (its formula) / (step * devices), TFLOP/s */
+    VAL_MFU,                 /* heptasim's MFU (fraction) */
+    VAL_LAYER_FORWARD_MS,    /* one transformer layer, forward, on rank 0, milliseconds */
+    VAL_LAYER_BACKWARD_MS,   /* the same layer's backward, recompute included */
+    VAL_LAYER_TOTAL_MS,      /* forward + backward */
+    VAL_MEMORY_PEAK_GIB,     /* memory of the peak rank, GiB (analytic, no simulation) */
+    VAL_NMETRICS
+} val_metric;
+
+/* JSON name of a metric ("step_time_s", ...); static. */
+const char *val_metric_name(val_metric m);
+/* Metric of a JSON name, or -1. */
+int val_metric_of(const char *name);
+/* Whether the metric needs the one-layer probe (layer_*). */
+bool val_metric_is_layer(val_metric m);
+/* A value in the unit people read (MFU in %, the rest as stored). */
+double val_metric_display(val_metric m, double v);
+
+/* FLOP conventions of the sources, for VAL_TFLOPS_PER_DEVICE. */
+typedef enum val_flops {
+    VAL_FLOPS_HEPTASIM = 0,  /* heptasim's model FLOPs (mdl_model_flops_per_step) */
+    VAL_FLOPS_NARAYANAN21,   /* 96 B s l h^2 (1 + s/6h + V/16lh): recompute counted, full attention */
+    VAL_FLOPS_MEGATRON_CORE  /* 12 B s l h^2 ((1 + g/a + s/h) + f/h + V/2lh), gated x2 on f */
+} val_flops;
+
+/* FLOPs of one step of model m with global batch B in convention f. */
+double val_flops_per_step(val_flops f, const cfg_model *m, int global_batch);
+
+/* --------------------------------------------------------------- cases */
+
+#define VAL_ID_LEN 96
+#define VAL_TEXT_LEN 512
+#define VAL_MAX_RUNS 16
+#define VAL_MAX_ASSUMPTIONS 12
+
+/* One measured figure of a run and, once simulated, the simulator's. */
+typedef struct val_compare {
+    val_metric metric;
+    double measured;
+    bool derived;            /* computed by the source (or by us) from other figures */
+    double simulated;        /* NAN until measured */
+    double error;            /* (simulated - measured) / measured; NAN until measured */
+} val_compare;
+
+/* How a run was simulated. */
+typedef enum val_method {
+    VAL_NOT_RUN = 0,
+    VAL_FULL,                /* every rank simulated */
+    VAL_REDUCED_DP,          /* two data-parallel replicas simulated, the full gradient all-reduce in closed form */
+    VAL_ANALYTIC             /* no simulation needed (memory only) */
+} val_method;
+
+typedef struct val_run {
+    char name[64];
+    cfg_model model;
+    cfg_platform platform;
+    cfg_strategy strategy;   /* checked */
+    int probe_layer;         /* layer timed for layer_* metrics (global index) */
+    val_compare cmp[VAL_NMETRICS];
+    int ncmp;
+    /* outcome */
+    val_method method;
+    int replicas;            /* data-parallel replicas simulated */
+    sim_rc rc;
+    char msg[SIM_ERR_LEN];
+    double value[VAL_NMETRICS];  /* simulated value of every metric computed, NAN otherwise */
+    double dp_closed_form_s; /* reduced runs: the closed-form gradient sync + optimizer tail of the critical stage */
+    double wall_s;           /* simulator wall time */
+} val_run;
+
+typedef struct val_case {
+    char path[CFG_PATH_LEN];
+    char id[VAL_ID_LEN];
+    char group[VAL_ID_LEN];  /* the source, short ("narayanan21-table1") */
+    char source[VAL_TEXT_LEN];
+    char hardware[CFG_NAME_LEN];
+    bool loose;
+    val_flops flops;
+    double target_mean_abs;  /* the group's targets on |error| (0: none) */
+    double target_max_abs;
+    int nassumptions;
+    char assumptions[VAL_MAX_ASSUMPTIONS][VAL_TEXT_LEN];
+    val_run runs[VAL_MAX_RUNS];
+    int nruns;
+} val_case;
+
+/* How cases are loaded. */
+typedef struct val_load_opts {
+    cfg_overrides ov;            /* --set items applied on top of every run (after the case's own) */
+    const char *platform;        /* -p: replaces the platform of cases on the same device (device.name) */
+} val_load_opts;
+
+/* Read one case file into *out (overwritten).  Returns SIM_OK, or
+ * SIM_EINVAL with a message naming the file and key. */
+sim_rc val_case_load(const char *path, const val_load_opts *o, val_case *out, sim_err *err);
+
+/* The case files of a directory (its .json files, sorted by name) into a
+ * new array of paths (free each and the array).  Returns SIM_EINVAL when
+ * the directory cannot be read or holds none. */
+sim_rc val_list_dir(const char *dir, char ***paths, int *n, sim_err *err);
+void val_free_paths(char **paths, int n);
+
+/* ---------------------------------------------------------- simulation */
+
+typedef struct val_sim_opts {
+    int jobs;                    /* simulations at once */
+    bool full;                   /* never reduce data parallelism */
+    void (*progress)(void *ctx, const val_case *c, const val_run *r);
+    void *progress_ctx;
+} val_sim_opts;
+
+/* Whether run r may be simulated with two data-parallel replicas: the
+ * gradient all-reduce comes after the backward pass (no overlap, ZeRO 0,
+ * dense model), every supernode holds ranks of one replica only (TP x CP a
+ * multiple of the supernode size, dp and pp the outermost dimensions) and
+ * the network is not oversubscribed, so replicas share no link except in
+ * the all-reduce, which then runs uncontended on the NICs.  why (may be
+ * NULL) gets the first condition that fails. */
+bool val_reducible(const val_run *r, char *why, int cap);
+
+/* Simulate every run of the n cases (runner_simulate_all, jobs at a time)
+ * and fill value[], cmp[].simulated and cmp[].error.  A run that fails
+ * keeps rc and msg; the call still returns SIM_OK unless no child process
+ * could be started. */
+sim_rc val_simulate(val_case *cases, int n, const val_sim_opts *o, sim_err *err);
+
+/* Fill the comparisons of a run from its value[] (errors). */
+void val_run_compare(val_run *r);
+
+/* ------------------------------------------------------------ surrogate */
+
+/* The closed-form value of every compared metric of run r (of case c) as if simulated
+ * on platform p (same cost model and workload, no contention: layer metrics
+ * sum the probe layer's instructions with alpha-beta collectives, step
+ * metrics use the search's analytic estimate).  Writes out[VAL_NMETRICS]
+ * (NAN where not computed).  Returns SIM_OK or the error of the cost model
+ * or workload. */
+sim_rc val_analytic(const val_case *c, const val_run *r, const cfg_platform *p, double *out, sim_err *err);
+
+/* ---------------------------------------------------------------- stats */
+
+typedef struct val_group_stats {
+    char group[VAL_ID_LEN];
+    bool loose;
+    int n;                       /* comparisons with a value */
+    int failed;                  /* comparisons whose run failed */
+    double mean_abs, max_abs, mean_signed;
+    char worst[VAL_ID_LEN + 64]; /* "case/run metric" of the largest |error| */
+    double target_mean_abs, target_max_abs;
+    bool target_met;             /* false also when some run failed */
+} val_group_stats;
+
+/* Statistics per group (targets and loose cases apart), in the order groups
+ * first appear.  Returns how many were written (at most cap). */
+int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, int cap);
+
+/* The per-comparison table and the per-group summary. */
+void val_print_table(FILE *f, const val_case *cases, int n);
+void val_print_groups(FILE *f, const val_group_stats *g, int ng);
+
+/* The whole validation as a cJSON tree the caller deletes (void*: no
+ * cJSON.h here). */
+void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng);
+
+/* ----------------------------------------------------------- calibration */
+
+/* The free efficiency parameters of a platform. */
+typedef enum val_param {
+    VAL_P_GEMM_SCALE = 0,    /* multiplies the GEMM efficiency curve */
+    VAL_P_GEMM_TILT,         /* tilts it about its largest point: y_i * (x_i / x_last)^tilt (> 0: small GEMMs slower) */
+    VAL_P_ATTENTION,         /* attention efficiency */
+    VAL_P_MEMORY,            /* element-wise (HBM) efficiency */
+    VAL_P_NETWORK,           /* network efficiency */
+    VAL_P_KERNEL_US,         /* kernel overhead, microseconds */
+    VAL_P_COLL_STEP_US,      /* collective step latency, microseconds */
+    VAL_NPARAMS
+} val_param;
+
+const char *val_param_name(val_param p);
+int val_param_of(const char *name);
+
+/* Parameter values of a base platform: (1, 0, attention, memory, network,
+ * kernel_us, step_us). */
+void val_params_of(const cfg_platform *base, double v[VAL_NPARAMS]);
+/* The platform base with parameters v applied: GEMM efficiencies
+ * y_i * scale * (x_i / x_last)^tilt, the other efficiencies and times
+ * replaced; efficiencies are capped at 1. */
+void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg_platform *out);
+
+typedef struct val_fit_opts {
+    unsigned free_mask;          /* bit i: parameter i is fitted */
+    int max_passes;              /* simulate-and-refit passes (>= 1) */
+    double agree;                /* stop when simulation and surrogate agree within this (relative) */
+    bool loo;                    /* leave-one-case-out evaluation afterwards */
+    val_sim_opts sim;
+    FILE *log;                   /* progress lines (NULL: quiet) */
+} val_fit_opts;
+
+typedef struct val_fit_result {
+    double value[VAL_NPARAMS];   /* fitted values (fixed ones: the base's) */
+    double sigma[VAL_NPARAMS];   /* one standard deviation (0 for fixed ones) */
+    unsigned free_mask;
+    int passes;                  /* simulation passes done */
+    int iterations;              /* GSL iterations of the last fit */
+    double rms_before, rms_after;/* rms relative error of the targets, simulated */
+    double chisq;                /* sum of squared relative residuals of the last fit (surrogate) */
+    int dof;                     /* residuals - free parameters */
+    bool converged;              /* simulation agreed with the surrogate */
+    double disagreement;         /* largest |sim - surrogate| / measured at the last pass */
+    cfg_platform platform;       /* the calibrated platform */
+} val_fit_result;
+
+/* Calibrate: simulate the cases on their base platform, fit the free
+ * parameters to the non-loose comparisons by nonlinear least squares on
+ * relative errors (gsl_multifit_nlinear, trust region Levenberg-Marquardt)
+ * using the surrogate scaled by each run's simulated/surrogate ratio,
+ * re-simulate at the fit and refit with the new ratios until both agree or
+ * max_passes.  On return every run holds its simulation at the final
+ * parameters, and `before` (n cases, may be NULL) a copy of the cases as
+ * first simulated.  All cases must share one base platform device.  With
+ * loo, loo_error[i] (n entries, may be NULL otherwise) gets case i's
+ * largest |error| when fitted without it and simulated (NAN for cases not
+ * used).  Returns SIM_OK, SIM_EINVAL (nothing to fit, mixed devices) or a
+ * fit/simulation error. */
+sim_rc val_calibrate(val_case *cases, int n, const val_fit_opts *o, val_case *before, val_fit_result *res,
+                     double *loo_error, sim_err *err);
+
+/* Write a platform as a platform file (the schema's keys), with a
+ * description.  Returns SIM_EIO with a message when it cannot. */
+sim_rc val_write_platform(const char *path, const cfg_platform *p, const char *description, sim_err *err);
+
+/* -------------------------------------------------------------- regress */
+
+/* One golden scenario (results/golden/<name>.json): inputs and the stored
+ * metrics with their tolerances. */
+typedef struct val_golden val_golden;
+
+/* Read a scenario file; *out is freed with val_golden_free.  Returns
+ * SIM_EINVAL with a message naming the file and key. */
+sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err);
+void val_golden_free(val_golden *g);
+const char *val_golden_name(const val_golden *g);
+
+typedef struct val_regress_opts {
+    int jobs;
+    bool bless;                  /* rewrite the stored metrics instead of comparing */
+    bool quiet;
+    FILE *out;                   /* the report (NULL: stdout) */
+} val_regress_opts;
+
+/* Simulate the n scenarios and compare each stored metric within its
+ * tolerance (or, with bless, store the new values in the files).  *moved
+ * gets the number of metrics outside their tolerance (0 with bless);
+ * *json (may be NULL) a cJSON tree of the comparison the caller deletes.
+ * Returns SIM_OK when every scenario ran (and was written, with bless). */
+sim_rc val_regress(val_golden **g, int n, const val_regress_opts *o, int *moved, void **json, sim_err *err);
+
+#endif

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# validate.sh - heptasim validate and calibrate on the two quick published
+# cases (Korthikanti's one layer on 8 GPUs, Narayanan's 1.7B on 32): the
+# table and JSON carry every comparison, the calibrated platform file loads
+# and lowers the error when validated with it, leave-one-out reports each
+# case, and bad command lines exit 2 with one line.
+set -u
+bin=${1:?usage: validate.sh path/to/heptasim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+data=${HEPTASIM_DATA:-$(cd "$(dirname "$0")/../.." && pwd)}
+pub=$data/results/published
+cases="$pub/korthikanti23-table4-22b-layer.json $pub/narayanan21-table1-gpt-1.7b.json"
+
+check() { # check NAME COMMAND...: the command must succeed
+  local name=$1
+  shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+
+# expect STATUS PATTERN ARGS...: exit status, one line on stderr matching PATTERN
+expect() {
+  local status=$1 pattern=$2
+  shift 2
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$? lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" -ne "$status" ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
+    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+
+# 1. validate: table, per-source summary, JSON
+"$bin" validate -q -j 2 $cases >"$tmp/table" 2>"$tmp/err"
+check "validate exits 0" test $? -eq 0
+check "the table lists the layer forward time" grep -Eq '^korthikanti23-table4-22b-layer +baseline_no_recompute +layer_forward_ms +7\.7 ' "$tmp/table"
+check "the summary has one line per source" grep -Eq '^narayanan21-table1 +1 ' "$tmp/table"
+"$bin" validate -q -j 2 --json "$tmp/v.json" $cases >/dev/null 2>&1
+check "validate --json exits 0" test $? -eq 0
+python3 - "$tmp/v.json" >"$tmp/py" 2>&1 <<'EOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+rows = [c for case in d["cases"] for r in case["runs"] for c in r["compare"]]
+assert len(rows) == 9, len(rows)
+for c in rows:
+    assert c["simulated"] > 0, c
+    assert abs(c["error"] - (c["simulated"] - c["measured"]) / c["measured"]) < 1e-12, c
+groups = {g["group"]: g for g in d["groups"]}
+k = groups["korthikanti23-table4"]
+errs = [abs(c["error"]) for case in d["cases"] if case["group"] == "korthikanti23-table4" for r in case["runs"] for c in r["compare"]]
+assert abs(k["max_abs_error"] - max(errs)) < 1e-12 and abs(k["mean_abs_error"] - sum(errs) / len(errs)) < 1e-12
+assert k["targets"]["max_abs_error"] == 0.05
+n = [case for case in d["cases"] if case["group"] == "narayanan21-table1"][0]
+assert n["runs"][0]["simulated_as"] == "full" and n["assumptions"]
+EOF
+check "validate JSON: every comparison simulated, errors and group statistics consistent" test $? -eq 0 || cat "$tmp/py"
+
+# 2. calibrate: attention efficiency only, with leave-one-out and a platform file
+"$bin" calibrate -q -j 2 --fit attention,gemm_scale --loo --out "$tmp/cal.json" --json "$tmp/c.json" $cases >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "calibrate exits 0 (got $status)" test $status -eq 0
+[ $status -eq 0 ] || sed 's/^/    /' "$tmp/err"
+check "calibrate prints the fitted parameters with their uncertainty" grep -Eq '^attention +0\.55 +[0-9.e-]+ +[0-9.e-]+$' "$tmp/out"
+check "calibrate prints the leave-one-out summary" grep -q "^leave-one-out" "$tmp/out"
+python3 - "$tmp/c.json" >"$tmp/py" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rms_error_after"] < d["rms_error_before"], (d["rms_error_before"], d["rms_error_after"])
+fitted = {p["name"]: p for p in d["parameters"] if p["fitted"]}
+assert set(fitted) == {"attention", "gemm_scale"}, fitted
+assert all(p["sigma"] is not None and p["sigma"] >= 0 for p in fitted.values())
+loo = {x["id"]: x["held_out_max_error"] for x in d["leave_one_out"]}
+# without the layer case one figure is left for two parameters: no held-out fit
+assert loo["korthikanti23-table4-22b-layer"] is None and loo["narayanan21-table1-gpt-1.7b"] is not None, loo
+assert d["platform"]["device"]["peak_tflops"] == 312
+EOF
+check "calibrate JSON: error lowered, parameters with sigma, leave-one-out, peak unchanged" test $? -eq 0 || cat "$tmp/py"
+"$bin" memory -q -p "$tmp/cal.json" --devices 8 -m gpt-1.7b -s gpt3-175b-a100 --set dp=8 --set pp=1 --set tp_x=1 \
+  --set vpp=1 --set schedule=1f1b --set global_batch=8 >/dev/null 2>"$tmp/err"
+check "the calibrated platform file loads" test $? -eq 0
+"$bin" validate -q -j 2 -p "$tmp/cal.json" --json "$tmp/v2.json" $cases >/dev/null 2>&1
+check "validate with the calibrated platform exits 0" test $? -eq 0
+python3 - "$tmp/v.json" "$tmp/v2.json" >"$tmp/py" 2>&1 <<'EOF'
+import json, sys
+def rms(p):
+    d = json.load(open(p))
+    e = [c["error"] for case in d["cases"] for r in case["runs"] for c in r["compare"]]
+    return (sum(x * x for x in e) / len(e)) ** 0.5
+a, b = rms(sys.argv[1]), rms(sys.argv[2])
+assert b < a, (a, b)
+EOF
+check "validate -p calibrated platform has a lower rms error" test $? -eq 0 || cat "$tmp/py"
+
+# 3. bad command lines
+expect 2 "'-m', '-s' and '--devices' do not apply" validate -m gpt-1.7b
+expect 2 "unknown parameter 'bogus'" calibrate --fit attention,bogus
+expect 2 "no-such.json: cannot read the file" validate "$tmp/no-such.json"
+expect 2 "loose cases are never calibration targets" calibrate "$pub/megatron-readme-h100-weak-1.7b.json"
+expect 2 "unknown option '--bless'" validate --bless
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,602 @@
+/* test_search.c - the design-space search: the space (validity, distinct
+ * candidates, Megatron-style subspace, pins), memory pruning, the analytic
+ * estimate (against the program's op times and against the simulator),
+ * ranking order and determinism, records and JSONL files, agreement
+ * figures and reasons. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/runner.h"
+#include "search/search.h"
+
+/* ------------------------------------------------------------ fixtures */
+
+static const char *const TINY_MODEL = "{\"name\": \"tiny\", \"layers\": 8, \"hidden\": 1024, \"heads\": 16, "
+                                      "\"ffn_hidden\": 4096, \"vocab\": 32000, \"seq_len\": 2048, "
+                                      "\"activation\": \"gelu\", \"dtype\": \"bf16\"}";
+static const char *const TINY_MOE = "{\"name\": \"tiny-moe\", \"layers\": 4, \"hidden\": 1024, \"heads\": 16, "
+                                    "\"kv_heads\": 4, \"ffn_hidden\": 2048, \"vocab\": 32000, \"seq_len\": 2048, "
+                                    "\"activation\": \"swiglu\", \"dtype\": \"bf16\", "
+                                    "\"moe\": {\"experts\": 4, \"top_k\": 2, \"ffn_hidden\": 2048, "
+                                    "\"first_dense_layers\": 1}}";
+
+static cfg_model model;
+static cfg_platform platform;
+
+/* The shipped Ascend platform cut to `devices` dies, `per_supernode` per
+ * supernode and `hbm_gib` of HBM. */
+static void load(const char *model_json, int devices, int per_supernode, double hbm_gib)
+{
+    sim_err err = {{0}};
+    char sn[64], hbm[64], node[64];
+    snprintf(sn, sizeof sn, "platform.supernode.devices=%d", per_supernode);
+    snprintf(hbm, sizeof hbm, "platform.device.hbm_GiB=%g", hbm_gib);
+    snprintf(node, sizeof node, "platform.node.devices=%d", per_supernode < 4 ? per_supernode : 4);
+    const char *items[] = {sn, hbm, node};
+    cfg_overrides ov = {3, items};
+    ck_assert_msg(cfg_parse_model(model_json, "test model", NULL, &model, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_platform("ascend-a3-2048", &ov, devices, &platform, &err) == SIM_OK, "%s", err.msg);
+}
+
+static void request(srch_request *rq, srch_space space, int keep, int global_batch)
+{
+    sim_err err = {{0}};
+    memset(rq, 0, sizeof *rq);
+    rq->model = &model;
+    rq->platform = &platform;
+    char json[128];
+    snprintf(json, sizeof json, "{\"global_batch\": %d}", global_batch);
+    ck_assert_msg(cfg_parse_strategy(json, "base", NULL, &rq->base, &err) == SIM_OK, "%s", err.msg);
+    rq->space = space;
+    rq->keep = keep;
+}
+
+static srch_result *run_search(const srch_request *rq)
+{
+    sim_err err = {{0}};
+    srch_result *r = NULL;
+    ck_assert_msg(srch_run(rq, &r, &err) == SIM_OK, "%s", err.msg);
+    return r;
+}
+
+/* A checked strategy from JSON text. */
+static void strategy(const char *json, cfg_strategy *s)
+{
+    sim_err err = {{0}};
+    ck_assert_msg(cfg_parse_strategy(json, "test strategy", NULL, s, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_check(&model, &platform, s, &err) == SIM_OK, "%s", err.msg);
+}
+
+/* ------------------------------------------------------------ the space */
+
+/* Every key of a strategy as text, to find duplicates by sorting. */
+static char *strategy_key(const cfg_strategy *s)
+{
+    char order[96], *out = malloc(256);
+    cfg_order_format(s, order, sizeof order);
+    snprintf(out, 256, "%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %s", s->dp, s->pp, s->tp_x, s->tp_y,
+             s->cp_ring, s->cp_ulysses, s->ep, s->etp, s->vpp, (int)s->schedule, s->micro_batch, s->global_batch,
+             s->sequence_parallel, (int)s->recompute, s->zero, s->overlap_grad_reduce, s->overlap_param_gather,
+             s->overlap_cp_comm, s->fuse_tpy_cp, order);
+    return out;
+}
+
+static int cmp_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+START_TEST(every_candidate_is_valid_and_distinct)
+{
+    load(TINY_MODEL, 8, 8, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 100000, 16);
+    srch_result *r = run_search(&rq);
+    ck_assert_int_gt(r->nbest, 100);
+    ck_assert_int_eq(r->nbest, (int)r->counts.estimated); /* keep covers the whole space */
+    ck_assert_int_eq(r->counts.enumerated, r->counts.pruned_memory + r->counts.estimated);
+    for (int i = 0; i < r->nbest; i++) {
+        cfg_strategy s = r->best[i].strategy;
+        sim_err err = {{0}};
+        ck_assert_msg(cfg_check(&model, &platform, &s, &err) == SIM_OK, "candidate %d: %s", r->best[i].index,
+                      err.msg);
+        ck_assert_int_eq(cfg_world_size(&s), 8);
+        ck_assert(r->best[i].peak_bytes <= r->best[i].capacity_bytes);
+        if (i > 0) ck_assert_int_lt(srch_cmp_estimate(&r->best[i - 1], &r->best[i]), 0); /* distinct indices */
+    }
+    char **keys = calloc((size_t)r->nbest, sizeof *keys);
+    for (int i = 0; i < r->nbest; i++) keys[i] = strategy_key(&r->best[i].strategy);
+    qsort(keys, (size_t)r->nbest, sizeof *keys, cmp_text);
+    for (int i = 1; i < r->nbest; i++) ck_assert_msg(strcmp(keys[i - 1], keys[i]) != 0, "duplicate: %s", keys[i]);
+    for (int i = 0; i < r->nbest; i++) free(keys[i]);
+    free(keys);
+    srch_result_free(r);
+}
+END_TEST
+
+START_TEST(space_covers_every_dimension)
+{
+    load(TINY_MODEL, 16, 16, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 1000000, 32);
+    srch_result *r = run_search(&rq);
+    bool seen_tpy = false, seen_uly = false, seen_ring = false, seen_fuse = false, seen_vpp = false;
+    bool seen_zero3 = false, seen_full = false, seen_order = false, seen_mb = false;
+    for (int i = 0; i < r->nbest; i++) {
+        const cfg_strategy *s = &r->best[i].strategy;
+        seen_tpy |= s->tp_y > 1;
+        seen_uly |= s->cp_ulysses > 1;
+        seen_ring |= s->cp_ring > 1;
+        seen_fuse |= s->fuse_tpy_cp;
+        seen_vpp |= s->schedule == CFG_SCHED_INTERLEAVED;
+        seen_zero3 |= s->zero == 3;
+        seen_full |= s->recompute == CFG_RECOMP_FULL;
+        seen_order |= s->order[2] != CFG_DIM_CP_ULYSSES;
+        seen_mb |= s->micro_batch > 1;
+    }
+    ck_assert(seen_tpy && seen_uly && seen_ring && seen_fuse && seen_vpp);
+    ck_assert(seen_zero3 && seen_full && seen_order && seen_mb);
+    srch_result_free(r);
+}
+END_TEST
+
+START_TEST(megatron_space_is_the_megatron_style_part)
+{
+    load(TINY_MODEL, 16, 16, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 8, 32);
+    srch_result *all = run_search(&rq);
+    request(&rq, SRCH_SPACE_MEGATRON, 100000, 32);
+    srch_result *meg = run_search(&rq);
+    ck_assert_int_gt(meg->counts.estimated, 0);
+    ck_assert_int_eq(all->counts.estimated_megatron, meg->counts.estimated);
+    ck_assert_int_lt(meg->counts.enumerated, all->counts.enumerated);
+    for (int i = 0; i < meg->nbest; i++) {
+        const cfg_strategy *s = &meg->best[i].strategy;
+        ck_assert(meg->best[i].megatron_style);
+        ck_assert(srch_megatron_style(s, &platform));
+        ck_assert_int_eq(s->tp_y, 1);
+        ck_assert_int_eq(s->cp_ulysses, 1);
+        ck_assert(!s->fuse_tpy_cp);
+        ck_assert_int_le(s->tp_x, platform.devices_per_node);
+    }
+    /* the best Megatron-style estimate of the 7D search is the Megatron search's best */
+    ck_assert_int_gt(all->nbest_megatron, 0);
+    ck_assert(srch_same_strategy(&all->best_megatron[0].strategy, &meg->best[0].strategy));
+    ck_assert_double_eq(all->best_megatron[0].est.step_s, meg->best[0].est.step_s);
+    ck_assert(all->best[0].est.step_s <= meg->best[0].est.step_s);
+    srch_result_free(all);
+    srch_result_free(meg);
+}
+END_TEST
+
+START_TEST(pins_hold_keys_fixed)
+{
+    load(TINY_MODEL, 16, 16, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 100000, 32);
+    rq.base.tp_x = 2;
+    rq.base.recompute = CFG_RECOMP_FULL;
+    rq.pinned = srch_pin_of_key("tp_x") | srch_pin_of_key("recompute");
+    ck_assert_uint_eq(srch_pin_of_key("global_batch"), 0);
+    ck_assert_uint_eq(srch_pin_of_key("vpp"), srch_pin_of_key("schedule"));
+    srch_result *r = run_search(&rq);
+    ck_assert_int_gt(r->nbest, 0);
+    for (int i = 0; i < r->nbest; i++) {
+        ck_assert_int_eq(r->best[i].strategy.tp_x, 2);
+        ck_assert_int_eq(r->best[i].strategy.recompute, CFG_RECOMP_FULL);
+    }
+    srch_result_free(r);
+}
+END_TEST
+
+START_TEST(moe_space_has_experts)
+{
+    load(TINY_MOE, 8, 8, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 100000, 16);
+    srch_result *r = run_search(&rq);
+    bool ep = false, etp1 = false;
+    for (int i = 0; i < r->nbest; i++) {
+        const cfg_strategy *s = &r->best[i].strategy;
+        ep |= s->ep > 1;
+        etp1 |= s->etp == 1 && s->tp_x * s->tp_y > 1;
+        ck_assert_int_eq(4 % s->ep, 0);
+        ck_assert(isfinite(r->best[i].est.step_s) && r->best[i].est.step_s > 0);
+    }
+    ck_assert(ep && etp1);
+    srch_result_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------- memory */
+
+START_TEST(memory_prunes_what_does_not_fit)
+{
+    load(TINY_MODEL, 8, 8, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 100000, 16);
+    srch_result *roomy = run_search(&rq);
+    load(TINY_MODEL, 8, 8, 3.5); /* 1.5 GiB usable */
+    srch_result *tight = run_search(&rq);
+    ck_assert_int_eq(roomy->counts.enumerated, tight->counts.enumerated);
+    ck_assert_int_gt(tight->counts.pruned_memory, roomy->counts.pruned_memory);
+    ck_assert_int_gt(tight->nbest, 0);
+    for (int i = 0; i < tight->nbest; i++) {
+        mdl_memory mm;
+        mdl_peak_memory(&model, &tight->best[i].strategy, &mm);
+        ck_assert(mm.total_bytes <= platform.hbm_bytes - platform.hbm_reserved_bytes);
+        ck_assert_double_eq(mm.total_bytes, tight->best[i].peak_bytes);
+    }
+    load(TINY_MODEL, 8, 8, 2.05); /* nothing fits in 0.05 GiB */
+    srch_result *none = run_search(&rq);
+    ck_assert_int_eq(none->nbest, 0);
+    ck_assert_int_eq(none->counts.estimated, 0);
+    ck_assert_int_eq(none->counts.pruned_memory, none->counts.enumerated);
+    srch_result_free(roomy);
+    srch_result_free(tight);
+    srch_result_free(none);
+}
+END_TEST
+
+/* ----------------------------------------------------------- estimate */
+
+START_TEST(one_device_estimate_is_the_sum_of_op_times)
+{
+    load(TINY_MODEL, 1, 1, 64);
+    cfg_strategy s;
+    strategy("{\"global_batch\": 4, \"micro_batch\": 1, \"recompute\": \"selective\"}", &s);
+    sim_err err = {{0}};
+    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
+    ck_assert_ptr_nonnull(e);
+    srch_estimate est;
+    ck_assert_int_eq(srch_estimate_step(e, &s, &est, &err), SIM_OK);
+    cost_model *c = cost_new(&platform, &err);
+    wl_plan *plan = NULL;
+    ck_assert_int_eq(wl_plan_new(&model, &platform, &s, c, &plan, &err), SIM_OK);
+    double phases[WL_NPHASES], sum = wl_rank_compute_s(plan, 0, phases);
+    ck_assert_msg(fabs(est.step_s - sum) <= 1e-9 * sum, "estimate %.12g s, op times %.12g s", est.step_s, sum);
+    ck_assert_msg(fabs(est.optimizer_s - phases[WL_PH_OPTIMIZER]) <= 1e-9 * sum, "optimizer %.12g vs %.12g",
+                  est.optimizer_s, phases[WL_PH_OPTIMIZER]);
+    ck_assert_double_eq_tol(est.bubble_s, 0.0, 1e-12);
+    for (int d = 0; d < WL_NDIMS; d++) ck_assert_double_eq_tol(est.exposed_s[d], 0.0, 1e-12);
+    wl_plan_free(plan);
+    cost_free(c);
+    srch_estimator_free(e);
+}
+END_TEST
+
+START_TEST(pipeline_fill_is_pp_minus_one_stages)
+{
+    /* a small vocabulary: the first and last stages weigh about as much as the others */
+    load("{\"name\": \"tiny-vocab\", \"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"ffn_hidden\": 4096, "
+         "\"vocab\": 1024, \"seq_len\": 2048, \"activation\": \"gelu\", \"dtype\": \"bf16\"}",
+         4, 4, 64);
+    sim_err err = {{0}};
+    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
+    cfg_strategy a, b, c;
+    strategy("{\"pp\": 4, \"global_batch\": 8}", &a);
+    strategy("{\"pp\": 4, \"global_batch\": 32}", &b);
+    strategy("{\"pp\": 4, \"global_batch\": 8, \"vpp\": 2, \"schedule\": \"interleaved\"}", &c);
+    srch_estimate ea, eb, ec;
+    ck_assert_int_eq(srch_estimate_step(e, &a, &ea, &err), SIM_OK);
+    ck_assert_int_eq(srch_estimate_step(e, &b, &eb, &err), SIM_OK);
+    ck_assert_int_eq(srch_estimate_step(e, &c, &ec, &err), SIM_OK);
+    /* each micro-batch adds the slowest stage's time; the rest is the fill
+     * and drain: pp - 1 stage times (a little less, the stages differ a little) */
+    double per_micro = (eb.step_s - ea.step_s) / 24, fill = ea.step_s - 8 * per_micro;
+    ck_assert_double_gt(per_micro, 0.0);
+    ck_assert_msg(fill > 2.5 * per_micro && fill < 3.2 * per_micro, "fill %g s, stage %g s", fill, per_micro);
+    ck_assert_double_gt(ea.bubble_s, 0.0);
+    /* interleaving two chunks halves the fill */
+    double fill_c = ec.step_s - 8 * per_micro;
+    ck_assert_msg(fill_c < 0.75 * fill, "interleaved fill %g s, 1f1b %g s", fill_c, fill);
+    ck_assert_double_lt(ec.bubble_s, ea.bubble_s);
+    srch_estimator_free(e);
+}
+END_TEST
+
+/* The estimate tracks the simulator (no contention in either: one group per
+ * kind, inside one supernode). */
+static void estimate_vs_simulation(const char *json, int devices, double tol)
+{
+    load(TINY_MODEL, devices, devices, 64);
+    cfg_strategy s;
+    strategy(json, &s);
+    sim_err err = {{0}};
+    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
+    srch_estimate est;
+    ck_assert_int_eq(srch_estimate_step(e, &s, &est, &err), SIM_OK);
+    srch_estimator_free(e);
+    run_case *c = calloc(1, sizeof *c);
+    c->model = model;
+    c->platform = platform;
+    c->strategy = s;
+    ck_assert_int_eq(runner_simulate_here(c, NULL), SIM_OK);
+    double sim = c->result.step_time_s;
+    free(c);
+    ck_assert_msg(fabs(est.step_s - sim) <= tol * sim, "%s: estimate %.6f s, simulated %.6f s", json, est.step_s, sim);
+}
+
+START_TEST(estimate_tracks_pipeline_simulation)
+{
+    estimate_vs_simulation("{\"pp\": 2, \"tp_x\": 2, \"sequence_parallel\": true, \"global_batch\": 8, "
+                           "\"vpp\": 2, \"schedule\": \"interleaved\"}",
+                           4, 0.05);
+}
+END_TEST
+
+START_TEST(estimate_tracks_data_parallel_simulation)
+{
+    estimate_vs_simulation("{\"dp\": 4, \"zero\": 1, \"global_batch\": 8}", 4, 0.05);
+}
+END_TEST
+
+/* ------------------------------------------------------------ ranking */
+
+START_TEST(ranking_is_sorted_and_deterministic)
+{
+    load(TINY_MODEL, 16, 8, 16);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 50, 32);
+    srch_result *a = run_search(&rq), *b = run_search(&rq);
+    ck_assert_int_eq(a->nbest, 50);
+    ck_assert_str_eq(a->inputs_id, b->inputs_id);
+    ck_assert_int_eq(strlen(a->inputs_id), 16);
+    for (int i = 0; i < a->nbest; i++) {
+        ck_assert_int_eq(a->best[i].index, b->best[i].index);
+        ck_assert_double_eq(a->best[i].est.step_s, b->best[i].est.step_s);
+        ck_assert_str_eq(a->best[i].inputs_id, a->inputs_id);
+        if (i > 0) ck_assert_int_lt(srch_cmp_estimate(&a->best[i - 1], &a->best[i]), 0);
+    }
+    /* the kept ones are the best of the whole space */
+    request(&rq, SRCH_SPACE_7D, 1000000, 32);
+    srch_result *all = run_search(&rq);
+    for (int i = 0; i < a->nbest; i++) ck_assert_int_eq(all->best[i].index, a->best[i].index);
+    ck_assert_str_eq(all->inputs_id, a->inputs_id);
+    /* another global batch is another search */
+    request(&rq, SRCH_SPACE_7D, 50, 64);
+    srch_result *other = run_search(&rq);
+    ck_assert_str_ne(other->inputs_id, a->inputs_id);
+    srch_result_free(a);
+    srch_result_free(b);
+    srch_result_free(all);
+    srch_result_free(other);
+}
+END_TEST
+
+START_TEST(simulated_order_puts_failures_last)
+{
+    srch_candidate c[4];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 4; i++) c[i].index = 10 - i;
+    c[0].state = SRCH_SIM_DONE;
+    c[0].step_time_s = 2.0;
+    c[1].state = SRCH_SIM_FAILED;
+    c[2].state = SRCH_SIM_DONE;
+    c[2].step_time_s = 1.0;
+    c[3].state = SRCH_SIM_NONE;
+    qsort(c, 4, sizeof c[0], srch_cmp_simulated);
+    ck_assert_int_eq(c[0].index, 8);
+    ck_assert_int_eq(c[1].index, 10);
+    ck_assert_int_eq(c[2].index, 9);
+    ck_assert_int_eq(c[3].index, 7);
+}
+END_TEST
+
+/* ------------------------------------------------------------- records */
+
+static srch_candidate sample(void)
+{
+    load(TINY_MODEL, 16, 8, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 4, 32);
+    srch_result *r = run_search(&rq);
+    srch_candidate c = r->best[2];
+    srch_result_free(r);
+    c.state = SRCH_SIM_DONE;
+    c.step_time_s = 1.25;
+    c.mfu = 0.4;
+    c.tokens_per_s = 52428.8;
+    c.compute_s = 1.0;
+    c.bubble_s = 0.125;
+    c.optimizer_s = 0.0625;
+    for (int d = 0; d < WL_NDIMS; d++) {
+        c.exposed_s[d] = 0.01 * (d + 1);
+        c.comm_s[d] = 0.1 * (d + 1);
+    }
+    return c;
+}
+
+START_TEST(record_round_trip)
+{
+    srch_candidate c = sample();
+    cJSON *o = srch_record_to_json(&c);
+    static const char *const keys[] = {"index", "space", "megatron_style", "strategy", "estimate_step_time_s",
+                                       "simulated", "step_time_s", "mfu", "tokens_per_s", "memory", "dimensions",
+                                       "inputs_id"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ck_assert_msg(cJSON_HasObjectItem(o, keys[i]), "missing key %s", keys[i]);
+    ck_assert(cJSON_HasObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "dimensions"), "tp"), "comm_s"));
+    ck_assert(!cJSON_HasObjectItem(o, "error"));
+    srch_candidate back;
+    sim_err err = {{0}};
+    ck_assert_msg(srch_record_from_json(o, "record", &back, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(back.index, c.index);
+    ck_assert(srch_same_strategy(&back.strategy, &c.strategy));
+    ck_assert_double_eq(back.est.step_s, c.est.step_s);
+    ck_assert_double_eq(back.step_time_s, c.step_time_s);
+    ck_assert_double_eq(back.exposed_s[WL_DIM_DP], c.exposed_s[WL_DIM_DP]);
+    ck_assert_double_eq(back.peak_bytes, c.peak_bytes);
+    ck_assert_str_eq(back.inputs_id, c.inputs_id);
+    ck_assert_int_eq(back.state, SRCH_SIM_DONE);
+
+    /* an estimate is never a simulated result */
+    c.state = SRCH_SIM_NONE;
+    cJSON *e = srch_record_to_json(&c);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(e, "simulated")));
+    ck_assert(!cJSON_HasObjectItem(e, "step_time_s"));
+    ck_assert(!cJSON_HasObjectItem(e, "mfu"));
+    ck_assert(!cJSON_HasObjectItem(e, "dimensions"));
+
+    /* a failed simulation keeps its reason */
+    c.state = SRCH_SIM_FAILED;
+    strcpy(c.error, "simulation deadlocked");
+    cJSON *f = srch_record_to_json(&c);
+    ck_assert_str_eq(cJSON_GetObjectItem(f, "error")->valuestring, "simulation deadlocked");
+    ck_assert_int_eq(srch_record_from_json(f, "record", &back, &err), SIM_OK);
+    ck_assert_int_eq(back.state, SRCH_SIM_FAILED);
+
+    /* a record without its estimate is refused, naming the key */
+    cJSON_DeleteItemFromObject(o, "estimate_step_time_s");
+    ck_assert_int_eq(srch_record_from_json(o, "a.jsonl: line 3", &back, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a.jsonl: line 3") && strstr(err.msg, "estimate_step_time_s"), "%s", err.msg);
+    cJSON_Delete(o);
+    cJSON_Delete(e);
+    cJSON_Delete(f);
+}
+END_TEST
+
+START_TEST(jsonl_files)
+{
+    srch_candidate c = sample();
+    char path[] = "/tmp/test_search_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    sim_err err = {{0}};
+    ck_assert_int_eq(srch_jsonl_write(f, path, &c, &err), SIM_OK);
+    c.index += 1;
+    ck_assert_int_eq(srch_jsonl_write(f, path, &c, &err), SIM_OK);
+    fputs("{\"index\": 3, \"spa", f); /* an interrupted write */
+    fclose(f);
+    srch_candidate *arr = NULL;
+    int n = 0, cap = 0, torn = 0;
+    ck_assert_msg(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(torn, 1);
+    ck_assert_int_eq(arr[1].index, c.index);
+
+    f = fopen(path, "w");
+    fputs("{\"index\": 1}\n", f);
+    fclose(f);
+    n = 0;
+    ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "line 1") != NULL, "%s", err.msg);
+    f = fopen(path, "w");
+    fputs("\n\nnot json\n", f);
+    fclose(f);
+    ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "line 3") != NULL, "%s", err.msg);
+    unlink(path);
+    ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
+    free(arr);
+}
+END_TEST
+
+/* ---------------------------------------------------------- agreement */
+
+START_TEST(agreement_figures)
+{
+    srch_candidate c[5];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 5; i++) {
+        c[i].index = i;
+        c[i].state = SRCH_SIM_DONE;
+        c[i].est.step_s = 1.0 + i;
+        c[i].step_time_s = 1.1 * (1.0 + i);
+    }
+    srch_agreement ag;
+    srch_agreement_compute(c, 5, &ag);
+    ck_assert_int_eq(ag.n, 5);
+    ck_assert_double_eq_tol(ag.spearman, 1.0, 1e-12);
+    ck_assert_double_eq_tol(ag.largest_gap, 0.1 / 1.1, 1e-12);
+    for (int i = 0; i < 5; i++) c[i].step_time_s = 10.0 - i; /* reversed */
+    c[4].step_time_s = 2.0;
+    c[3].state = SRCH_SIM_NONE; /* not simulated: left out */
+    srch_agreement_compute(c, 5, &ag);
+    ck_assert_int_eq(ag.n, 4);
+    ck_assert_double_eq_tol(ag.spearman, -1.0, 1e-12);
+    ck_assert_int_eq(ag.largest_gap_index, 4); /* |5 - 2| / 2 */
+    ck_assert_double_eq_tol(ag.largest_gap, 1.5, 1e-12);
+    srch_agreement_compute(c, 1, &ag);
+    ck_assert(isnan(ag.spearman));
+}
+END_TEST
+
+START_TEST(reasons_name_the_component_and_the_key)
+{
+    srch_candidate a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    load(TINY_MODEL, 16, 16, 64);
+    strategy("{\"pp\": 4, \"dp\": 4, \"global_batch\": 32}", &a.strategy);
+    strategy("{\"pp\": 8, \"dp\": 2, \"global_batch\": 32}", &b.strategy);
+    a.state = b.state = SRCH_SIM_DONE;
+    a.compute_s = b.compute_s = 1.0;
+    a.bubble_s = 0.1;
+    b.bubble_s = 0.5;
+    a.exposed_s[WL_DIM_DP] = 0.05;
+    char why[256];
+    srch_reason(&a, &b, &platform, why, sizeof why);
+    ck_assert_msg(strstr(why, "less bubble") && strstr(why, "pp 4 vs 8"), "%s", why);
+
+    /* estimates when either is not simulated */
+    b.state = SRCH_SIM_NONE;
+    a.est.exposed_s[WL_DIM_TP] = 0.1;
+    b.est.exposed_s[WL_DIM_TP] = 0.3;
+    strategy("{\"tp_x\": 4, \"dp\": 4, \"global_batch\": 32}", &a.strategy);
+    strategy("{\"tp_x\": 8, \"dp\": 2, \"global_batch\": 32}", &b.strategy);
+    srch_reason(&a, &b, &platform, why, sizeof why);
+    ck_assert_msg(strstr(why, "less TP comm") && strstr(why, "TP inside node, tp 4 vs 8"), "%s", why);
+
+    char name[256];
+    strategy("{\"pp\": 4, \"dp\": 4, \"vpp\": 2, \"schedule\": \"interleaved\", \"global_batch\": 32, "
+             "\"zero\": 3}",
+             &a.strategy);
+    srch_strategy_compact(&a.strategy, name, sizeof name);
+    ck_assert_msg(strstr(name, "pp4v2") && strstr(name, "dp4") && strstr(name, "z3"), "%s", name);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("search");
+    TCase *t = tcase_create("space");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, every_candidate_is_valid_and_distinct);
+    tcase_add_test(t, space_covers_every_dimension);
+    tcase_add_test(t, megatron_space_is_the_megatron_style_part);
+    tcase_add_test(t, pins_hold_keys_fixed);
+    tcase_add_test(t, moe_space_has_experts);
+    tcase_add_test(t, memory_prunes_what_does_not_fit);
+    suite_add_tcase(s, t);
+    t = tcase_create("estimate");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, one_device_estimate_is_the_sum_of_op_times);
+    tcase_add_test(t, pipeline_fill_is_pp_minus_one_stages);
+    tcase_add_test(t, estimate_tracks_pipeline_simulation);
+    tcase_add_test(t, estimate_tracks_data_parallel_simulation);
+    suite_add_tcase(s, t);
+    t = tcase_create("ranking");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, ranking_is_sorted_and_deterministic);
+    tcase_add_test(t, simulated_order_puts_failures_last);
+    tcase_add_test(t, record_round_trip);
+    tcase_add_test(t, jsonl_files);
+    tcase_add_test(t, agreement_figures);
+    tcase_add_test(t, reasons_name_the_component_and_the_key);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

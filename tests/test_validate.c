@@ -1,0 +1,305 @@
+/* test_validate.c - published cases, the one-layer probe, data-parallel
+ * reduction and calibration: case files read with clear errors, the
+ * source's FLOP formula reproducing its own derived step time, probe
+ * layer times equal to the closed form of the same instructions, one
+ * simulated replica agreeing with all of them, and a calibration that
+ * recovers efficiencies used to make synthetic measurements. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "validate/validate.h"
+
+static char *data_path(const char *rel)
+{
+    const char *dir = getenv("HEPTASIM_DATA");
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s/%s", dir && dir[0] ? dir : ".", rel);
+    return buf;
+}
+
+/* Writes text to <fresh temporary directory>/case.json; returns the path
+ * (static; remove it with drop()). */
+static const char *temp_json(const char *text)
+{
+    static char path[64];
+    char dir[] = "/tmp/heptasim-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/case.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void drop(const char *path)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s", path);
+    unlink(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    rmdir(dir);
+}
+
+/* A reducible case: 4 layers of GPT 18.4B on 64 A100s, TP 8, 2 stages,
+ * DP 4, gradients all-reduced after the backward pass. */
+#define SMALL_CASE(overlap)                                                                                      \
+    "{\"id\": \"small\", \"group\": \"test\", \"source\": \"test\", \"platform\": \"dgx-a100\", \"devices\": 64,"  \
+    " \"model\": {\"layers\": 4, \"hidden\": 6144, \"heads\": 48, \"ffn_hidden\": 24576, \"vocab\": 51200,"        \
+    " \"seq_len\": 2048, \"dtype\": \"fp16\"},"                                                                    \
+    " \"strategy\": {\"dp\": 4, \"pp\": 2, \"tp_x\": 8, \"micro_batch\": 2, \"global_batch\": 32,"                 \
+    " \"recompute\": \"full\", \"zero\": 0, \"overlap_grad_reduce\": " overlap "},"                               \
+    " \"runs\": [{\"name\": \"step\", \"compare\": {\"step_time_s\": 1.0}}]}"
+
+static void load(const char *path, val_case *c)
+{
+    sim_err err = {{0}};
+    sim_rc rc = val_case_load(path, NULL, c, &err);
+    ck_assert_msg(rc == SIM_OK, "%s", err.msg);
+}
+
+static void simulate(val_case *c, int n, bool full)
+{
+    sim_err err = {{0}};
+    val_sim_opts o = {2, full, NULL, NULL};
+    ck_assert_msg(val_simulate(c, n, &o, &err) == SIM_OK, "%s", err.msg);
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < c[i].nruns; r++)
+            ck_assert_msg(c[i].runs[r].rc == SIM_OK, "%s/%s: %s", c[i].id, c[i].runs[r].name, c[i].runs[r].msg);
+}
+
+START_TEST(test_metric_names)
+{
+    for (int m = 0; m < VAL_NMETRICS; m++) ck_assert_int_eq(val_metric_of(val_metric_name((val_metric)m)), m);
+    ck_assert_int_eq(val_metric_of("step_time"), -1);
+    for (int p = 0; p < VAL_NPARAMS; p++) ck_assert_int_eq(val_param_of(val_param_name((val_param)p)), p);
+}
+END_TEST
+
+/* The Narayanan cases publish TFLOP/s and a step time derived from it with
+ * the paper's formula: our formula must give the same step time back. */
+START_TEST(test_narayanan_formula_reproduces_derived_step)
+{
+    val_case *c = calloc(1, sizeof *c);
+    load(data_path("results/published/narayanan21-table1-gpt-1.7b.json"), c);
+    const val_run *r = &c->runs[0];
+    ck_assert_int_eq(c->flops, VAL_FLOPS_NARAYANAN21);
+    ck_assert(c->runs[0].cmp[0].derived);
+    val_run tmp = *r;
+    double flops = val_flops_per_step(c->flops, &r->model, r->strategy.global_batch);
+    double step = flops / (137e12 * cfg_world_size(&r->strategy));
+    ck_assert_double_eq_tol(step, r->cmp[0].measured, 1e-3 * r->cmp[0].measured);
+    /* and the TFLOP/s we would report for that step time is the published one */
+    (void)tmp;
+    free(c);
+}
+END_TEST
+
+START_TEST(test_case_errors_name_file_and_key)
+{
+    val_case *c = calloc(1, sizeof *c);
+    sim_err err = {{0}};
+    const char *p = temp_json("{\"id\": \"x\", \"group\": \"g\", \"source\": \"s\", \"colour\": 1}");
+    ck_assert_int_eq(val_case_load(p, NULL, c, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, ".colour: unknown key"), "%s", err.msg);
+    drop(p);
+
+    p = temp_json("{\"id\": \"x\", \"group\": \"g\", \"source\": \"s\", \"platform\": \"dgx-a100\", \"devices\": 8,"
+                  " \"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000,"
+                  " \"seq_len\": 1024}, \"strategy\": {\"dp\": 8, \"global_batch\": 8},"
+                  " \"runs\": [{\"name\": \"a\", \"compare\": {\"step_time\": 1}}]}");
+    ck_assert_int_eq(val_case_load(p, NULL, c, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, ".runs[0].compare.step_time: unknown metric"), "%s", err.msg);
+    drop(p);
+
+    p = temp_json("{\"id\": \"x\", \"group\": \"g\", \"source\": \"s\", \"platform\": \"dgx-a100\", \"devices\": 8,"
+                  " \"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000,"
+                  " \"seq_len\": 1024}, \"strategy\": {\"dp\": 8, \"tp_x\": 3, \"global_batch\": 8},"
+                  " \"runs\": [{\"name\": \"a\", \"compare\": {\"step_time_s\": 1}}]}");
+    ck_assert_int_eq(val_case_load(p, NULL, c, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, "tp_x"), "%s", err.msg);
+    drop(p);
+    free(c);
+}
+END_TEST
+
+/* The probe reads the layer from a trace of rank 0; inside one node the
+ * TP collectives are uncontended, so the simulated times must equal the
+ * closed-form sum of the same instructions. */
+START_TEST(test_layer_probe_matches_closed_form)
+{
+    val_case *c = calloc(1, sizeof *c);
+    load(data_path("results/published/korthikanti23-table4-22b-layer.json"), c);
+    simulate(c, 1, false);
+    for (int r = 0; r < c->nruns; r++) {
+        const val_run *run = &c->runs[r];
+        double a[VAL_NMETRICS];
+        sim_err err = {{0}};
+        ck_assert_msg(val_analytic(c, run, &run->platform, a, &err) == SIM_OK, "%s", err.msg);
+        for (int m = VAL_LAYER_FORWARD_MS; m <= VAL_LAYER_TOTAL_MS; m++) {
+            ck_assert_msg(run->value[m] > 0, "%s: %s not simulated", run->name, val_metric_name((val_metric)m));
+            ck_assert_msg(fabs(run->value[m] - a[m]) <= 0.01 * a[m], "%s %s: simulated %g ms, closed form %g ms",
+                          run->name, val_metric_name((val_metric)m), run->value[m], a[m]);
+        }
+        ck_assert_int_eq(run->method, VAL_FULL);
+    }
+    /* recompute makes the backward longer, never the forward */
+    ck_assert(c->runs[2].value[VAL_LAYER_BACKWARD_MS] > c->runs[0].value[VAL_LAYER_BACKWARD_MS]);
+    ck_assert_double_eq_tol(c->runs[2].value[VAL_LAYER_FORWARD_MS], c->runs[0].value[VAL_LAYER_FORWARD_MS], 1e-9);
+    free(c);
+}
+END_TEST
+
+/* Two simulated replicas plus the closed-form all-reduce of all of them
+ * give the step of the full run. */
+START_TEST(test_reduced_matches_full)
+{
+    val_case *c = calloc(2, sizeof *c);
+    const char *p = temp_json(SMALL_CASE("false"));
+    load(p, &c[0]);
+    load(p, &c[1]);
+    drop(p);
+    char why[128];
+    ck_assert_msg(val_reducible(&c[0].runs[0], why, sizeof why), "%s", why);
+    simulate(&c[0], 1, false);
+    simulate(&c[1], 1, true);
+    ck_assert_int_eq(c[0].runs[0].method, VAL_REDUCED_DP);
+    ck_assert_int_eq(c[0].runs[0].replicas, 2);
+    ck_assert_int_lt(c[0].runs[0].replicas, c[0].runs[0].strategy.dp);
+    ck_assert_int_eq(c[1].runs[0].method, VAL_FULL);
+    double red = c[0].runs[0].value[VAL_STEP_TIME_S], full = c[1].runs[0].value[VAL_STEP_TIME_S];
+    ck_assert_msg(c[0].runs[0].dp_closed_form_s > 0, "no closed-form gradient sync");
+    ck_assert_msg(fabs(red - full) <= 1e-9 * full, "two replicas %.9g s, all replicas %.9g s", red, full);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_overlapped_grads_not_reduced)
+{
+    val_case *c = calloc(1, sizeof *c);
+    const char *p = temp_json(SMALL_CASE("true"));
+    load(p, c);
+    drop(p);
+    char why[128];
+    ck_assert(!val_reducible(&c->runs[0], why, sizeof why));
+    ck_assert_msg(strstr(why, "overlaps"), "%s", why);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_params_apply)
+{
+    cfg_platform base, out;
+    sim_err err = {{0}};
+    ck_assert_msg(cfg_load_platform("dgx-a100", NULL, 8, &base, &err) == SIM_OK, "%s", err.msg);
+    double v[VAL_NPARAMS];
+    val_params_of(&base, v);
+    val_params_apply(&base, v, &out);
+    ck_assert(memcmp(&out.gemm_efficiency, &base.gemm_efficiency, sizeof out.gemm_efficiency) == 0);
+    ck_assert_double_eq(out.attention_efficiency, base.attention_efficiency);
+    v[VAL_P_GEMM_TILT] = 0.05;
+    v[VAL_P_GEMM_SCALE] = 2.0;
+    val_params_apply(&base, v, &out);
+    int n = base.gemm_efficiency.n;
+    for (int i = 0; i < n; i++) {
+        ck_assert(out.gemm_efficiency.y[i] <= 1.0);
+        ck_assert_double_eq(out.gemm_efficiency.x[i], base.gemm_efficiency.x[i]);
+    }
+    /* the tilt leaves the largest point alone and lowers the others relative to it */
+    ck_assert_double_eq(out.gemm_efficiency.y[n - 1], fmin(1.0, 2.0 * base.gemm_efficiency.y[n - 1]));
+    ck_assert(out.gemm_efficiency.y[0] < 2.0 * base.gemm_efficiency.y[0]);
+    /* a negative tilt never makes a larger GEMM less efficient than a smaller one */
+    v[VAL_P_GEMM_SCALE] = 0.8;
+    v[VAL_P_GEMM_TILT] = -0.3;
+    val_params_apply(&base, v, &out);
+    for (int i = 1; i < n; i++) ck_assert(out.gemm_efficiency.y[i] >= out.gemm_efficiency.y[i - 1]);
+    ck_assert_double_eq(out.gemm_efficiency.y[n - 1], 0.8 * base.gemm_efficiency.y[n - 1]);
+    ck_assert(out.gemm_efficiency.y[0] > 0.8 * base.gemm_efficiency.y[0]);
+    /* physical figures are never touched */
+    ck_assert_double_eq(out.peak_flops_per_s, base.peak_flops_per_s);
+    ck_assert_double_eq(out.fabric_bytes_per_s, base.fabric_bytes_per_s);
+}
+END_TEST
+
+/* Measurements made by the simulator itself at known efficiencies must
+ * lead the fit back to those efficiencies. */
+START_TEST(test_calibrate_recovers_known_efficiencies)
+{
+    val_case *c = calloc(2, sizeof *c), *before = calloc(2, sizeof *before);
+    load(data_path("results/published/korthikanti23-table4-22b-layer.json"), &c[0]);
+    const char *p = temp_json(SMALL_CASE("false"));
+    load(p, &c[1]);
+    drop(p);
+
+    double truth[VAL_NPARAMS];
+    val_params_of(&c[0].runs[0].platform, truth);
+    truth[VAL_P_GEMM_SCALE] = 0.9;
+    truth[VAL_P_ATTENTION] = 0.3;
+    cfg_platform base[2][VAL_MAX_RUNS];
+    for (int i = 0; i < 2; i++)
+        for (int r = 0; r < c[i].nruns; r++) {
+            base[i][r] = c[i].runs[r].platform;
+            val_params_apply(&base[i][r], truth, &c[i].runs[r].platform);
+        }
+    simulate(c, 2, false);
+    for (int i = 0; i < 2; i++)
+        for (int r = 0; r < c[i].nruns; r++) {
+            val_run *run = &c[i].runs[r];
+            for (int m = 0; m < run->ncmp; m++) run->cmp[m].measured = run->value[run->cmp[m].metric];
+            run->platform = base[i][r];
+        }
+
+    val_fit_opts o;
+    memset(&o, 0, sizeof o);
+    o.free_mask = 1u << VAL_P_GEMM_SCALE | 1u << VAL_P_ATTENTION;
+    o.max_passes = 4;
+    o.agree = 0.002;
+    o.sim = (val_sim_opts){2, false, NULL, NULL};
+    val_fit_result res;
+    sim_err err = {{0}};
+    ck_assert_msg(val_calibrate(c, 2, &o, before, &res, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(res.rms_before > 0.02, "the base platform should be off (rms %g)", res.rms_before);
+    ck_assert_msg(res.rms_after < 0.005, "rms error after the fit %g", res.rms_after);
+    ck_assert(res.converged);
+    ck_assert_msg(fabs(res.value[VAL_P_GEMM_SCALE] - 0.9) < 0.02 * 0.9, "gemm_scale %g", res.value[VAL_P_GEMM_SCALE]);
+    ck_assert_msg(fabs(res.value[VAL_P_ATTENTION] - 0.3) < 0.02 * 0.3, "attention %g", res.value[VAL_P_ATTENTION]);
+    ck_assert(res.sigma[VAL_P_ATTENTION] >= 0 && res.sigma[VAL_P_ATTENTION] < 0.05);
+    ck_assert_double_eq(res.platform.peak_flops_per_s, base[0][0].peak_flops_per_s);
+    ck_assert_double_eq(res.platform.nic_bytes_per_s, base[0][0].nic_bytes_per_s);
+    free(c);
+    free(before);
+}
+END_TEST
+
+static Suite *validate_suite(void)
+{
+    Suite *s = suite_create("validate");
+    TCase *tc = tcase_create("cases");
+    tcase_add_test(tc, test_metric_names);
+    tcase_add_test(tc, test_narayanan_formula_reproduces_derived_step);
+    tcase_add_test(tc, test_case_errors_name_file_and_key);
+    tcase_add_test(tc, test_params_apply);
+    tcase_add_test(tc, test_overlapped_grads_not_reduced);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("simulated");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_layer_probe_matches_closed_form);
+    tcase_add_test(tc, test_reduced_matches_full);
+    tcase_add_test(tc, test_calibrate_recovers_known_efficiencies);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(validate_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
