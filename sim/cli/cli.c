@@ -87,6 +87,7 @@ int cli_main(int argc, char **argv)
         }
         return c->run(&a);
     }
-    fprintf(stderr, "heptasim: unknown command '%s' (see 'heptasim --help')\n", argv[1]);
-    return 2;
+    sim_err err;
+    return cli_fail(sim_fail(&err, SIM_EINVAL, "heptasim: unknown command '%s' (see 'heptasim --help')", argv[1]),
+                    &err);
 }

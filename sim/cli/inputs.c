@@ -14,7 +14,9 @@ double cli_now_s(void)
 
 int cli_fail(sim_rc rc, const sim_err *err)
 {
-    fprintf(stderr, "%s\n", err->msg);
+    /* One line, whatever the input held: control characters become '?'. */
+    for (const char *c = err->msg; *c; c++) fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, stderr);
+    fputc('\n', stderr);
     return sim_exit_status(rc);
 }
 
