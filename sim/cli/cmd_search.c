@@ -515,13 +515,15 @@ static srch_candidate *best_simulated(srch_candidate *const *rows, int n)
     return b;
 }
 
+static int compare_width = 28; /* of the Megatron-style column */
+
 static void compare_row_text(const char *label, const srch_candidate *m, const srch_candidate *s, const char *fmt,
                              double vm, double vs)
 {
     char a[64] = "-", b[64] = "-";
     if (m) snprintf(a, sizeof a, fmt, vm);
     if (s) snprintf(b, sizeof b, fmt, vs);
-    printf("  %-34s %-28s %s\n", label, a, b);
+    printf("  %-34s %-*s %s\n", label, compare_width, a, b);
 }
 
 static void print_compare(const session *x, const srch_candidate *m, const srch_candidate *s)
@@ -529,8 +531,9 @@ static void print_compare(const session *x, const srch_candidate *m, const srch_
     char nm[256] = "-", ns[256] = "-";
     if (m) srch_strategy_compact(&m->strategy, nm, sizeof nm);
     if (s) srch_strategy_compact(&s->strategy, ns, sizeof ns);
-    printf("\n  %-34s %-28s %s\n", "", "Megatron-style best", "7D best");
-    printf("  %-34s %-28s %s\n", "strategy", nm, ns);
+    compare_width = (int)strlen(nm) + 2 > 28 ? (int)strlen(nm) + 2 : 28;
+    printf("\n  %-34s %-*s %s\n", "", compare_width, "Megatron-style best", "7D best");
+    printf("  %-34s %-*s %s\n", "strategy", compare_width, nm, ns);
     compare_row_text("candidate", m, s, "%.0f", m ? m->index : 0, s ? s->index : 0);
     compare_row_text("step time (simulated)", m, s, "%.4f s", m ? m->step_time_s : 0, s ? s->step_time_s : 0);
     compare_row_text("step time (estimate)", m, s, "%.4f s", m ? m->est.step_s : 0, s ? s->est.step_s : 0);
@@ -549,7 +552,7 @@ static void print_compare(const session *x, const srch_candidate *m, const srch_
         snprintf(label, sizeof label, "%s comm exposed (in flight)", dims[d]);
         if (m) snprintf(a, sizeof a, "%.4f s (%.4f s)", m->exposed_s[d], m->comm_s[d]);
         if (s) snprintf(b, sizeof b, "%.4f s (%.4f s)", s->exposed_s[d], s->comm_s[d]);
-        printf("  %-34s %-28s %s\n", label, a, b);
+        printf("  %-34s %-*s %s\n", label, compare_width, a, b);
     }
 }
 
@@ -608,7 +611,7 @@ int cmd_compare(const cli_args *a)
         print_compare(&x, bm, b7);
         if (isfinite(speedup))
             printf("\nspeedup of the best 7D strategy over the best Megatron-style one: %.3fx (simulated)%s\n",
-                   speedup, b7 == bm ? "; the best 7D strategy is Megatron-style" : "");
+                   speedup, b7->index == bm->index ? "; the best 7D strategy is Megatron-style" : "");
         printf("\n");
         srch_print_table(stdout, (const srch_candidate *const *)ranked, x.nchosen, &x.platform);
         printf("\n");

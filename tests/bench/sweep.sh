@@ -37,13 +37,15 @@ for model in "${models[@]}"; do
   echo
   echo "$model (exit status $status)"
   jq -r --arg wall "$wall" --arg user "$user" --arg sys "$sys" --arg rss "$rss" '
+    def r(n): . * pow(10; n) | round / pow(10; n);
     "  enumerated        \(.counts.enumerated) (\(.counts.rejected) rejected by the validity rules)",
     "  pruned by memory  \(.counts.pruned_memory)",
     "  estimated         \(.counts.estimated) (\(.counts.estimated_megatron_style) Megatron-style), \(.counts.probes) workload probes",
     "  search            \(.timing.search_s | . * 1000 | round / 1000) s wall, \(.timing.per_candidate_us | . * 100 | round / 100) us per candidate",
-    "  simulated         \(.counts.simulated) of \(.counts.selected) (\(.counts.failed) failed) in \(.timing.simulate_s | . * 10 | round / 10) s wall",
+    "  simulated         \(.counts.simulated) of \(.counts.selected) (\(.counts.failed) failed) in \(.timing.simulate_s | r(1)) s wall",
     "  sweep             \($wall | tonumber | . * 10 | round / 10) s wall, \($user) s user + \($sys) s system CPU (children included), \($rss) KB max RSS",
-    "  agreement         Spearman \(.agreement.spearman // "n/a"), largest gap \(if .agreement.largest_gap then (.agreement.largest_gap * 1000 | round / 10 | tostring) + "%" else "n/a" end)",
-    "  best simulated    \(.ranking[0].strategy.description // "-"): \(.ranking[0].step_time_s // "-") s, MFU \(.ranking[0].mfu // "-")"
+    "  agreement         Spearman \(.agreement.spearman // "n/a" | if type == "number" then r(3) else . end), largest gap \(if .agreement.largest_gap then (.agreement.largest_gap * 1000 | round / 10 | tostring) + "%" else "n/a" end)",
+    "  best simulated    \(.ranking[0].strategy.description // "-"): \(.ranking[0].step_time_s // 0 | r(4)) s, MFU \(.ranking[0].mfu // 0 | . * 100 | r(1))%",
+    "  its estimate      \(.ranking[0].estimate_step_time_s // 0 | r(4)) s"
   ' "$tmp/$model.json"
 done
