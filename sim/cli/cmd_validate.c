@@ -146,7 +146,7 @@ static sim_rc parse_fit(const char *list, unsigned *mask, sim_err *err)
 {
     *mask = 0;
     if (!list) {
-        *mask = 1u << VAL_P_GEMM_SCALE | 1u << VAL_P_ATTENTION | 1u << VAL_P_COLL_STEP_US;
+        *mask = 1u << VAL_P_GEMM_SCALE | 1u << VAL_P_ATTENTION;
         return SIM_OK;
     }
     const char *p = list;

@@ -46,7 +46,7 @@ static const opt_row options[] = {
     {O_REPORT, "report", 0, "FILE", CLI_OPT_REPORT, "write a self-contained HTML report"},
     {O_BLESS, "bless", 0, NULL, CLI_OPT_BLESS, "store the current results as the new golden results"},
     {O_FULL, "full", 0, NULL, CLI_OPT_FULL, "simulate every data-parallel replica (no reduction to two)"},
-    {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention,collective_step_us)"},
+    {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention)"},
     {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error"},
     {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary"},
     {O_HELP, "help", 'h', NULL, 0, "show this help"},
