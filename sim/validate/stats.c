@@ -99,7 +99,7 @@ void val_print_table(FILE *f, const val_case *cases, int n)
                 if (!val_run_fits(r)) fprintf(f, "  [does not fit in memory: %.1f GiB]", r->value[VAL_MEMORY_PEAK_GIB]);
                 if (r->method == VAL_REDUCED_DP)
                     fprintf(f, "  %d of %d replicas, %d devices%s\n", r->replicas, r->strategy.dp,
-                            world / r->strategy.dp, c->loose ? ", loose" : "");
+                            world / r->strategy.dp * r->replicas, c->loose ? ", loose" : "");
                 else if (r->method == VAL_ANALYTIC)
                     fprintf(f, "  analytic%s\n", c->loose ? ", loose" : "");
                 else
@@ -113,12 +113,12 @@ void val_print_table(FILE *f, const val_case *cases, int n)
 
 void val_print_groups(FILE *f, const val_group_stats *g, int ng)
 {
-    fprintf(f, "%-28s %4s %11s %10s %9s  %s\n", "source", "n", "mean |err|", "max |err|", "bias", "target");
+    fprintf(f, "%-34s %4s %11s %10s %9s  %s\n", "source", "n", "mean |err|", "max |err|", "bias", "target");
     for (int i = 0; i < ng; i++) {
         const val_group_stats *s = &g[i];
         char name[VAL_ID_LEN + 16];
         snprintf(name, sizeof name, "%s%s", s->group, s->loose ? " (loose)" : "");
-        fprintf(f, "%-28.28s %4d", name, s->n);
+        fprintf(f, "%-34.34s %4d", name, s->n);
         if (s->n > 0)
             fprintf(f, " %10.1f%% %9.1f%% %+8.1f%%", 100 * s->mean_abs, 100 * s->max_abs, 100 * s->mean_signed);
         else
@@ -133,7 +133,7 @@ void val_print_groups(FILE *f, const val_group_stats *g, int ng)
         }
         if (s->failed) fprintf(f, " (%d failed)", s->failed);
         fprintf(f, "\n");
-        if (s->n > 0 && s->worst[0]) fprintf(f, "%-28s      worst: %s\n", "", s->worst);
+        if (s->n > 0 && s->worst[0]) fprintf(f, "%-34s      worst: %s\n", "", s->worst);
     }
 }
 

@@ -42,6 +42,7 @@ check "interleaved" "${base[@]}" --devices 8 --set pp=2 --set vpp=2 --set schedu
 check "gpipe" "${base[@]}" --devices 8 --set pp=2 --set schedule=gpipe --set global_batch=8
 check "experts ep 4" "${moe[@]}" --devices 8 --set ep=4 --set global_batch=8
 check "experts ep 2 etp 2 over tp 2" "${moe[@]}" --devices 8 --set ep=2 --set tp_x=2 --set etp=2 --set global_batch=8
+check "experts, ep = the whole data-parallel group" "${moe[@]}" --devices 16 --set tp_x=4 --set dp=4 --set ep=4 --set etp=1 --set global_batch=8
 check "experts with ulysses" "${moe[@]}" --devices 16 --set ep=4 --set cp_ulysses=2 --set tp_x=2 --set global_batch=8
 
 # Rank order: TP innermost keeps TP inside a node; TP outermost sends it
