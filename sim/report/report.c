@@ -51,28 +51,12 @@ void rpt_breakdown_compute(const rpt_run *run, rpt_breakdown *out)
     out->critical_stage = run->strategy ? rpt_rank_stage(run->strategy, out->critical_rank) : 0;
 }
 
-/* Pipeline stage of a rank: its pp coordinate in the mixed-radix numbering
- * given by the strategy's order (innermost first).  ep is not a factor of
- * the world size (it is carved out of dp x cp) and takes no digit. */
+/* Pipeline stage of a rank, in the workload's rank numbering. */
 int rpt_rank_stage(const cfg_strategy *s, int rank)
 {
-    long stride = 1;
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        int size = 1;
-        switch (s->order[i]) {
-        case CFG_DIM_TP_X: size = s->tp_x; break;
-        case CFG_DIM_TP_Y: size = s->tp_y; break;
-        case CFG_DIM_CP_ULYSSES: size = s->cp_ulysses; break;
-        case CFG_DIM_CP_RING: size = s->cp_ring; break;
-        case CFG_DIM_DP: size = s->dp; break;
-        case CFG_DIM_EP: size = 1; break;
-        case CFG_DIM_PP:
-            return s->pp > 0 ? (int)((rank / stride) % s->pp) : 0;
-        default: break;
-        }
-        stride *= size > 0 ? size : 1;
-    }
-    return 0;
+    int coords[CFG_NDIMS];
+    wl_strategy_coords(s, rank, coords);
+    return coords[CFG_DIM_PP];
 }
 
 /* ------------------------------------------------------------- metrics */

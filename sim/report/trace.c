@@ -37,44 +37,12 @@ struct rpt_trace {
 
 /* ------------------------------------------------------------ coordinates */
 
-static int dim_size(const cfg_strategy *s, cfg_dim d)
-{
-    int n = 1;
-    switch (d) {
-    case CFG_DIM_TP_X: n = s->tp_x; break;
-    case CFG_DIM_TP_Y: n = s->tp_y; break;
-    case CFG_DIM_CP_ULYSSES: n = s->cp_ulysses; break;
-    case CFG_DIM_CP_RING: n = s->cp_ring; break;
-    case CFG_DIM_DP: n = s->dp; break;
-    case CFG_DIM_PP: n = s->pp; break;
-    case CFG_DIM_EP: case CFG_NDIMS: n = 1; break;
-    }
-    return n > 0 ? n : 1;
-}
-
-/* Fills coords[d] with the digit of dimension d of rank (ep: 0). */
+/* Fills coords[d] with the digit of dimension d of rank (ep: 0), in the
+ * workload's rank numbering. */
 void rpt_rank_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS])
 {
-    long stride = 1;
-    for (int d = 0; d < CFG_NDIMS; d++) coords[d] = 0;
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        cfg_dim d = s->order[i];
-        if (d < 0 || d >= CFG_NDIMS) continue;
-        int n = dim_size(s, d);
-        coords[d] = (int)((rank / stride) % n);
-        stride *= n;
-    }
-}
-
-/* Stride of the pp digit: the first rank of stage k is k * stride. */
-static long pp_stride(const cfg_strategy *s)
-{
-    long stride = 1;
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        if (s->order[i] == CFG_DIM_PP) return stride;
-        if (s->order[i] >= 0 && s->order[i] < CFG_NDIMS) stride *= dim_size(s, s->order[i]);
-    }
-    return stride;
+    wl_strategy_coords(s, rank, coords);
+    coords[CFG_DIM_EP] = 0;
 }
 
 /* Parses a non-negative decimal integer at *p, advancing *p; -1 if none. */
@@ -99,8 +67,8 @@ sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim
     int world = cfg_world_size(s);
     for (int r = 0; r < world; r++) ranks[r] = false;
     if (!list || !*list) {
-        long stride = pp_stride(s);
-        for (int k = 0; k < dim_size(s, CFG_DIM_PP); k++)
+        long stride = wl_strategy_stride(s, CFG_DIM_PP);
+        for (int k = 0; k < s->pp; k++)
             if (k * stride < world) ranks[k * stride] = true;
         return SIM_OK;
     }
@@ -228,10 +196,10 @@ static void name_tracks(rpt_trace *t, int rank, int stream)
         rpt_rank_coords(t->s, rank, c);
         char name[160];
         int n = snprintf(name, sizeof name, "rank %d (stage %d, dp %d, tp %d", rank, c[CFG_DIM_PP], c[CFG_DIM_DP],
-                         c[CFG_DIM_TP_X] + dim_size(t->s, CFG_DIM_TP_X) * c[CFG_DIM_TP_Y]);
+                         c[CFG_DIM_TP_X] + t->s->tp_x * c[CFG_DIM_TP_Y]);
         if (cfg_cp(t->s) > 1 && n > 0 && (size_t)n < sizeof name)
             n += snprintf(name + n, sizeof name - (size_t)n, ", cp %d",
-                          c[CFG_DIM_CP_ULYSSES] + dim_size(t->s, CFG_DIM_CP_ULYSSES) * c[CFG_DIM_CP_RING]);
+                          c[CFG_DIM_CP_ULYSSES] + t->s->cp_ulysses * c[CFG_DIM_CP_RING]);
         if (n > 0 && (size_t)n < sizeof name) snprintf(name + n, sizeof name - (size_t)n, ")");
         cJSON *ev = meta(pid, 0, "process_name");
         cJSON_AddStringToObject(cJSON_GetObjectItem(ev, "args"), "name", name);

@@ -183,3 +183,17 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
         }
     return members_varying(lo, rank, coords, vary, order, members, my_index);
 }
+
+void wl_strategy_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS])
+{
+    wl_layout lo;
+    wl_layout_init(&lo, s);
+    wl_layout_coords(&lo, rank, coords);
+}
+
+int wl_strategy_stride(const cfg_strategy *s, cfg_dim d)
+{
+    wl_layout lo;
+    wl_layout_init(&lo, s);
+    return lo.stride[d];
+}

@@ -93,6 +93,12 @@ const cfg_model *wl_model(const wl_plan *plan);
 void wl_coords(const wl_plan *plan, int rank, int coords[CFG_NDIMS]);
 int wl_stage(const wl_plan *plan, int rank);
 
+/* The same numbering from the strategy alone, without a plan (reports,
+ * traces): coordinates of a rank, and the rank offset of one step along
+ * dimension d (the stride of its digit; ep takes no digit). */
+void wl_strategy_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS]);
+int wl_strategy_stride(const cfg_strategy *s, cfg_dim d);
+
 /* Members of `rank`'s group g, in ring order, written into members (capacity
  * >= wl_world); *my_index gets rank's position. Returns the group size. */
 int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, int *my_index);
