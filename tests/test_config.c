@@ -142,7 +142,7 @@ static const struct {
 } PAIRS[] = {
     {"gpt-310b-a3-megatron", "gpt-310b", "ascend-a3-2048", 0},
     {"gpt3-175b-a100", "gpt3-175b", "dgx-a100", 0},
-    {"llama3-405b-h100-16k", "llama3-405b", "dgx-h100", 14336},
+    {"llama3-405b-h100-16k", "llama3-405b", "dgx-h100", 16384},
     {"mixtral-8x22b-a3-megatron", "mixtral-8x22b", "ascend-a3-2048", 0},
     {"gpt-310b-a3-7d", "gpt-310b", "ascend-a3-2048", 0},
     {"mixtral-8x22b-a3-7d", "mixtral-8x22b", "ascend-a3-2048", 0},
@@ -202,7 +202,9 @@ START_TEST(shipped_strategies_check)
         ck_assert_str_eq(t.s.name, PAIRS[i].strategy);
         ck_assert(t.s.description[0] != '\0');
         ck_assert_int_eq(cfg_world_size(&t.s), t.p.devices);
-        ck_assert_int_eq(t.m.layers % (t.s.pp * t.s.vpp), 0);
+        int sum = 0;
+        for (int st = 0; st < t.s.pp; st++) sum += cfg_stage_layer_total(&t.m, &t.s, st);
+        ck_assert_int_eq(sum, t.m.layers);
     }
 }
 END_TEST
@@ -690,6 +692,136 @@ START_TEST(check_pipeline)
     /* the same batch is fine for 1F1B */
     ck_assert_int_eq(gpt(&t, 0, ITEMS("global_batch=1040", "schedule=1f1b", "vpp=1")), SIM_OK);
     ck_assert_int_eq(cfg_micro_batches(&t.s), 65);
+}
+END_TEST
+
+/* The layer ranges of every (stage, chunk), walked in the pipeline's order
+ * (global chunk j*pp + p), tile 0..layers-1 exactly once; with first/last
+ * stage counts the middle stages share the rest equally, and without them
+ * every chunk holds layers/(pp*v). */
+START_TEST(stage_layer_ranges)
+{
+    static const struct {
+        int layers, pp, vpp, first, last;
+    } cases[] = {
+        {126, 16, 1, 7, 7}, {10, 4, 1, 1, 3}, {12, 4, 2, 2, 2}, {96, 16, 2, 0, 0}, {96, 16, 1, 0, 0},
+        {10, 4, 1, 4, 0},   {10, 3, 1, 0, 4}, {8, 2, 1, 3, 5},  {24, 4, 3, 3, 9},  {7, 1, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cfg_model m;
+        memset(&m, 0, sizeof m);
+        m.layers = cases[i].layers;
+        cfg_strategy s;
+        memset(&s, 0, sizeof s);
+        s.pp = cases[i].pp;
+        s.vpp = cases[i].vpp;
+        s.schedule = s.vpp > 1 ? CFG_SCHED_INTERLEAVED : CFG_SCHED_1F1B;
+        s.first_stage_layers = cases[i].first;
+        s.last_stage_layers = cases[i].last;
+        int v = cfg_stage_chunks(&s), next = 0, most = 0;
+        ck_assert_int_eq(v, s.vpp);
+        for (int j = 0; j < v; j++)
+            for (int p = 0; p < s.pp; p++) {
+                int first = -1, n = cfg_stage_layers(&m, &s, p, j, &first);
+                ck_assert_msg(first == next, "case %zu stage %d chunk %d starts at %d, want %d", i, p, j, first, next);
+                ck_assert_int_ge(n, 1);
+                next += n;
+            }
+        ck_assert_msg(next == m.layers, "case %zu covers %d of %d layers", i, next, m.layers);
+        int middle = -1, sum = 0;
+        for (int p = 0; p < s.pp; p++) {
+            int n = cfg_stage_layer_total(&m, &s, p);
+            sum += n;
+            if (n > most) most = n;
+            if (p == 0 && s.first_stage_layers > 0) {
+                ck_assert_int_eq(n, s.first_stage_layers);
+            } else if (p == s.pp - 1 && s.last_stage_layers > 0) {
+                ck_assert_int_eq(n, s.last_stage_layers);
+            } else {
+                if (middle < 0) middle = n;
+                ck_assert_int_eq(n, middle);
+                if (!cfg_uneven_stages(&s)) ck_assert_int_eq(n, m.layers / s.pp);
+            }
+            for (int j = 0; j < v; j++) ck_assert_int_eq(cfg_stage_layers(&m, &s, p, j, NULL) * v, n);
+        }
+        ck_assert_int_eq(sum, m.layers);
+        ck_assert_int_eq(cfg_layers_per_stage(&m, &s), most);
+        ck_assert_int_eq(cfg_uneven_stages(&s), cases[i].first > 0 || cases[i].last > 0);
+    }
+}
+END_TEST
+
+/* first_stage_layers / last_stage_layers: schema bounds, every cross rule
+ * with its exact message, --set, and the JSON written only when set. */
+START_TEST(check_uneven_stages)
+{
+    cfg_strategy s;
+    EXPECT_ERR(strat("{\"global_batch\": 8, \"first_stage_layers\": -1}", &s, NULL, 0),
+               "strategies/x.json: .first_stage_layers: expected an integer >= 0, got -1");
+    EXPECT_ERR(strat("{\"global_batch\": 8}", &s, ITEMS("last_stage_layers=2.5")),
+               "--set last_stage_layers=2.5: .last_stage_layers: expected an integer, got 2.5");
+
+    triple t;
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("pp=1", "dp=0", "schedule=1f1b", "vpp=1", "first_stage_layers=5")), SIM_EINVAL);
+    expect_check_msg(".first_stage_layers: first_stage_layers=5 needs pp > 1, got pp=1 (set first_stage_layers to 0, "
+                     "or use 2 or more pipeline stages)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("schedule=1f1b", "vpp=1", "first_stage_layers=5")), SIM_EINVAL);
+    expect_check_msg(".first_stage_layers: first_stage_layers=5 leaves 91 of layers=96, which the other 15 stages "
+                     "cannot share evenly (leave them a multiple of 15 layers)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("schedule=1f1b", "vpp=1", "first_stage_layers=50", "last_stage_layers=40")),
+                     SIM_EINVAL);
+    expect_check_msg(".first_stage_layers: first_stage_layers + last_stage_layers = 50+40 = 90 leaves 6 of layers=96 "
+                     "for the other 14 stages, fewer than one each (leave them at least 14 layers)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("schedule=1f1b", "vpp=1", "last_stage_layers=97")), SIM_EINVAL);
+    expect_check_msg(".last_stage_layers: last_stage_layers=97 leaves -1 of layers=96 for the other 15 stages, fewer "
+                     "than one each (leave them at least 15 layers)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0,
+                         ITEMS("pp=2", "dp=0", "schedule=1f1b", "vpp=1", "first_stage_layers=40",
+                               "last_stage_layers=40")),
+                     SIM_EINVAL);
+    expect_check_msg(".last_stage_layers: first_stage_layers + last_stage_layers = 40+40 = 80, but with pp=2 the two "
+                     "stages hold all layers=96 (make them add up to 96)",
+                     t.s.path);
+    /* interleaved (vpp 2): every stage's layers are cut into vpp chunks */
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("first_stage_layers=5", "last_stage_layers=7")), SIM_EINVAL);
+    expect_check_msg(".first_stage_layers: 5 is not a multiple of vpp=2 (each stage's layers are cut into vpp model "
+                     "chunks; use a multiple of 2)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("first_stage_layers=4", "last_stage_layers=8", "vpp=4")), SIM_EINVAL);
+    expect_check_msg(".vpp: 4 does not divide the 6 layers each of the other 14 stages holds (use a divisor of 6, or "
+                     "change first_stage_layers or last_stage_layers)",
+                     t.s.path);
+
+    /* valid: 4 + 14 x 6 + 8 = 96, in chunks of 2, 3 and 4 layers */
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("first_stage_layers=4", "last_stage_layers=8")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 4);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 7), 6);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 15), 8);
+    ck_assert_int_eq(cfg_layers_per_stage(&t.m, &t.s), 8);
+    cJSON *j = cfg_strategy_to_json(&t.s);
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(j, "first_stage_layers")->valueint, 4);
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(j, "last_stage_layers")->valueint, 8);
+    cJSON_Delete(j);
+    /* only the first stage given: the other 15 share 90 */
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("schedule=1f1b", "vpp=1", "first_stage_layers=6")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 15), 6);
+    /* even: the keys are not written */
+    ck_assert_int_eq(gpt(&t, 0, NULL, 0), SIM_OK);
+    j = cfg_strategy_to_json(&t.s);
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(j, "first_stage_layers"));
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(j, "last_stage_layers"));
+    cJSON_Delete(j);
+
+    /* the shipped Llama 3 405B run: 7 + 14 x 8 + 7 on 16,384 H100s */
+    ck_assert_int_eq(load_check(&t, "llama3-405b", "dgx-h100", "llama3-405b-h100-16k", 16384, NULL, 0), SIM_OK);
+    ck_assert_int_eq(t.s.pp, 16);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 7);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 1), 8);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 15), 7);
 }
 END_TEST
 
@@ -1203,6 +1335,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_world_size);
     tcase_add_test(tc, check_heads_and_widths);
     tcase_add_test(tc, check_pipeline);
+    tcase_add_test(tc, stage_layer_ranges);
+    tcase_add_test(tc, check_uneven_stages);
     tcase_add_test(tc, check_batch);
     tcase_add_test(tc, check_sequence);
     tcase_add_test(tc, check_experts);

@@ -181,7 +181,7 @@ static void tw_p2p(tw *w, int rank, wl_op op, int peer, double bytes, wl_tag tag
 
 static eng_workload tw_workload(tw *w)
 {
-    eng_workload ew = {w->world, w, tw_new, tw_next, tw_free, tw_members};
+    eng_workload ew = {w->world, w, tw_new, tw_next, tw_free, tw_members, false, 0};
     return ew;
 }
 
@@ -1028,10 +1028,71 @@ START_TEST(test_plan_parallel_step_runs)
     ck_assert(o.res.bytes_total[WL_DIM_PP] > 0);
     ck_assert(o.res.bytes_total[WL_DIM_DP] > 0);
     ck_assert(o.res.critical.bubble_s > 0);
-    ck_assert_int_eq(o.traced, (int)o.res.instructions);
+    /* TP groups in lockstep: one simulated rank traces for its group */
+    ck_assert_int_eq(o.res.lockstep, 2);
+    ck_assert_int_eq(o.res.ranks_simulated, 4);
+    ck_assert_int_eq(o.traced, (int)o.res.instructions * o.res.lockstep);
     ck_assert_int_eq(o.trace_bad, 0);
     wl_plan_free(plan);
     cost_free(c);
+}
+END_TEST
+
+/* Runs the plan of (m, p, s) with and without lockstep TP groups and checks
+ * that they agree to rounding, in every figure of the result. */
+static void check_lockstep_exact(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, int lockstep)
+{
+    sim_err err = {{0}};
+    cost_model *c = cost_new(p, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    wl_plan *plan = NULL;
+    ck_assert_msg(wl_plan_new(m, p, s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+    eng_options every;
+    memset(&every, 0, sizeof every);
+    every.symmetry = ENG_SYM_NONE;
+    outcome a = sim_fork(p, NULL, plan, NULL), b = sim_fork(p, NULL, plan, &every);
+    ck_assert_msg(a.rc == SIM_OK && b.rc == SIM_OK, "%s %s", a.err.msg, b.err.msg);
+    ck_assert_int_eq(a.res.lockstep, lockstep);
+    ck_assert_int_eq(b.res.lockstep, 1);
+    ck_assert_int_eq(b.res.ranks_simulated, wl_world(plan));
+    ck_assert_int_eq(a.res.ranks_simulated * lockstep, wl_world(plan));
+    ck_assert_int_eq(a.res.instructions * lockstep, b.res.instructions);
+    ck_assert_int_eq(a.res.critical_rank, b.res.critical_rank);
+    const double tol = 1e-12;
+    assert_rel(a.res.step_time_s, b.res.step_time_s, tol, "step time");
+    assert_rel(a.res.critical.compute_s, b.res.critical.compute_s, tol, "compute");
+    ck_assert(fabs(a.res.critical.bubble_s - b.res.critical.bubble_s) <= tol * b.res.step_time_s);
+    for (int d = 0; d < WL_NDIMS; d++) {
+        double scale = b.res.step_time_s;
+        ck_assert_msg(fabs(a.res.critical.exposed_comm_s[d] - b.res.critical.exposed_comm_s[d]) <= tol * scale,
+                      "exposed %s: %.12g vs %.12g", wl_dim_name((wl_dim)d), a.res.critical.exposed_comm_s[d],
+                      b.res.critical.exposed_comm_s[d]);
+        ck_assert(fabs(a.res.critical.comm_s[d] - b.res.critical.comm_s[d]) <= tol * scale);
+        assert_rel(a.res.bytes_total[d], b.res.bytes_total[d], tol, wl_dim_name((wl_dim)d));
+    }
+    wl_plan_free(plan);
+    cost_free(c);
+}
+
+START_TEST(test_plan_lockstep_is_exact)
+{
+    cfg_model m = tiny_model();
+    /* DP hierarchical over two supernodes, uplinks the bottleneck */
+    cfg_platform p = platform(16, 4);
+    p.oversubscription = 4;
+    cfg_strategy s = tiny_strategy(4, 2, 2);
+    check_lockstep_exact(&m, &p, &s, 2);
+    /* ZeRO-3 gathers on the DP stream next to TP traffic on the same links */
+    p = platform(16, 8);
+    s = tiny_strategy(4, 1, 4);
+    s.zero = 3;
+    s.sequence_parallel = true;
+    check_lockstep_exact(&m, &p, &s, 4);
+    /* 2D TP: all-to-alls inside the group, through the mirror */
+    s = tiny_strategy(2, 2, 2);
+    s.tp_y = 2;
+    s.sequence_parallel = true;
+    check_lockstep_exact(&m, &p, &s, 4);
 }
 END_TEST
 
@@ -1080,6 +1141,7 @@ static Suite *engine_suite(void)
     tcase_set_timeout(tl, 120);
     tcase_add_test(tl, test_plan_single_device_is_sum_of_ops);
     tcase_add_test(tl, test_plan_parallel_step_runs);
+    tcase_add_test(tl, test_plan_lockstep_is_exact);
     suite_add_tcase(s, tl);
     return s;
 }

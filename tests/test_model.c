@@ -617,6 +617,85 @@ START_TEST(test_buffers_and_peak)
 }
 END_TEST
 
+/* A first or last stage with one layer fewer holds exactly one layer's
+ * share less: its held parameters (weights 2, grads 4 and ZeRO-1-sharded
+ * Adam 12/dp bytes each) and that layer's activations for each in-flight
+ * micro-batch; the embedding stays on the first stage, the logits on the
+ * last.  The layer placement follows the same ranges. */
+START_TEST(test_uneven_stage_memory)
+{
+    cfg_model m = llama3_405b();
+    cfg_strategy a = base_strategy();
+    a.pp = 16;
+    a.tp_x = 8;
+    a.dp = 2;
+    a.zero = 1;
+    a.global_batch = 64;
+    a.sequence_parallel = true;
+    a.recompute = CFG_RECOMP_SELECTIVE;
+    a.first_stage_layers = 7;
+    a.last_stage_layers = 7;
+    cfg_strategy b = a, c = a; /* one more layer on the first (b) or the last (c) stage */
+    b.first_stage_layers = 8;
+    b.last_stage_layers = 6;
+    c.first_stage_layers = 6;
+    c.last_stage_layers = 8;
+
+    mdl_params pa;
+    mdl_count_params(&m, &pa);
+    double norms = 2.0 * m.hidden, t = a.tp_x, dpc = a.dp;
+    double layer = norms + (pa.per_dense_layer - norms) / t; /* held by one rank */
+    double state = layer * (2.0 + 4.0 + 12.0 / dpc);
+    double act = mdl_layer_activation_bytes(&m, &a, 0);
+
+    mdl_memory ma, mb;
+    mdl_rank_memory(&m, &a, 0, &ma);
+    mdl_rank_memory(&m, &b, 0, &mb);
+    int in0 = mdl_inflight_chunks(&a, 0);
+    ck_assert_int_eq(in0, 16);
+    assert_rel(mb.params - ma.params, layer, EXACT);
+    assert_rel(rank_state_bytes(&mb) - rank_state_bytes(&ma), state, EXACT);
+    assert_rel(mb.activations_bytes - ma.activations_bytes, in0 * act, EXACT);
+    assert_rel(mb.total_bytes - ma.total_bytes, state + in0 * act, EXACT);
+    ck_assert(mb.buffers_bytes == ma.buffers_bytes);
+
+    mdl_memory mc;
+    mdl_rank_memory(&m, &a, 15, &ma);
+    mdl_rank_memory(&m, &c, 15, &mc);
+    int in15 = mdl_inflight_chunks(&a, 15);
+    ck_assert_int_eq(in15, 1);
+    assert_rel(mc.total_bytes - ma.total_bytes, state + in15 * act, EXACT);
+    ck_assert(mc.buffers_bytes == ma.buffers_bytes);
+
+    /* middle stages hold 8 layers in a, b and c alike */
+    mdl_rank_memory(&m, &a, 7, &ma);
+    mdl_rank_memory(&m, &b, 7, &mb);
+    assert_rel(mb.total_bytes, ma.total_bytes, EXACT);
+    /* b's first stage and b's second hold 8 layers each: they differ by the embedding */
+    double d0, d1, e;
+    mdl_stage_params(&m, &b, 0, &d0, &e);
+    mdl_stage_params(&m, &b, 1, &d1, &e);
+    assert_rel(d0 - d1, (double)m.vocab * m.hidden / t, EXACT);
+
+    /* placement: every layer is on the stage whose range holds it */
+    cfg_strategy iv = a;
+    iv.schedule = CFG_SCHED_INTERLEAVED;
+    iv.vpp = 2;
+    iv.first_stage_layers = 6; /* 6 + 14 x 8 + 8, in chunks of 3, 4 and 4 */
+    iv.last_stage_layers = 8;
+    const cfg_strategy *cases[2] = {&a, &iv};
+    for (int k = 0; k < 2; k++) {
+        int seen = 0;
+        for (int p = 0; p < 16; p++)
+            for (int j = 0; j < cfg_stage_chunks(cases[k]); j++) {
+                int first, n = cfg_stage_layers(&m, cases[k], p, j, &first);
+                for (int l = first; l < first + n; l++, seen++) ck_assert_int_eq(mdl_layer_stage(&m, cases[k], l), p);
+            }
+        ck_assert_int_eq(seen, m.layers);
+    }
+}
+END_TEST
+
 /* }============================================================ memory */
 
 static Suite *model_suite(void)
@@ -651,6 +730,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_ep_halves_experts);
     tcase_add_test(tc, test_embedding_placement);
     tcase_add_test(tc, test_buffers_and_peak);
+    tcase_add_test(tc, test_uneven_stage_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -592,6 +592,91 @@ START_TEST(test_doubling_dimensions_divides_compute)
 }
 END_TEST
 
+/* Forward compute of the transformer layers in one rank's program: the
+ * seconds, and which layers ran (seen[l] counts their compute ops). */
+static double layer_forward_s(const wl_plan *plan, int rank, int *seen, int nlayers)
+{
+    double sum = 0;
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        if (in.op != WL_COMPUTE || in.phase != WL_PH_FORWARD || in.layer < 0) continue;
+        ck_assert_int_lt(in.layer, nlayers);
+        sum += in.seconds;
+        seen[in.layer]++;
+    }
+    wl_program_free(p);
+    return sum;
+}
+
+/* Uneven stages (first_stage_layers / last_stage_layers): each stage's
+ * program runs the forward of exactly its own layers (cfg_stage_layers),
+ * its layer compute is proportional to its layer count, and the layers'
+ * compute summed over the stages equals the even split's. */
+START_TEST(test_uneven_stage_programs)
+{
+    for (int k = 0; k < 2; k++) {
+        cfg_model m = model_gpt();
+        cfg_strategy s = strategy(1, 4, 1);
+        if (k == 0) { /* 1 + 3 + 3 + 3 */
+            m.layers = 10;
+            s.first_stage_layers = 1;
+        } else { /* interleaved: 2 + 4 + 4 + 2 in chunks of 1, 2, 2, 1 */
+            m.layers = 12;
+            s.schedule = CFG_SCHED_INTERLEAVED;
+            s.vpp = 2;
+            s.first_stage_layers = s.last_stage_layers = 2;
+        }
+        fixture f;
+        setup(&f, m, s);
+        int seen_all[16] = {0};
+        double per_layer = 0, total = 0;
+        for (int st = 0; st < s.pp; st++) {
+            int seen[16] = {0};
+            int rank = st * wl_strategy_stride(&s, CFG_DIM_PP);
+            ck_assert_int_eq(wl_stage(f.plan, rank), st);
+            double t = layer_forward_s(f.plan, rank, seen, m.layers);
+            int n = cfg_stage_layer_total(&m, &s, st);
+            total += t;
+            /* the program's layers are the stage's ranges, each once per micro-batch */
+            int in_range = 0;
+            for (int j = 0; j < cfg_stage_chunks(&s); j++) {
+                int first, cnt = cfg_stage_layers(&m, &s, st, j, &first);
+                for (int l = first; l < first + cnt; l++, in_range++) ck_assert(seen[l] > 0);
+            }
+            ck_assert_int_eq(in_range, n);
+            int ran = 0;
+            for (int l = 0; l < m.layers; l++) {
+                if (seen[l]) ran++;
+                seen_all[l] += seen[l];
+            }
+            ck_assert_int_eq(ran, n);
+            /* forward time proportional to the layer count */
+            if (st == 0)
+                per_layer = t / n;
+            else
+                ck_assert_double_eq_tol(t / n, per_layer, per_layer * 1e-12);
+        }
+        /* every layer on exactly one stage: the same forward ops, every micro-batch */
+        ck_assert_int_eq(seen_all[0] % cfg_micro_batches(&s), 0);
+        for (int l = 0; l < m.layers; l++) ck_assert_int_eq(seen_all[l], seen_all[0]);
+        teardown(&f);
+
+        /* the same model split evenly over 2 stages: same layer compute in all */
+        cfg_strategy e = strategy(1, 2, 1);
+        fixture g;
+        setup(&g, m, e);
+        double even = 0;
+        for (int st = 0; st < 2; st++) {
+            int seen[16] = {0};
+            even += layer_forward_s(g.plan, st * wl_strategy_stride(&e, CFG_DIM_PP), seen, m.layers);
+        }
+        ck_assert_double_eq_tol(total, even, even * 1e-12);
+        teardown(&g);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("workload");
@@ -613,6 +698,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fusion_merges_all_to_alls);
     tcase_add_test(tc, test_ep_bytes_closed_form);
     tcase_add_test(tc, test_doubling_dimensions_divides_compute);
+    tcase_add_test(tc, test_uneven_stage_programs);
     suite_add_tcase(s, tc);
     return s;
 }

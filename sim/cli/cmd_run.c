@@ -131,6 +131,7 @@ int cmd_run(const cli_args *a)
     c->strategy = in.strategy;
     eng_options opt = {0};
     opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
+    opt.symmetry = a->symmetry && strcmp(a->symmetry, "none") == 0 ? ENG_SYM_NONE : ENG_SYM_TP;
     opt.dump_xml_path = a->dump_platform;
     rpt_views views = {0};
     bool *traced = NULL;

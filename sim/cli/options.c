@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef enum opt_id {
-    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_QUIET, O_HELP,
+    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_SYMMETRY, O_QUIET, O_HELP,
     O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT
 } opt_id;
@@ -34,6 +34,8 @@ static const opt_row options[] = {
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
+    {O_SYMMETRY, "symmetry", 0, "tp|none", CLI_OPT_ENGINE,
+     "tp (default): one actor per TP group when exact; none: one actor per rank"},
     {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)"},
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates"},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences"},
@@ -107,6 +109,11 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--comm-mode' takes 'flows' or 'steps', got '%s'", command,
                             val);
         a->comm_mode = val;
+        break;
+    case O_SYMMETRY:
+        if (strcmp(val, "tp") != 0 && strcmp(val, "none") != 0)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp' or 'none', got '%s'", command, val);
+        a->symmetry = val;
         break;
     case O_SPACE:
         if (strcmp(val, "megatron") != 0 && strcmp(val, "7d") != 0)

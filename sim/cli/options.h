@@ -18,6 +18,7 @@ typedef struct cli_args {
     const char *json_path;       /* --json FILE|- */
     const char *dump_platform;   /* --dump-platform FILE */
     const char *comm_mode;       /* --comm-mode flows|steps */
+    const char *symmetry;        /* --symmetry tp|none */
     bool quiet;
     bool help;
     /* search */
@@ -45,7 +46,7 @@ typedef struct cli_args {
 enum {
     CLI_OPT_INPUTS = 1 << 0,     /* -m -p -s --set --devices */
     CLI_OPT_JSON = 1 << 1,
-    CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode */
+    CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode --symmetry */
     CLI_OPT_QUIET = 1 << 3,
     CLI_OPT_SEARCH = 1 << 4,     /* --space --top --out --resume --shard --global-batch */
     CLI_OPT_JOBS = 1 << 5,       /* --jobs */

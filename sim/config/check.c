@@ -191,6 +191,64 @@ static sim_rc check_sequence(const cfg_model *m, const cfg_strategy *s, sim_err 
                     cfg_origin(s->path, "strategy"), key, m->seq_len, m->name, desc, split);
 }
 
+/* Layers over the pipeline stages (the split of cfg_stage_layers): pp*vpp
+ * divides the layers, or first_stage_layers / last_stage_layers leave the
+ * other stages an even share of at least one layer each; with vpp > 1
+ * every stage's count is a multiple of vpp. */
+static sim_rc check_stages(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    int first = s->first_stage_layers, last = s->last_stage_layers;
+    if (first == 0 && last == 0) {
+        factor stages[] = {{"pp", s->pp}, {"vpp", s->vpp}};
+        return divides(err, f, stages, 2, "layers", m->layers);
+    }
+    const char *key = first > 0 ? "first_stage_layers" : "last_stage_layers";
+    char given[160];
+    if (first > 0 && last > 0)
+        snprintf(given, sizeof given, "first_stage_layers + last_stage_layers = %d+%d = %d", first, last, first + last);
+    else
+        snprintf(given, sizeof given, "%s=%d", key, first > 0 ? first : last);
+    if (s->pp < 2)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s needs pp > 1, got pp=%d (set %s to 0, or use 2 or more pipeline stages)", f, key,
+                        given, s->pp, key);
+    i64 others = s->pp - (first > 0) - (last > 0);
+    i64 rest = (i64)m->layers - first - last;
+    if (others == 0 && rest != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .last_stage_layers: %s, but with pp=2 the two stages hold all layers=%d (make them add "
+                        "up to %d)",
+                        f, given, m->layers, m->layers);
+    if (others > 0 && rest < others)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s leaves %lld of layers=%d for the other %lld stages, fewer than one each (leave "
+                        "them at least %lld layers)",
+                        f, key, given, rest, m->layers, others, others);
+    if (others > 0 && rest % others != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s leaves %lld of layers=%d, which the other %lld stages cannot share evenly "
+                        "(leave them a multiple of %lld layers)",
+                        f, key, given, rest, m->layers, others, others);
+    if (s->vpp > 1) {
+        int counts[2] = {first, last};
+        const char *keys[2] = {"first_stage_layers", "last_stage_layers"};
+        for (int i = 0; i < 2; i++)
+            if (counts[i] > 0 && counts[i] % s->vpp != 0)
+                return sim_fail(err, SIM_EINVAL,
+                                "%s: .%s: %d is not a multiple of vpp=%d (each stage's layers are cut into vpp model "
+                                "chunks; use a multiple of %d)",
+                                f, keys[i], counts[i], s->vpp, s->vpp);
+        if (others > 0 && (rest / others) % s->vpp != 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .vpp: %d does not divide the %lld layers each of the other %lld stages holds (use "
+                            "a divisor of %lld, or change %s)",
+                            f, s->vpp, rest / others, others, rest / others,
+                            first > 0 && last > 0 ? "first_stage_layers or last_stage_layers" : key);
+    }
+    return SIM_OK;
+}
+
 /* Each value alone against the model: heads, widths, layers, sequence,
  * schedule, expert tensor parallel, fusion. */
 static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *err)
@@ -220,8 +278,7 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     }
 
     /* layers over pipeline stages, and the schedule */
-    factor stages[] = {{"pp", s->pp}, {"vpp", s->vpp}};
-    if ((rc = divides(err, f, stages, 2, "layers", m->layers))) return rc;
+    if ((rc = check_stages(m, s, err))) return rc;
     if ((rc = check_schedule(s, err))) return rc;
 
     if ((rc = check_sequence(m, s, err))) return rc;
@@ -307,7 +364,7 @@ static sim_rc check_size(const cfg_model *m, const cfg_platform *p, const cfg_st
 {
     i64 ranks = p->devices;
     i64 micro = (i64)s->global_batch / ((i64)dp * s->micro_batch);
-    i64 layers = m->layers / s->pp;
+    i64 layers = cfg_layers_per_stage(m, s);
     i64 steps = ranks * micro * layers; /* at most 2^17 * 2^16 * 2^14 */
     if (steps > CFG_MAX_LAYER_STEPS)
         return sim_fail(err, SIM_EINVAL,

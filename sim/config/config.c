@@ -230,6 +230,8 @@ static const cfg_key strategy_rows[] = {
     ROW_INT("ep", cfg_strategy, ep, 1, MAXDIM, 1, 0),
     ROW_INT("etp", cfg_strategy, etp, 0, MAXDIM, 0, 0),
     ROW_INT("vpp", cfg_strategy, vpp, 1, 16384, 1, 0),
+    ROW_INT("first_stage_layers", cfg_strategy, first_stage_layers, 0, 16384, 0, CFG_KF_OMIT_ZERO),
+    ROW_INT("last_stage_layers", cfg_strategy, last_stage_layers, 0, 16384, 0, CFG_KF_OMIT_ZERO),
     ROW_ENUM("schedule", cfg_strategy, schedule, schedule_names, NULL, "1f1b"),
     ROW_INT("micro_batch", cfg_strategy, micro_batch, 1, MAXWIDTH, 1, 0),
     ROW_INT("global_batch", cfg_strategy, global_batch, 1, MAXWIDTH, 0, REQ),
@@ -612,9 +614,70 @@ int cfg_micro_batches(const cfg_strategy *s)
     return per > 0 ? s->global_batch / per : 0;
 }
 
+/* ------------------------------------------------- layers on the pipeline */
+
+int cfg_stage_chunks(const cfg_strategy *s)
+{
+    return s->schedule == CFG_SCHED_INTERLEAVED && s->vpp > 1 ? s->vpp : 1;
+}
+
+bool cfg_uneven_stages(const cfg_strategy *s)
+{
+    return s->pp > 1 && (s->first_stage_layers > 0 || s->last_stage_layers > 0);
+}
+
+/* Layers of each stage without an explicit count (uneven split only):
+ * what first_stage_layers and last_stage_layers leave, shared evenly. */
+static int middle_share(const cfg_model *m, const cfg_strategy *s)
+{
+    int fixed = (s->first_stage_layers > 0) + (s->last_stage_layers > 0);
+    int others = s->pp - fixed;
+    int rest = m->layers - s->first_stage_layers - s->last_stage_layers;
+    return others > 0 && rest > 0 ? rest / others : 0;
+}
+
+/* Layers of stage p with the uneven split. */
+static int uneven_count(const cfg_strategy *s, int share, int p)
+{
+    if (p == 0 && s->first_stage_layers > 0) return s->first_stage_layers;
+    if (p == s->pp - 1 && s->last_stage_layers > 0) return s->last_stage_layers;
+    return share;
+}
+
+int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first)
+{
+    int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
+    int start, count;
+    if (!cfg_uneven_stages(s)) {
+        long long n = (long long)pp * v, c = (long long)chunk * pp + stage;
+        start = (int)(c * m->layers / n);
+        count = (int)((c + 1) * m->layers / n) - start;
+    } else {
+        int share = middle_share(m, s);
+        int c0 = uneven_count(s, share, 0) / v, cmid = share / v, clast = uneven_count(s, share, pp - 1) / v;
+        int pass = c0 + (pp - 2) * cmid + clast; /* layers of one round of chunks over all stages */
+        start = chunk * pass + (stage > 0 ? c0 + (stage - 1) * cmid : 0);
+        count = uneven_count(s, share, stage) / v;
+    }
+    if (first) *first = start;
+    return count;
+}
+
+int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)
+{
+    int n = 0, v = cfg_stage_chunks(s);
+    for (int j = 0; j < v; j++) n += cfg_stage_layers(m, s, stage, j, NULL);
+    return n;
+}
+
 int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s)
 {
-    return s->pp > 0 ? m->layers / s->pp : 0;
+    if (s->pp <= 0) return 0;
+    if (!cfg_uneven_stages(s)) return m->layers / s->pp;
+    int share = middle_share(m, s), most = share;
+    if (s->first_stage_layers > most) most = s->first_stage_layers;
+    if (s->last_stage_layers > most) most = s->last_stage_layers;
+    return most;
 }
 
 bool cfg_is_moe_layer(const cfg_model *m, int layer)

@@ -127,6 +127,8 @@ typedef struct cfg_strategy {
     int dp, pp, tp_x, tp_y, cp_ring, cp_ulysses;
     int ep, etp;                   /* expert parallel, expert tensor parallel */
     int vpp;                       /* virtual stages per pipeline rank */
+    int first_stage_layers;        /* layers of pipeline stage 0; 0 = even split */
+    int last_stage_layers;         /* layers of the last pipeline stage; 0 = even split */
     cfg_schedule schedule;
     int micro_batch;               /* sequences per micro-batch */
     int global_batch;              /* sequences per step */
@@ -183,15 +185,16 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
                           sim_err *err);
 
 /* Check the three together (products equal the device count, divisibility
- * of heads, layers, experts, batch and sequence, schedule, limits of 131072
+ * of heads, experts, batch and sequence, the layers' split over the
+ * pipeline stages (see cfg_stage_layers), schedule, limits of 131072
  * devices and 65536 micro-batches per step), and that replaying the step
  * fits this machine: at most 2^26 layer steps (ranks x micro-batches x
- * layers per stage, about 2^31 instructions), and the ranks' memory within
- * the host's memory and address-space limit.  The structs are first checked
- * against their schemas again, so structs built in memory get the same
- * messages as files.  A strategy with dp = 0 gets dp derived from the
- * device count here (s is changed only on success).  Messages name the
- * strategy file and key. */
+ * layers of the largest stage, about 2^31 instructions), and the ranks'
+ * memory within the host's memory and address-space limit.  The structs
+ * are first checked against their schemas again, so structs built in
+ * memory get the same messages as files.  A strategy with dp = 0 gets dp
+ * derived from the device count here (s is changed only on success).
+ * Messages name the strategy file and key. */
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
 
 /* Products used everywhere. */
@@ -199,8 +202,41 @@ int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*c
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
-int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s); /* layers / pp */
+/* Returns the most layers a pipeline stage holds: layers / pp when they
+ * are split evenly, else the largest of the stages' counts
+ * (cfg_stage_layers). */
+int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s);
 bool cfg_is_moe_layer(const cfg_model *m, int layer);
+
+/* Where the layers sit on the pipeline, the one rule every module uses.
+ *
+ * Pipeline stage p (0-based, below pp) holds n_p layers: with
+ * first_stage_layers = F > 0, n_0 = F; with last_stage_layers = L > 0,
+ * n_{pp-1} = L; the other stages share the remaining layers evenly (as
+ * Megatron's --decoder-first/last-pipeline-num-layers).  With neither set,
+ * the layers are cut into pp*v equal chunks (v = vpp with the interleaved
+ * schedule, else 1; chunk c holds layers [c*layers/(pp*v),
+ * (c+1)*layers/(pp*v)) ).  Each stage holds v model chunks of n_p / v
+ * layers; chunk j of stage p is global chunk j*pp + p (Megatron's
+ * interleaved placement), and global chunks hold consecutive layers in
+ * order, so the ranges of all (stage, chunk) pairs cover 0..layers-1 once.
+ * This holds for strategies that pass cfg_check; for others the ranges may
+ * leave layers out, overlap or run past the last layer (counts are never
+ * negative). */
+
+/* Returns v: vpp with the interleaved schedule, 1 otherwise. */
+int cfg_stage_chunks(const cfg_strategy *s);
+
+/* Returns the number of layers of model chunk `chunk` (0 <= chunk < v) of
+ * pipeline stage `stage` (0 <= stage < pp) and sets *first (may be NULL) to
+ * the global index of its first layer. */
+int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first);
+
+/* Returns the layers stage `stage` holds, all its chunks together. */
+int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage);
+
+/* True when first_stage_layers or last_stage_layers is set (pp > 1). */
+bool cfg_uneven_stages(const cfg_strategy *s);
 
 /* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
 const char *cfg_schedule_name(cfg_schedule s);

@@ -51,7 +51,7 @@ typedef enum cfg_ktype {
 #define CFG_KF_REQUIRED 1u  /* absent key is an error */
 #define CFG_KF_DERIVED 2u   /* optional, no fixed default: absent leaves 0 for the loader */
 #define CFG_KF_MIN_OPEN 4u  /* the lower bound is excluded (x > min) */
-#define CFG_KF_OMIT_ZERO 8u /* object: not written when the int at `offset` is 0 */
+#define CFG_KF_OMIT_ZERO 8u /* int, or object: not written when the int at `offset` is 0 */
 
 /* One row of a schema table: one JSON key.  Bounds and default are in the
  * units of the JSON key; scale converts them to the SI value stored.

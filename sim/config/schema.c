@@ -407,7 +407,9 @@ static cJSON *write_value(const cfg_key *row, const void *base)
 {
     const void *field = (const char *)base + row->offset;
     switch (row->type) {
-    case CFG_K_INT: return cJSON_CreateNumber(*(const int *)field);
+    case CFG_K_INT:
+        if ((row->flags & CFG_KF_OMIT_ZERO) && *(const int *)field == 0) return NULL;
+        return cJSON_CreateNumber(*(const int *)field);
     case CFG_K_DOUBLE: return cJSON_CreateNumber(round15(*(const double *)field / scale_of(row)));
     case CFG_K_BOOL: return cJSON_CreateBool(*(const bool *)field);
     case CFG_K_STRING: return ((const char *)field)[0] ? cJSON_CreateString(field) : NULL;

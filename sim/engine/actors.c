@@ -80,7 +80,6 @@ static void stream_main(int argc, char *argv[])
     (void)argv;
     eng_stream *s = sg_actor_self_get_data();
     eng_rank *r = s->rank;
-    eng_sim *sim = r->sim;
     sg_mutex_lock(s->mu);
     for (;;) {
         while (s->count == 0 && !s->closing) sg_cond_wait(s->cv, s->mu);
@@ -92,7 +91,7 @@ static void stream_main(int argc, char *argv[])
         eng_coll_run(r, s->id, &in, NULL);
         double t1 = simgrid_get_clock();
         r->st.comm_s[wl_group_dim((wl_group)in.group)] += t1 - t0;
-        if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, &in, s->id, t0, t1);
+        if (r->traced) eng_trace(r, &in, s->id, t0, t1);
 
         sg_mutex_lock(s->mu);
         s->head = (s->head + 1) % s->cap;
@@ -202,14 +201,10 @@ static void stream_free(eng_stream *s)
  * statistics are those of simulating each instruction on its own. */
 static void settle(eng_rank *r)
 {
-    if (r->debt_s > 0) {
-        if (r->debt_compute)
-            sg_actor_execute(r->debt_s * r->speed);
-        else
-            sg_actor_sleep_for(r->debt_s);
-    }
+    /* A sleep, not an execution: it takes the same time and costs SimGrid
+     * no sharing variable (about 30 % of the run time). */
+    if (r->debt_s > 0) sg_actor_sleep_for(r->debt_s);
     r->debt_s = 0;
-    r->debt_compute = false;
 }
 
 /* Runs one instruction of r's program on its actor; false after a
@@ -221,15 +216,14 @@ static bool step(eng_rank *r, const wl_instr *in)
         double s = in->seconds > 0 ? in->seconds : 0.0;
         double t0 = simgrid_get_clock() + r->debt_s;
         r->debt_s += s;
-        r->debt_compute = r->debt_compute || s > 0;
         r->st.compute_s += s;
         if (in->phase < WL_NPHASES) r->st.compute_by_phase_s[in->phase] += s;
-        if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t0 + s);
+        if (r->traced) eng_trace(r, in, WL_S_MAIN, t0, t0 + s);
         return true;
     }
     if (in->op == WL_WAIT && (in->stream == WL_S_MAIN || in->seq == 0)) {
         double t0 = simgrid_get_clock() + r->debt_s;
-        if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t0);
+        if (r->traced) eng_trace(r, in, WL_S_MAIN, t0, t0);
         return true;
     }
     settle(r);
@@ -250,7 +244,8 @@ static bool step(eng_rank *r, const wl_instr *in)
         break;
     case WL_SEND:
     case WL_RECV:
-        if (in->peer < 0 || in->peer >= sim->world || in->peer == r->rank || in->group >= WL_NGROUPS) {
+        if (in->peer < 0 || in->peer >= sim->world || in->peer == r->rank || in->group >= WL_NGROUPS ||
+            (sim->rep && sim->rep[in->peer] != in->peer)) {
             eng_fail(sim, "rank %d: instruction %lld: invalid %s peer %d (world %d)", r->rank, r->pc,
                      in->op == WL_SEND ? "send" : "recv", in->peer, sim->world);
             return false;
@@ -289,7 +284,7 @@ static bool step(eng_rank *r, const wl_instr *in)
         else
             r->st.exposed_comm_s[wl_group_dim((wl_group)in->group)] += dt;
     }
-    if (r->traced) sim->opt.trace(sim->opt.trace_ctx, r->rank, in, WL_S_MAIN, t0, t1);
+    if (r->traced) eng_trace(r, in, WL_S_MAIN, t0, t1);
     return true;
 }
 

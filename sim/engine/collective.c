@@ -17,7 +17,11 @@
  * ring among the members with the same local index, then intra again
  * (AR = intra RS, inter AR of S/L, intra AG; AG = inter AG of S/L, intra AG;
  * RS = intra RS, inter RS of S/L; L members per supernode).  Any other
- * group is one flat ring.  All-to-all is always pairwise. */
+ * group is one flat ring.  All-to-all is always pairwise.
+ *
+ * In a lockstep run (symmetry.c) a group inside the rank's TP group sends
+ * every flow to the rank's mirror and receives none: the mirror's flows
+ * load the same links as the members' flows of the full run. */
 #include "internal.h"
 
 #include <math.h>
@@ -28,6 +32,7 @@
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <xbt/log.h>
 
@@ -160,8 +165,12 @@ eng_view *eng_view_get(eng_rank *r, wl_group g, int stream)
     int sn0 = eng_supernode_of(sim->p, m[0]);
     for (int i = 1; i < n && !v->spans; i++) v->spans = eng_supernode_of(sim->p, m[i]) != sn0;
     ring_set(&v->flat, n, me, m[(me + 1) % n], m[(me + n - 1) % n], v->spans ? sim->lat_inter_s : sim->lat_intra_s);
-    v->hier = n > 1 && build_hier(sim, v, r->rank);
-    if (v->hier) {
+    v->inside = r->mirror != NULL;
+    for (int i = 0; i < n && v->inside; i++) v->inside = sim->rep[m[i]] == r->rank;
+    v->hier = n > 1 && !v->inside && build_hier(sim, v, r->rank);
+    if (v->inside) {
+        v->flat.out = r->mirror; /* the group's other members are not simulated */
+    } else if (v->hier) {
         ring_mailboxes(&v->intra, r->rank, g, stream);
         ring_mailboxes(&v->inter, r->rank, g, stream);
     } else {
@@ -186,9 +195,24 @@ void eng_view_free(eng_view *v)
     free(v);
 }
 
+/* Makes room for cap in-flight comms in v. */
+static void comms_reserve(eng_view *v, int cap)
+{
+    if (v->comm_cap >= cap) return;
+    free(v->comms);
+    free(v->bufs);
+    v->comm_cap = cap;
+    v->comms = sim_xcalloc((size_t)cap, sizeof *v->comms);
+    v->bufs = sim_xcalloc((size_t)cap, sizeof *v->bufs);
+}
+
 /* Builds the all-to-all mailboxes of v on first use; false on failure. */
 static bool a2a_prepare(eng_rank *r, eng_view *v)
 {
+    if (v->inside) {
+        comms_reserve(v, v->n);
+        return true;
+    }
     if (v->members) return true;
     int me = 0, n = fetch_members(r, v->g, &me);
     if (n == 0) return false;
@@ -207,13 +231,7 @@ static bool a2a_prepare(eng_rank *r, eng_view *v)
         v->a2a_out[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, r->rank, v->members[i]);
         v->a2a_in[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, v->members[i], r->rank);
     }
-    if (v->comm_cap < 2 * n) {
-        free(v->comms);
-        free(v->bufs);
-        v->comm_cap = 2 * n;
-        v->comms = sim_xcalloc((size_t)v->comm_cap, sizeof *v->comms);
-        v->bufs = sim_xcalloc((size_t)v->comm_cap, sizeof *v->bufs);
-    }
+    comms_reserve(v, 2 * n);
     return true;
 }
 
@@ -250,10 +268,27 @@ static void phase_tail(double s, double *tail)
 static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double bytes)
 {
     long wire = eng_wire_bytes(r->sim, bytes);
+    r->flows++;
+    if (v->inside) { /* one flow to the mirror, which stands for the predecessor too */
+        sg_host_sendto(r->host, r->mirror_host, (double)wire);
+        return;
+    }
     v->comms[0] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);
     v->comms[1] = sg_mailbox_get_async(rg->in, &v->bufs[0]);
-    r->flows++;
     wait_all(v, 2);
+}
+
+/* One pairwise all-to-all edge: post the send to member `to` and the
+ * receive from member `from` at v->comms[c]; returns the comms posted. */
+static int a2a_post(eng_rank *r, eng_view *v, int c, int to, int from, long wire)
+{
+    if (v->inside) {
+        v->comms[c] = sg_mailbox_put_async(r->mirror, ENG_PAYLOAD, wire);
+        return 1;
+    }
+    v->comms[c] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
+    v->comms[c + 1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[c]);
+    return 2;
 }
 
 /* Ring phase of kind k on buffer S (AR: the buffer; AG: the gathered
@@ -291,11 +326,9 @@ static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
     double step_s = r->sim->p->collective_step_s;
     if (r->sim->opt.comm_mode == ENG_STEPS) {
         for (int s = 1; s < n; s++) {
-            int to = (me + s) % n, from = (me + n - s) % n;
-            v->comms[0] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
-            v->comms[1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[0]);
+            int posted = a2a_post(r, v, 0, (me + s) % n, (me + n - s) % n, wire);
             r->flows++;
-            wait_all(v, 2);
+            wait_all(v, posted);
             if (s < n - 1)
                 pause_s(step_s);
             else
@@ -303,12 +336,7 @@ static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
         }
     } else {
         int c = 0;
-        for (int s = 1; s < n; s++) {
-            int to = (me + s) % n, from = (me + n - s) % n;
-            v->comms[c] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
-            v->comms[c + 1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[c]);
-            c += 2;
-        }
+        for (int s = 1; s < n; s++) c += a2a_post(r, v, c, (me + s) % n, (me + n - s) % n, wire);
         r->flows += n - 1;
         wait_all(v, c);
         int steps = n - 1;

@@ -33,8 +33,10 @@ typedef struct eng_result {
     int critical_rank;                    /* the rank that finished last */
     eng_rank_stats critical;              /* its stats */
     double bytes_total[WL_NDIMS];         /* all ranks */
-    long long instructions;               /* program instructions executed, all ranks */
+    long long instructions;               /* program instructions executed by simulated ranks */
     long long flows;                      /* SimGrid comms started */
+    int ranks_simulated;                  /* ranks with an actor: world, or one per lockstep TP group */
+    int lockstep;                         /* ranks each simulated rank stands for (1: every rank ran) */
 } eng_result;
 
 /* Called for every instruction of a traced rank when it completes.
@@ -46,8 +48,19 @@ typedef enum eng_comm_mode {
     ENG_STEPS      /* every ring step is its own comm (checking the flow mode) */
 } eng_comm_mode;
 
+/* Which ranks get an actor.  The members of a TP group run the same
+ * program at the same times (the platform treats them alike), so by
+ * default one member per group is simulated and stands for the others:
+ * exact, see symmetry.c.  The engine falls back to every rank when the
+ * workload does not allow it. */
+typedef enum eng_symmetry {
+    ENG_SYM_TP = 0, /* one actor per TP group when exact (default) */
+    ENG_SYM_NONE    /* one actor per rank */
+} eng_symmetry;
+
 typedef struct eng_options {
     eng_comm_mode comm_mode;
+    eng_symmetry symmetry;
     const char *dump_xml_path;   /* write the generated platform here too (NULL: no) */
     eng_trace_fn trace;          /* NULL: no tracing */
     void *trace_ctx;
@@ -63,6 +76,11 @@ typedef struct eng_workload {
     bool (*program_next)(void *prog, wl_instr *out);
     void (*program_free)(void *prog);
     int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
+    /* Set when the members of each WL_G_TP group run the same program (peers
+     * and groups aside) and the programs use only the group kinds in
+     * groups_used (bit 1u << g): lets the engine simulate one per group. */
+    bool tp_lockstep;
+    unsigned groups_used;
 } eng_workload;
 
 /* Add a SimGrid option ("--cfg=KEY:VALUE" or "--log=SPEC", e.g.

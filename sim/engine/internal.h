@@ -31,6 +31,7 @@ typedef struct eng_view {
     int stream;
     int n, me;          /* group size, my index */
     bool spans;         /* members in more than one supernode */
+    bool inside;        /* lockstep: all members in my TP group, flows go to my mirror */
     bool hier;          /* intra ring + inter ring instead of the flat ring */
     eng_ring flat;      /* all members in members order */
     eng_ring intra;     /* hier: members of my supernode */
@@ -71,8 +72,11 @@ typedef struct eng_rank {
     int rank;
     struct eng_sim *sim;
     sg_host_t host;
-    double speed;                       /* FLOP/s of its device */
-    bool traced;
+    bool traced;                        /* it, or a rank it stands for, is traced */
+    const int *mates;                   /* lockstep: the ranks it stands for (itself first) */
+    int nmates;
+    sg_mailbox_t mirror;                /* lockstep: the sink of its TP group's flows, */
+    sg_host_t mirror_host;              /* on this host */
     void *prog;                         /* the workload's program cursor */
     eng_view *views[WL_NGROUPS][WL_NSTREAMS];
     eng_stream *streams[WL_NSTREAMS];
@@ -83,8 +87,8 @@ typedef struct eng_rank {
     long long flows;                    /* comms it started */
     long long pc;                       /* instructions read from its program */
     wl_instr cur;                       /* the instruction the rank actor is on */
-    double debt_s;                      /* local time not yet simulated: computes and */
-    bool debt_compute;                  /* collective latency tails (see actors.c) */
+    double debt_s;                      /* local time not yet simulated: computes and
+                                           collective latency tails (see actors.c) */
     bool started, draining, done;
 } eng_rank;
 
@@ -98,6 +102,9 @@ typedef struct eng_sim {
     double lat_intra_s;                 /* route latency inside a supernode */
     double lat_inter_s;                 /* route latency across supernodes */
     double eff;                         /* network efficiency, in (0, 1] */
+    int lockstep;                       /* ranks one actor stands for (1: every rank runs) */
+    int *rep;                           /* lockstep: world ints, the simulated rank of each rank */
+    int *mates;                         /* lockstep: world ints, TP groups one after another */
     eng_rank *ranks;
     int *scratch;                       /* world ints: group members */
     int *scratch_loc;                   /* world ints: local index of each member */
@@ -108,6 +115,24 @@ typedef struct eng_sim {
 
 /* platform.c: supernode of a device. */
 int eng_supernode_of(const cfg_platform *p, int device);
+
+/* platform.c: the XML of p as eng_platform_xml, for a lockstep run when
+ * rep is not NULL: a mirror host "mirror<i>" behind the fabric link of every
+ * simulated rank i (rep[i] == i, i < world) and the links shared by several
+ * devices scaled down by 1/lockstep (see symmetry.c). */
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, int lockstep, FILE *out, sim_err *err);
+
+/* symmetry.c: decide which ranks get an actor: sets sim->lockstep, rep and
+ * mates when opt and workload allow it (sim->world, p, w set). */
+void eng_symmetry_plan(eng_sim *sim);
+/* symmetry.c: start the mirror actor of simulated rank r (lockstep runs). */
+void eng_mirror_start(eng_rank *r);
+/* symmetry.c: after the run, give every rank the statistics of the rank
+ * that stood for it. */
+void eng_symmetry_spread(eng_sim *sim);
+/* symmetry.c: hand instruction `in` of r to the trace for r and every
+ * traced rank it stands for. */
+void eng_trace(eng_rank *r, const wl_instr *in, int stream, double t0, double t1);
 
 /* collective.c: the view of (rank, group, stream), built on first use;
  * NULL after recording a failure in r->sim when the group is invalid. */

@@ -81,22 +81,39 @@ static void emit_link(FILE *out, const char *id, int i, double bw, double lat, c
             bw, lat, policy);
 }
 
+/* What a lockstep run changes in the platform (see symmetry.c). */
+typedef struct mirrors {
+    const int *rep;  /* world ints, NULL: no mirrors */
+    int world;
+    int lockstep;    /* shared links carry 1/lockstep of the devices' flows */
+} mirrors;
+
 /* Supernodes [k0, k1) in group zone j. */
-static void emit_group(const cfg_platform *p, FILE *out, int j, int k0, int k1)
+static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int k0, int k1)
 {
     int dps = p->devices_per_supernode;
     fprintf(out, "  <zone id=\"g%d\" routing=\"DijkstraCache\">\n   <router id=\"g%d-spine\"/>\n", j, j);
     for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n   <router id=\"sn%d-gw\"/>\n", k, k);
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
     for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
+    for (int i = first; i < last; i++)
+        if (mr->rep && i < mr->world && mr->rep[i] == i) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
+    char fab[32], gw[32];
     for (int i = first; i < last; i++) {
         int k = i / dps;
-        fprintf(out, "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i,
-                k, i);
+        snprintf(fab, sizeof fab, "sn%d-fab", k);
+        snprintf(gw, sizeof gw, "sn%d-gw", k);
+        fprintf(out, "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i, fab,
+                i);
         fprintf(out,
-                "   <route src=\"npu%d\" dst=\"sn%d-gw\"><link_ctn id=\"nic%d\" direction=\"UP\"/>"
+                "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"nic%d\" direction=\"UP\"/>"
                 "<link_ctn id=\"pad%d\"/></route>\n",
-                i, k, i, i);
+                i, gw, i, i);
+        if (mr->rep && i < mr->world && mr->rep[i] == i)
+            fprintf(out,
+                    "   <route src=\"%s\" dst=\"mirror%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
+                    fab, i, i);
     }
     for (int k = k0; k < k1; k++)
         fprintf(out, "   <route src=\"sn%d-gw\" dst=\"g%d-spine\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
@@ -109,6 +126,12 @@ static void emit_group(const cfg_platform *p, FILE *out, int j, int k0, int k1)
  * keeps out open. */
 sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 {
+    return eng_platform_xml_for(p, NULL, 0, 1, out, err);
+}
+
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, int lockstep, FILE *out, sim_err *err)
+{
+    mirrors mr = {rep, world, rep && lockstep > 1 ? lockstep : 1};
     sim_rc rc = check_platform(p, err);
     if (rc != SIM_OK) return rc;
     int dps = p->devices_per_supernode;
@@ -130,16 +153,17 @@ sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
     }
     for (int k = 0; k < nsn; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
-        emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription, p->spine_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription / mr.lockstep, p->spine_latency_s / 2,
+                  "SPLITDUPLEX");
     }
     fputs("  </zone>\n", out);
-    for (int j = 0; j < ngroups; j++) emit_group(p, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
+    for (int j = 0; j < ngroups; j++) emit_group(p, &mr, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
     fputs("  <zone id=\"core\" routing=\"Full\"><router id=\"spine\"/></zone>\n", out);
     for (int j = 0; j < ngroups; j++) {
         /* all the group's uplinks together: never the bottleneck */
         int first = j * spg * dps, last = (j + 1) * spg * dps < p->devices ? (j + 1) * spg * dps : p->devices;
         fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-                j, (last - first) * p->nic_bytes_per_s / p->oversubscription);
+                j, (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.lockstep);
     }
     for (int j = 0; j < ngroups; j++)
         fprintf(out,

@@ -94,9 +94,17 @@ static void simgrid_start(void)
     eng_noptions = 0;
 }
 
+/* The platform to load: p, with the mirrors of a lockstep run when sim is
+ * not NULL (see symmetry.c). */
+static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out, sim_err *err)
+{
+    if (!sim || sim->lockstep <= 1) return eng_platform_xml(p, out, err);
+    return eng_platform_xml_for(p, sim->rep, sim->world, sim->lockstep, out, err);
+}
+
 /* Writes the platform into a new temporary file whose name goes to path
  * (capacity cap); the caller unlinks it. */
-static sim_rc write_temp_platform(const cfg_platform *p, char *path, size_t cap, sim_err *err)
+static sim_rc write_temp_platform(const cfg_platform *p, const eng_sim *sim, char *path, size_t cap, sim_err *err)
 {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -111,35 +119,35 @@ static sim_rc write_temp_platform(const cfg_platform *p, char *path, size_t cap,
         unlink(path);
         return sim_fail(err, SIM_EIO, "%s: cannot write the platform file", path);
     }
-    sim_rc rc = eng_platform_xml(p, f, err);
+    sim_rc rc = platform_xml(p, sim, f, err);
     if (fclose(f) != 0 && rc == SIM_OK)
         rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform file (disk full?)", path);
     if (rc != SIM_OK) unlink(path);
     return rc;
 }
 
-static sim_rc dump_platform(const cfg_platform *p, const char *path, sim_err *err)
+static sim_rc dump_platform(const cfg_platform *p, const eng_sim *sim, const char *path, sim_err *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) return sim_fail(err, SIM_EIO, "%s: cannot write the platform XML (check the --dump path)", path);
-    sim_rc rc = eng_platform_xml(p, f, err);
+    sim_rc rc = platform_xml(p, sim, f, err);
     if (fclose(f) != 0 && rc == SIM_OK) rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform XML", path);
     return rc;
 }
 
-/* Initialises SimGrid and loads the platform of p (also written to
- * dump_path when not NULL).  Fails with SIM_EINTERNAL on a second call in
- * the process. */
-static sim_rc boot(const cfg_platform *p, const char *dump_path, sim_err *err)
+/* Initialises SimGrid and loads the platform of p for sim (NULL: the plain
+ * platform), also written to dump_path when not NULL.  Fails with
+ * SIM_EINTERNAL on a second call in the process. */
+static sim_rc boot(const cfg_platform *p, const eng_sim *sim, const char *dump_path, sim_err *err)
 {
     if (eng_used)
         return sim_fail(err, SIM_EINTERNAL,
                         "engine: SimGrid runs one simulation per process (run each simulation in its own process)");
     char tmp[4096];
-    sim_rc rc = write_temp_platform(p, tmp, sizeof tmp, err);
+    sim_rc rc = write_temp_platform(p, sim, tmp, sizeof tmp, err);
     if (rc != SIM_OK) return rc;
     if (dump_path) {
-        rc = dump_platform(p, dump_path, err);
+        rc = dump_platform(p, sim, dump_path, err);
         if (rc != SIM_OK) {
             unlink(tmp);
             return rc;
@@ -212,6 +220,8 @@ static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
         res->instructions += r->instructions;
         res->flows += r->flows;
     }
+    res->ranks_simulated = sim->world / sim->lockstep;
+    res->lockstep = sim->lockstep;
     res->critical_rank = crit;
     res->critical = sim->ranks[crit].st;
     res->step_time_s = res->critical.finish_s;
@@ -225,6 +235,8 @@ static void sim_release(eng_sim *sim)
     if (sim->ranks)
         for (int i = 0; i < sim->world; i++) eng_rank_release(&sim->ranks[i]);
     free(sim->ranks);
+    free(sim->rep);
+    free(sim->mates);
     free(sim->scratch);
     free(sim->scratch_loc);
     free(sim->sn_count);
@@ -246,9 +258,6 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
     if (w->world < 1 || w->world > p->devices)
         return sim_fail(err, SIM_EINVAL, "%s: 'devices': %d devices cannot run %d ranks (use at least %d devices)",
                         origin, p->devices, w->world, w->world);
-    sim_rc rc = boot(p, opt ? opt->dump_xml_path : NULL, err);
-    if (rc != SIM_OK) return rc;
-
     eng_sim sim;
     memset(&sim, 0, sizeof sim);
     sim.p = p;
@@ -264,6 +273,12 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
     sim.scratch_loc = sim_xcalloc((size_t)sim.world, sizeof *sim.scratch_loc);
     sim.sn_count = sim_xcalloc((size_t)sim.nsn, sizeof *sim.sn_count);
     sim.ranks = sim_xcalloc((size_t)sim.world, sizeof *sim.ranks);
+    eng_symmetry_plan(&sim);
+    sim_rc rc = boot(p, &sim, opt ? opt->dump_xml_path : NULL, err);
+    if (rc != SIM_OK) {
+        sim_release(&sim);
+        return rc;
+    }
 
     for (int i = 0; i < sim.world; i++) {
         eng_rank *r = &sim.ranks[i];
@@ -273,14 +288,25 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
         r->sim = &sim;
         r->st.rank = i;
         r->host = sg_host_by_name(host);
-        r->speed = sg_host_get_speed(r->host);
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
-    for (int i = 0; i < sim.world; i++) eng_rank_start(&sim.ranks[i]);
+    if (sim.lockstep > 1) {
+        for (int c = 0; c < sim.world; c += sim.lockstep) {
+            eng_rank *r = &sim.ranks[sim.mates[c]];
+            r->mates = &sim.mates[c];
+            r->nmates = sim.lockstep;
+            for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim.ranks[r->mates[k]].traced;
+            eng_mirror_start(r);
+        }
+        XBT_DEBUG("lockstep: %d of %d ranks simulated", sim.world / sim.lockstep, sim.world);
+    }
+    for (int i = 0; i < sim.world; i++)
+        if (!sim.rep || sim.rep[i] == i) eng_rank_start(&sim.ranks[i]);
 
     simgrid_run();
     XBT_DEBUG("simulation ended at %g s", simgrid_get_clock());
 
+    eng_symmetry_spread(&sim);
     rc = collect(&sim, res, err);
     sim_release(&sim);
     return rc;
@@ -333,7 +359,7 @@ sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, 
             return sim_fail(err, SIM_EINVAL, "engine: route %d: devices %d -> %d outside [0, %d)", i, src[i], dst[i],
                             p->devices);
     memset(out, 0, (size_t)n * sizeof *out);
-    sim_rc rc = boot(p, NULL, err);
+    sim_rc rc = boot(p, NULL, NULL, err);
     if (rc != SIM_OK) return rc;
     route_job job = {n, src, dst, out};
     sg_actor_t a = sg_actor_init("routes", sg_host_by_name("npu0"));
@@ -379,6 +405,8 @@ sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *op
         .program_next = plan_program_next,
         .program_free = plan_program_free,
         .group_members = plan_group_members,
+        .tp_lockstep = true,
+        .groups_used = wl_groups_used(plan),
     };
     return eng_run_workload(p, &w, opt, res, err);
 }

@@ -86,13 +86,6 @@ static int micro_batches(const cfg_strategy *s)
     return at_least_one(s->global_batch / per_step);
 }
 
-/* First layer of global model chunk `chunk` (of pp*v chunks, Megatron's
- * interleaved placement: stage p holds chunks p, p+pp, p+2pp, ...). */
-static int chunk_first_layer(const cfg_model *m, int nchunks, int chunk)
-{
-    return (int)((long long)chunk * m->layers / nchunks);
-}
-
 /* }===================================================== shape and strategy */
 
 /* {================================================================ params */
@@ -302,15 +295,17 @@ double mdl_layer_activation_bytes(const cfg_model *m, const cfg_strategy *s, int
 
 /* {============================================================== pipeline */
 
-/* Returns the stage (0-based) holding global layer `layer`: layers are cut
- * into pp*v equal chunks (v = vpp with the interleaved schedule, else 1) and
- * chunk i lives on stage i % pp. */
+/* Returns the stage (0-based) holding global layer `layer`, from the layer
+ * ranges of cfg_stage_layers: global chunk j*pp + p (chunk j of stage p)
+ * holds consecutive layers, chunks in that order. */
 int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
 {
-    int pp = at_least_one(s->pp);
-    int nchunks = pp * chunks_per_stage(s);
-    for (int i = 0; i < nchunks; i++)
-        if (layer < chunk_first_layer(m, nchunks, i + 1)) return i % pp;
+    int pp = at_least_one(s->pp), v = chunks_per_stage(s);
+    for (int j = 0; j < v; j++)
+        for (int p = 0; p < pp; p++) {
+            int first, n = cfg_stage_layers(m, s, p, j, &first);
+            if (layer < first + n) return p;
+        }
     return pp - 1;
 }
 
@@ -350,12 +345,10 @@ typedef struct stage_sums {
 static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stage_sums *out)
 {
     memset(out, 0, sizeof *out);
-    int pp = at_least_one(s->pp), v = chunks_per_stage(s);
-    int nchunks = pp * v;
+    int v = chunks_per_stage(s);
     for (int j = 0; j < v; j++) {
-        int chunk = j * pp + stage;
-        int end = chunk_first_layer(m, nchunks, chunk + 1);
-        for (int l = chunk_first_layer(m, nchunks, chunk); l < end; l++) {
+        int first, n = cfg_stage_layers(m, s, stage, j, &first);
+        for (int l = first; l < first + n; l++) {
             double d, e;
             layer_held_params(m, s, l, &d, &e);
             out->dense += d;

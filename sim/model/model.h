@@ -47,7 +47,10 @@ typedef struct mdl_memory {
     double params;              /* parameters held by the rank (after TP/PP/EP sharding) */
 } mdl_memory;
 
-/* Memory of a rank on pipeline stage `stage` (0-based).  The rank's other
+/* Memory of a rank on pipeline stage `stage` (0-based): the weights and
+ * activations of the stage's own layers (cfg_stage_layers, so a first or
+ * last stage with fewer layers holds less), the embedding on the first
+ * stage, the output layer and logits on the last.  The rank's other
  * coordinates do not change its memory. */
 void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_memory *out);
 
@@ -60,9 +63,9 @@ int mdl_peak_memory(const cfg_model *m, const cfg_strategy *s, mdl_memory *out);
  * and for the memory command. */
 double mdl_layer_activation_bytes(const cfg_model *m, const cfg_strategy *s, int layer);
 
-/* Returns the pipeline stage (0-based) that holds global layer `layer`.
- * Layers are cut into pp*v equal chunks (v = vpp with the interleaved
- * schedule, 1 otherwise) and chunk i lives on stage i % pp. */
+/* Returns the pipeline stage (0-based) that holds global layer `layer`,
+ * by the placement of cfg_stage_layers (even: pp*v equal chunks, chunk i
+ * on stage i % pp; or the first/last stage's own layer count). */
 int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer);
 
 /* Returns how many (micro-batch, model chunk) pairs have their activations

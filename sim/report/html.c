@@ -244,6 +244,13 @@ static void summary_table(FILE *f, const rpt_run *run)
              s->name, s->dp, s->pp, s->vpp, cfg_schedule_name(s->schedule), s->tp_x, s->tp_y, s->cp_ring,
              s->cp_ulysses, s->ep, s->micro_batch, s->global_batch, cfg_recompute_name(s->recompute), s->zero);
     ROW("strategy", line);
+    if (cfg_uneven_stages(s)) {
+        int pp = s->pp;
+        snprintf(line, sizeof line, "first stage %d, middle stages %d each, last stage %d",
+                 cfg_stage_layer_total(run->model, s, 0), pp > 2 ? cfg_stage_layer_total(run->model, s, 1) : 0,
+                 cfg_stage_layer_total(run->model, s, pp - 1));
+        ROW("layers per stage", line);
+    }
     if (run->sim) {
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
@@ -258,8 +265,10 @@ static void summary_table(FILE *f, const rpt_run *run)
              run->memory.total_bytes <= cap ? "- fits" : "- DOES NOT FIT (not simulated)");
     ROW("peak memory", line);
     if (run->sim) {
-        snprintf(line, sizeof line, "%lld instructions, %lld flows, %.2f s of wall time", run->sim->instructions,
-                 run->sim->flows, run->wall_s);
+        snprintf(line, sizeof line, "%lld instructions, %lld flows, %.2f s of wall time; %d of %d ranks simulated%s",
+                 run->sim->instructions, run->sim->flows, run->wall_s, run->sim->ranks_simulated,
+                 run->sim->ranks_simulated * run->sim->lockstep,
+                 run->sim->lockstep > 1 ? " (one per TP group, exact)" : "");
         ROW("simulator", line);
     }
 #undef ROW

@@ -179,6 +179,8 @@ void *rpt_run_to_json(const rpt_run *run)
         add_num(sim, "wall_s", run->wall_s);
         add_num(sim, "instructions", (double)run->sim->instructions);
         add_num(sim, "flows", (double)run->sim->flows);
+        add_num(sim, "ranks_simulated", run->sim->ranks_simulated);
+        add_num(sim, "lockstep", run->sim->lockstep);
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);
     }

@@ -37,7 +37,8 @@ void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out);
 /* Human-readable summary of a simulated step. */
 void rpt_summary(FILE *out, const rpt_run *run);
 
-/* Memory table for `heptasim memory` (every stage). */
+/* Memory table for `heptasim memory`: one row per pipeline stage with its
+ * memory by component, in-flight micro-batches and layer count. */
 void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
 
 /* The run as a JSON document with the contract's keys. path "-" is stdout.

@@ -96,6 +96,12 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
         else
             fprintf(out, " | %s", cfg_schedule_name(s->schedule));
     }
+    if (cfg_uneven_stages(s)) {
+        fputs(" | layers on", out);
+        if (s->first_stage_layers > 0) fprintf(out, " first stage %d", s->first_stage_layers);
+        if (s->last_stage_layers > 0)
+            fprintf(out, "%s last stage %d", s->first_stage_layers > 0 ? "," : "", s->last_stage_layers);
+    }
     fprintf(out, " | mb %d, gb %d (%d micro-batches) | recompute %s | zero %d", s->micro_batch, s->global_batch,
             cfg_micro_batches(s), cfg_recompute_name(s->recompute), s->zero);
 
@@ -194,8 +200,14 @@ void rpt_summary(FILE *out, const rpt_run *run)
     for (int d = 0; d < WL_NDIMS; d++)
         fprintf(out, "%s %s %s", d ? "," : "", rpt_dim_key(d), fmt_bytes(b2, sizeof b2, sim->bytes_total[d]));
     fputc('\n', out);
-    fprintf(out, "simulated in %.1f s (%s instructions, %s flows)\n", run->wall_s,
+    fprintf(out, "simulated in %.1f s (%s instructions, %s flows", run->wall_s,
             fmt_count(b2, sizeof b2, (double)sim->instructions), fmt_count(b3, sizeof b3, (double)sim->flows));
+    if (sim->lockstep > 1)
+        fprintf(out, "; one actor per TP group of %d: %s of %s ranks, exact)\n", sim->lockstep,
+                fmt_count(b2, sizeof b2, (double)sim->ranks_simulated),
+                fmt_count(b3, sizeof b3, (double)sim->ranks_simulated * sim->lockstep));
+    else
+        fputs(")\n", out);
 }
 
 /* ---------------------------------------------------------- memory table */
@@ -210,8 +222,8 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
             p->name);
     fprintf(out, "capacity %.1f GiB usable (%.1f GiB HBM - %.1f GiB reserved)\n", cap / SIM_GIB,
             p->hbm_bytes / SIM_GIB, p->hbm_reserved_bytes / SIM_GIB);
-    fprintf(out, "%5s %9s %9s %9s %11s %9s %9s %9s  %s\n", "stage", "weights", "grads", "optim", "activations",
-            "buffers", "total", "in-flight", "verdict");
+    fprintf(out, "%5s %9s %9s %9s %11s %9s %9s %9s %6s  %s\n", "stage", "weights", "grads", "optim", "activations",
+            "buffers", "total", "in-flight", "layers", "verdict");
 
     int peak_stage = 0, fits_all = 1;
     double peak = -1.0;
@@ -225,10 +237,10 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
             peak = mm.total_bytes;
             peak_stage = st;
         }
-        fprintf(out, "%5d %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9d  %s\n", st, mm.weights_bytes / SIM_GIB,
+        fprintf(out, "%5d %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9d %6d  %s\n", st, mm.weights_bytes / SIM_GIB,
                 mm.grads_bytes / SIM_GIB, mm.optimizer_bytes / SIM_GIB, mm.activations_bytes / SIM_GIB,
                 mm.buffers_bytes / SIM_GIB, mm.total_bytes / SIM_GIB, mm.inflight_microbatches,
-                fits ? "fits" : "does NOT fit");
+                cfg_stage_layer_total(m, s, st), fits ? "fits" : "does NOT fit");
     }
     if (fits_all)
         fprintf(out, "peak: stage %d, %.1f GiB of %.1f GiB usable -> fits\n", peak_stage, peak / SIM_GIB,

@@ -4,13 +4,17 @@
  * The 7D space: every factorisation of the device count into tp_x, tp_y,
  * cp_ulysses, cp_ring, pp (dp derived by cfg_check); ep a divisor of the
  * experts (MoE), etp = tp or 1; micro_batch a power of two up to 16;
- * schedule 1f1b, or interleaved with vpp a divisor (2..8) of the layers per
- * stage; recompute none | selective | full; zero 0..3; sequence_parallel;
+ * schedule 1f1b, or interleaved with vpp a divisor (2..8) of the layers of
+ * every stage; recompute none | selective | full; zero 0..3; sequence_parallel;
  * the overlap switches that change the workload; fuse_tpy_cp; and up to
  * four rank orders.  GPipe is left out: it has 1F1B's bubble with more
  * activation memory.  overlap_tp_comm changes nothing in the workload, so
  * it keeps the base value.  The Megatron-style space is the subspace tp_y
- * = 1, cp_ulysses = 1, TP inside a node, no fusion. */
+ * = 1, cp_ulysses = 1, TP inside a node, no fusion.
+ *
+ * Layers are split evenly over the stages, except that a base strategy with
+ * first_stage_layers / last_stage_layers keeps that split for its own pp
+ * (the candidates of other pp values split evenly). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,7 +123,7 @@ int srch_dims_list(const srch_request *rq, srch_dims **out)
                     int np = dim_values(rq, SRCH_PIN_PP, b->pp, room / cr, vp);
                     for (int ip = 0; ip < np; ip++) {
                         int pp = vp[ip];
-                        if (m->layers % pp != 0) continue;
+                        if (m->layers % pp != 0 && !(pp == b->pp && cfg_uneven_stages(b))) continue;
                         int dp = room / (cr * pp);
                         if (pinned(rq, SRCH_PIN_DP) && b->dp != dp) continue;
                         if (n == cap) {
@@ -222,9 +226,24 @@ int srch_sched_choices(const srch_request *rq, const cfg_strategy *s, srch_sched
     }
     out[0] = (srch_sched){CFG_SCHED_1F1B, 1};
     if (s->pp < 2) return 1;
-    int k = 1, per_stage = rq->model->layers / s->pp;
-    for (int v = 2; v <= MAX_VPP && v <= per_stage; v++)
-        if (per_stage % v == 0) out[k++] = (srch_sched){CFG_SCHED_INTERLEAVED, v};
+    int k = 1;
+    if (!cfg_uneven_stages(s)) {
+        int per_stage = rq->model->layers / s->pp;
+        for (int v = 2; v <= MAX_VPP && v <= per_stage; v++)
+            if (per_stage % v == 0) out[k++] = (srch_sched){CFG_SCHED_INTERLEAVED, v};
+        return k;
+    }
+    /* uneven: v divides the first, a middle and the last stage's layers */
+    cfg_strategy one = *s;
+    one.schedule = CFG_SCHED_1F1B;
+    one.vpp = 1;
+    int n[3] = {cfg_stage_layer_total(rq->model, &one, 0), cfg_stage_layer_total(rq->model, &one, s->pp / 2),
+                cfg_stage_layer_total(rq->model, &one, s->pp - 1)};
+    for (int v = 2; v <= MAX_VPP; v++) {
+        bool fits = true;
+        for (int i = 0; i < 3; i++) fits = fits && n[i] >= v && n[i] % v == 0;
+        if (fits) out[k++] = (srch_sched){CFG_SCHED_INTERLEAVED, v};
+    }
     return k;
 }
 
@@ -400,6 +419,8 @@ void srch_strategy_compact(const cfg_strategy *s, char *out, int cap)
     size_t n = 0;
 #define PUT(...) n += (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, __VA_ARGS__)
     PUT("dp%d pp%d", s->dp, s->pp);
+    if (cfg_uneven_stages(s) && s->first_stage_layers > 0) PUT(" first%d", s->first_stage_layers);
+    if (cfg_uneven_stages(s) && s->last_stage_layers > 0) PUT(" last%d", s->last_stage_layers);
     if (s->schedule == CFG_SCHED_INTERLEAVED) PUT("v%d", s->vpp);
     if (s->schedule == CFG_SCHED_GPIPE) PUT("-gpipe");
     if (s->tp_y > 1)

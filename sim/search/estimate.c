@@ -122,6 +122,7 @@ struct srch_estimator {
     int rows_cap;
     long long stages_serial, zero_serial;
     int stages_v, zero_key;
+    int stages_first, stages_last; /* first/last_stage_layers of the stage rows */
     double pipe, p2p, hops;
     double *done_at[WL_NSTREAMS];
     int done_cap[WL_NSTREAMS];
@@ -381,6 +382,7 @@ static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err
     cfg_strategy ps = *s;
     ps.vpp = 1;
     ps.schedule = CFG_SCHED_1F1B;
+    ps.first_stage_layers = ps.last_stage_layers = 0; /* Lp layers on every stage */
     ps.global_batch = s->dp * s->micro_batch;
     ps.zero = 0;
     ps.overlap_grad_reduce = false;
@@ -486,20 +488,25 @@ static void rows_reserve(srch_estimator *e, int pp)
 }
 
 /* Level B: layers and per-micro-batch spans of each stage for v chunks per
- * stage (layers are cut into pp*v equal chunks, chunk i on stage i % pp). */
+ * stage (the layer ranges of cfg_stage_layers). */
 static void level_stages(srch_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
     const probe *pr = &e->pr;
-    int pp = s->pp, per_chunk = m->layers / (pp * v);
+    int pp = s->pp;
     rows_reserve(e, pp);
-    for (int st = 0; st < pp; st++) memset(&e->rows[st], 0, sizeof e->rows[st]);
-    for (int l = 0; l < m->layers; l++) {
-        stage_row *r = &e->rows[(l / per_chunk) % pp];
-        if (cfg_is_moe_layer(m, l))
-            r->nmoe += 1;
-        else
-            r->nd += 1;
+    for (int st = 0; st < pp; st++) {
+        stage_row *r = &e->rows[st];
+        memset(r, 0, sizeof *r);
+        for (int j = 0; j < v; j++) {
+            int first, n = cfg_stage_layers(m, s, st, j, &first);
+            for (int l = first; l < first + n; l++) {
+                if (cfg_is_moe_layer(m, l))
+                    r->nmoe += 1;
+                else
+                    r->nd += 1;
+            }
+        }
     }
     for (int st = 0; st < pp; st++) {
         stage_row *r = &e->rows[st];
@@ -636,10 +643,13 @@ sim_rc srch_estimate_step(srch_estimator *e, const cfg_strategy *s, srch_estimat
     int v = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
     int z = s->zero;
     bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
-    if (e->stages_serial != e->serial || e->stages_v != v) {
+    if (e->stages_serial != e->serial || e->stages_v != v || e->stages_first != s->first_stage_layers ||
+        e->stages_last != s->last_stage_layers) {
         level_stages(e, s, v);
         e->stages_serial = e->serial;
         e->stages_v = v;
+        e->stages_first = s->first_stage_layers;
+        e->stages_last = s->last_stage_layers;
         e->zero_serial = -1;
     }
     /* ZeRO-3 per-layer exposure depends on the grad overlap too */

@@ -343,6 +343,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
         s.cp_ring = dims[i].cp_ring;
         s.pp = dims[i].pp;
         s.dp = dims[i].dp;
+        if (s.pp != rq->base.pp) s.first_stage_layers = s.last_stage_layers = 0; /* even split */
         int eps[SRCH_MAX_CHOICES], nep = srch_ep_choices(rq, &s, eps);
         for (int a = 0; a < nep && rc == SIM_OK; a++) {
             s.ep = eps[a];

@@ -84,7 +84,6 @@ struct wl_plan {
     const cost_model *c;
     wl_layout layout;
     int micro_batches;
-    int layers_per_chunk;
     wl_layer_ops dense, moe;
     wl_edge_ops edge;
     wl_step **schedule;     /* per stage */

@@ -39,8 +39,6 @@ sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy
     plan->c = c;
     wl_layout_init(&plan->layout, s);
     plan->micro_batches = cfg_micro_batches(s);
-    int v = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
-    plan->layers_per_chunk = m->layers / (s->pp * v);
     wl_layer_ops_build(plan, false, &plan->dense);
     if (m->moe.experts > 0) wl_layer_ops_build(plan, true, &plan->moe);
     wl_edge_ops_build(plan, &plan->edge);
@@ -81,6 +79,30 @@ int wl_stage(const wl_plan *plan, int rank)
 int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, int *my_index)
 {
     return wl_layout_members(&plan->layout, rank, g, members, my_index);
+}
+
+static unsigned ops_groups(const wl_ops *ops)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < ops->n; i++)
+        if (ops->a[i].op != WL_COMPUTE && ops->a[i].op != WL_WAIT) mask |= 1u << ops->a[i].group;
+    return mask;
+}
+
+static unsigned layer_groups(const wl_layer_ops *lo)
+{
+    return ops_groups(&lo->fwd) | ops_groups(&lo->bwd) | ops_groups(&lo->recompute);
+}
+
+unsigned wl_groups_used(const wl_plan *plan)
+{
+    const wl_edge_ops *e = &plan->edge;
+    /* the program adds pipeline p2p and the gradient and parameter syncs */
+    unsigned mask = 1u << WL_G_PP | 1u << WL_G_DP;
+    if (plan->moe.params_edp > 0) mask |= 1u << WL_G_EDP;
+    mask |= layer_groups(&plan->dense) | layer_groups(&plan->moe);
+    mask |= ops_groups(&e->embed_fwd) | ops_groups(&e->embed_bwd) | ops_groups(&e->head_fwd) | ops_groups(&e->head_bwd);
+    return mask;
 }
 
 int wl_group_id(const wl_plan *plan, int rank, wl_group g)

@@ -9,15 +9,23 @@
 
 #include "internal.h"
 
+/* The layers of one model chunk of the rank's stage (cfg_stage_layers). */
+typedef struct chunk_layers {
+    int first;  /* global index of its first layer */
+    int count;  /* its layers */
+    int local;  /* index of its first layer among the stage's layers */
+} chunk_layers;
+
 struct wl_program {
     const wl_plan *plan;
     int rank, stage, pp, vchunks;
+    chunk_layers *chunk;         /* per model chunk of the stage */
     int prev, next;              /* pipeline peers (wrapping for interleaving), -1 when none */
     int segment;                 /* -1 prologue, 0..nsteps-1 steps, nsteps epilogue */
     wl_ops buf;
     int pos;
     uint32_t issued[WL_NSTREAMS];
-    uint32_t *gather_seq;        /* per local layer: DP stream count to wait for, 0 = none */
+    uint32_t *gather_seq;        /* per layer of the stage: DP stream count to wait for, 0 = none */
     bool *chunk_seen;            /* per chunk: its first forward has run */
     int *bwd_done;               /* per chunk: backward steps done */
     double act_bytes;            /* p2p message between stages */
@@ -86,11 +94,6 @@ static const wl_layer_ops *layer_ops(const wl_plan *plan, int layer)
     return cfg_is_moe_layer(plan->m, layer) ? &plan->moe : &plan->dense;
 }
 
-static int first_layer(const wl_program *p, int chunk)
-{
-    return (chunk * p->pp + p->stage) * p->plan->layers_per_chunk;
-}
-
 /* Gradient reduction of one layer's (or edge's) parameters. */
 static void grad_sync(wl_program *p, double dp_params, double edp_params, int layer)
 {
@@ -130,7 +133,7 @@ static void run_layers(wl_program *p, int chunk, int micro, bool bwd, bool final
 {
     const wl_plan *plan = p->plan;
     const cfg_strategy *s = plan->s;
-    int lpc = plan->layers_per_chunk, first = first_layer(p, chunk);
+    int lpc = p->chunk[chunk].count, first = p->chunk[chunk].first;
     bool zero3 = s->zero == 3;
     wl_phase ph = bwd ? WL_PH_BACKWARD : WL_PH_FORWARD;
     uint32_t next_seq = 0;
@@ -142,7 +145,7 @@ static void run_layers(wl_program *p, int chunk, int micro, bool bwd, bool final
             seq = k == 0 ? gather_layer(p, layer, ph) : next_seq;
             if (k + 1 < lpc) next_seq = gather_layer(p, first + (bwd ? i - 1 : i + 1), ph);
         } else if (!bwd && !p->chunk_seen[chunk]) {
-            seq = p->gather_seq[chunk * lpc + i];
+            seq = p->gather_seq[p->chunk[chunk].local + i];
         }
         wait_dp(p, seq, ph, layer, micro);
         if (!bwd) {
@@ -159,14 +162,13 @@ static void prologue(wl_program *p)
 {
     const wl_plan *plan = p->plan;
     if (!param_gather_overlapped(plan->s)) return;
-    int lpc = plan->layers_per_chunk;
     for (int c = 0; c < p->vchunks; c++)
-        for (int i = 0; i < lpc; i++) {
-            int layer = first_layer(p, c) + i;
+        for (int i = 0; i < p->chunk[c].count; i++) {
+            int layer = p->chunk[c].first + i;
             const wl_layer_ops *lo = layer_ops(plan, layer);
             put_coll(p, WL_PH_OPTIMIZER, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, lo->params_dp * 2, WL_S_DP, layer);
             put_coll(p, WL_PH_OPTIMIZER, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, lo->params_edp * 2, WL_S_DP, layer);
-            p->gather_seq[c * lpc + i] = p->issued[WL_S_DP];
+            p->gather_seq[p->chunk[c].local + i] = p->issued[WL_S_DP];
         }
 }
 
@@ -244,7 +246,7 @@ wl_program *wl_program_new(const wl_plan *plan, int rank)
     p->plan = plan;
     p->rank = rank;
     p->pp = s->pp;
-    p->vchunks = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    p->vchunks = cfg_stage_chunks(s);
     p->stage = wl_stage(plan, rank);
     int stride = plan->layout.stride[CFG_DIM_PP];
     if (s->pp > 1) {
@@ -254,7 +256,13 @@ wl_program *wl_program_new(const wl_plan *plan, int rank)
         p->prev = p->next = -1;
     }
     p->segment = -1;
-    int nlocal = p->vchunks * plan->layers_per_chunk;
+    p->chunk = sim_xcalloc((size_t)p->vchunks, sizeof *p->chunk);
+    int nlocal = 0;
+    for (int c = 0; c < p->vchunks; c++) {
+        p->chunk[c].count = cfg_stage_layers(m, s, p->stage, c, &p->chunk[c].first);
+        p->chunk[c].local = nlocal;
+        nlocal += p->chunk[c].count;
+    }
     p->gather_seq = sim_xcalloc((size_t)nlocal, sizeof *p->gather_seq);
     p->chunk_seen = sim_xcalloc((size_t)p->vchunks, sizeof *p->chunk_seen);
     p->bwd_done = sim_xcalloc((size_t)p->vchunks, sizeof *p->bwd_done);
@@ -262,8 +270,8 @@ wl_program *wl_program_new(const wl_plan *plan, int rank)
     if (s->sequence_parallel || s->tp_y > 1) act /= cfg_tp(s);
     p->act_bytes = act;
     for (int c = 0; c < p->vchunks; c++)
-        for (int i = 0; i < plan->layers_per_chunk; i++) {
-            const wl_layer_ops *lo = layer_ops(plan, first_layer(p, c) + i);
+        for (int i = 0; i < p->chunk[c].count; i++) {
+            const wl_layer_ops *lo = layer_ops(plan, p->chunk[c].first + i);
             p->dp_params += lo->params_dp;
             p->edp_params += lo->params_edp;
         }
@@ -276,6 +284,7 @@ void wl_program_free(wl_program *p)
 {
     if (!p) return;
     wl_ops_free(&p->buf);
+    free(p->chunk);
     free(p->gather_seq);
     free(p->chunk_seen);
     free(p->bwd_done);

@@ -103,6 +103,10 @@ int wl_strategy_stride(const cfg_strategy *s, cfg_dim d);
  * >= wl_world); *my_index gets rank's position. Returns the group size. */
 int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, int *my_index);
 
+/* The group kinds the plan's programs run collectives or p2p on, as a
+ * mask of bits 1u << wl_group. */
+unsigned wl_groups_used(const wl_plan *plan);
+
 /* A stable id of rank's group g (equal for all its members, distinct
  * between groups of the same kind). */
 int wl_group_id(const wl_plan *plan, int rank, wl_group g);

@@ -3,7 +3,8 @@
 # bad flags, missing, unreadable and malformed files, wrong types, missing
 # and unknown keys, zero/negative/non-integer sizes, products that do not
 # match the device count, dimensions that do not divide heads, layers,
-# experts, batch or sequence, absurd sizes, steps too large to simulate on
+# experts, batch or sequence, first/last pipeline stage layer counts that
+# leave no even split, absurd sizes, steps too large to simulate on
 # this machine, bad --set expressions, bad HuggingFace configs.
 #
 # Every case must exit with status 2 after exactly one line on stderr that
@@ -242,12 +243,30 @@ expect "--set order=" "\.order: 'dp' appears twice" -- \
 expect "small-strategy.json" "\.vpp: vpp=2 needs schedule \"interleaved\"" -- memory "${base[@]}" --set vpp=2
 expect "small-strategy.json" "\.fuse_tpy_cp: needs tp_y > 1 and cp_ulysses > 1" -- \
   memory "${base[@]}" --set fuse_tpy_cp=true
+# uneven pipeline stages (first_stage_layers / last_stage_layers)
+expect "--set first_stage_layers=-1" "\.first_stage_layers: expected an integer >= 0, got -1" -- \
+  memory "${base[@]}" --set first_stage_layers=-1
+expect "small-strategy.json" "\.first_stage_layers: first_stage_layers=2 needs pp > 1, got pp=1" -- \
+  memory "${base[@]}" --set pp=1 --set first_stage_layers=2
+expect "small-strategy.json" "\.last_stage_layers: .* = 1\+1 = 2, but with pp=2 the two stages hold all layers=4" -- \
+  memory "${base[@]}" --set first_stage_layers=1 --set last_stage_layers=1
+expect "small-strategy.json" "\.first_stage_layers: .* leaves 1 of layers=4 for the other 2 stages, fewer than one each" -- \
+  memory "${base[@]}" --set pp=4 --set tp_x=1 --set first_stage_layers=2 --set last_stage_layers=1
+expect "small-strategy.json" "\.first_stage_layers: .* leaves 7 of layers=8, which the other 3 stages cannot share evenly" -- \
+  memory "${base[@]}" --set model.layers=8 --set pp=4 --set tp_x=1 --set first_stage_layers=1
+expect "small-strategy.json" "\.first_stage_layers: 1 is not a multiple of vpp=2" -- \
+  memory "${base[@]}" --set schedule=interleaved --set vpp=2 --set first_stage_layers=1
+expect "small-strategy.json" "\.vpp: 2 does not divide the 3 layers each of the other 2 stages holds" -- \
+  memory "${base[@]}" --set model.layers=10 --set pp=4 --set tp_x=1 --set schedule=interleaved --set vpp=2 \
+  --set first_stage_layers=2 --set last_stage_layers=2
 strategy 's/"1f1b"/"1fb1"/' s.json
 expect "s.json" "\.schedule: expected one of .*, got \"1fb1\"" -- memory "${M[@]}" "${P[@]}" -s "$tmp/s.json"
 strategy 's/"dp": 0/"dp": 2.5/' s.json
 expect "s.json" "\.dp: expected an integer, got 2\.5" -- memory "${M[@]}" "${P[@]}" -s "$tmp/s.json"
 strategy 's/"tp_x": 2/"tp_x": -2/' s.json
 expect "s.json" "\.tp_x: expected an integer >= 1, got -2" -- memory "${M[@]}" "${P[@]}" -s "$tmp/s.json"
+strategy 's/"pp": 2,/"pp": 2, "last_stage_layers": "one",/' s.json
+expect "s.json" "\.last_stage_layers: expected an integer, got \"one\"" -- memory "${M[@]}" "${P[@]}" -s "$tmp/s.json"
 expect "--set zero=4" "\.zero: expected an integer <= 3, got 4" -- memory "${base[@]}" --set zero=4
 expect "--set sequence_parallel=yes" "\.sequence_parallel: expected true or false, got \"yes\"" -- \
   memory "${base[@]}" --set sequence_parallel=yes
