@@ -131,7 +131,9 @@ int cmd_run(const cli_args *a)
     c->strategy = in.strategy;
     eng_options opt = {0};
     opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
-    opt.symmetry = a->symmetry && strcmp(a->symmetry, "none") == 0 ? ENG_SYM_NONE : ENG_SYM_TP;
+    opt.symmetry = !a->symmetry || strcmp(a->symmetry, "tp") == 0 ? ENG_SYM_TP
+                   : strcmp(a->symmetry, "dp") == 0           ? ENG_SYM_DP
+                                                              : ENG_SYM_NONE;
     opt.dump_xml_path = a->dump_platform;
     rpt_views views = {0};
     bool *traced = NULL;
@@ -148,6 +150,9 @@ int cmd_run(const cli_args *a)
     rc = runner_simulate_here(c, &opt);
     if (rc == SIM_OK) {
         run.sim = &c->result;
+        if (opt.symmetry == ENG_SYM_DP && run.sim->replicas == 1)
+            fprintf(stderr, "heptasim: --symmetry dp: the groups of strategy '%s' tie the data-parallel replicas "
+                            "together; every replica was simulated\n", c->strategy.name);
         run.wall_s = cli_now_s() - t0;
         if (!a->quiet) rpt_summary(stdout, &run);
         if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);

@@ -34,8 +34,9 @@ static const opt_row options[] = {
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
-    {O_SYMMETRY, "symmetry", 0, "tp|none", CLI_OPT_ENGINE,
-     "tp (default): one actor per TP group when exact; none: one actor per rank"},
+    {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE,
+     "tp (default): one actor per TP group when exact; dp: also one data-parallel replica for all "
+     "(approximate); none: one actor per rank"},
     {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)"},
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates"},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences"},
@@ -111,8 +112,9 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
         a->comm_mode = val;
         break;
     case O_SYMMETRY:
-        if (strcmp(val, "tp") != 0 && strcmp(val, "none") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp' or 'none', got '%s'", command, val);
+        if (strcmp(val, "tp") != 0 && strcmp(val, "dp") != 0 && strcmp(val, "none") != 0)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp', 'dp' or 'none', got '%s'", command,
+                            val);
         a->symmetry = val;
         break;
     case O_SPACE:

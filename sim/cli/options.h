@@ -18,7 +18,7 @@ typedef struct cli_args {
     const char *json_path;       /* --json FILE|- */
     const char *dump_platform;   /* --dump-platform FILE */
     const char *comm_mode;       /* --comm-mode flows|steps */
-    const char *symmetry;        /* --symmetry tp|none */
+    const char *symmetry;        /* --symmetry tp|dp|none */
     bool quiet;
     bool help;
     /* search */

@@ -19,9 +19,11 @@
  * RS = intra RS, inter RS of S/L; L members per supernode).  Any other
  * group is one flat ring.  All-to-all is always pairwise.
  *
- * In a lockstep run (symmetry.c) a group inside the rank's TP group sends
- * every flow to the rank's mirror and receives none: the mirror's flows
- * load the same links as the members' flows of the full run. */
+ * Reduced runs (symmetry.c) play some collectives one-sided: a rank sends
+ * its flows and receives none.  A group inside the rank's lockstep TP group
+ * sends every flow to the rank's mirror, whose flows load the same links as
+ * the members' flows of the full run; DP and EDP, when only some replicas
+ * are simulated, send each ring flow to the successor's real device. */
 #include "internal.h"
 
 #include <math.h>
@@ -31,6 +33,8 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/cond.h>
+#include <simgrid/mutex.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
@@ -70,6 +74,55 @@ static void ring_mailboxes(eng_ring *rg, int rank, wl_group g, int stream)
     rg->in = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rg->pred, rank);
 }
 
+static sg_host_t device(int rank)
+{
+    char name[32];
+    snprintf(name, sizeof name, "npu%d", rank);
+    return sg_host_by_name(name);
+}
+
+/* Rings of a reduced view: my flow goes to my successor's device, and the
+ * flow I receive comes from my predecessor's device; when the predecessor
+ * is simulated, it sends that flow itself. */
+static void ring_target(const eng_sim *sim, eng_ring *rg)
+{
+    if (rg->n <= 1) return;
+    rg->to = device(rg->succ);
+    rg->from = sim->rep[rg->pred] == rg->pred ? NULL : device(rg->pred);
+}
+
+/* The actor of a reduced view that plays the incoming flows: waits for a
+ * request, sends it from the predecessor's device, reports it done. */
+static void inflow_main(int argc, char *argv[])
+{
+    (void)argc;
+    (void)argv;
+    eng_view *v = sg_actor_self_get_data();
+    sg_actor_daemonize(sg_actor_self());
+    sg_mutex_lock(v->mu);
+    for (;;) {
+        while (!v->inflow_ring) sg_cond_wait(v->cv, v->mu);
+        const eng_ring *rg = v->inflow_ring;
+        sg_mutex_unlock(v->mu);
+        sg_host_sendto(rg->from, v->me_host, v->inflow_wire);
+        sg_mutex_lock(v->mu);
+        v->inflow_ring = NULL;
+        sg_cond_notify_all(v->cv);
+    }
+}
+
+static void inflow_start(eng_rank *r, eng_view *v)
+{
+    v->mu = sg_mutex_init();
+    v->cv = sg_cond_init();
+    v->me_host = r->host;
+    char name[48];
+    snprintf(name, sizeof name, "rank%d.in%d.%d", r->rank, (int)v->g, v->stream);
+    sg_actor_t a = sg_actor_init(name, r->host);
+    sg_actor_set_data(a, v);
+    sg_actor_start(a, inflow_main, 0, NULL);
+}
+
 static void ring_set(eng_ring *rg, int n, int me, int succ, int pred, double lat_s)
 {
     rg->n = n;
@@ -78,17 +131,16 @@ static void ring_set(eng_ring *rg, int n, int me, int succ, int pred, double lat
     rg->pred = pred;
     rg->lat_s = lat_s;
     rg->out = rg->in = NULL;
+    rg->to = NULL;
 }
 
-/* Splits the members in sim->scratch into the intra and inter rings of
- * rank r when the group is hierarchical; returns whether it is. */
-static bool build_hier(eng_sim *sim, eng_view *v, int rank)
+int eng_hier_layout(eng_sim *sim, const int *m, int n, int *loc)
 {
-    const int *m = sim->scratch;
-    int *loc = sim->scratch_loc;
-    int n = v->n, maxc = 0;
+    int maxc = 0, sn0 = eng_supernode_of(sim->p, m[0]);
+    bool spans = false;
     for (int i = 0; i < n; i++) {
         int s = eng_supernode_of(sim->p, m[i]);
+        spans = spans || s != sn0;
         loc[i] = sim->sn_count[s]++;
         if (sim->sn_count[s] > maxc) maxc = sim->sn_count[s];
     }
@@ -96,10 +148,14 @@ static bool build_hier(eng_sim *sim, eng_view *v, int rank)
     for (int i = 0; i < n; i++)
         if (sim->sn_count[eng_supernode_of(sim->p, m[i])] != maxc) even = false;
     for (int i = 0; i < n; i++) sim->sn_count[eng_supernode_of(sim->p, m[i])] = 0;
-    if (!v->spans || maxc < 2 || !even) return false;
+    return spans && maxc >= 2 && even ? maxc : 0;
+}
 
-    int L = maxc, K = n / L;
-    int mysn = eng_supernode_of(sim->p, rank), ml = loc[v->me];
+void eng_hier_rings(const eng_sim *sim, const int *m, int n, const int *loc, int L, int me, eng_ring *intra,
+                    eng_ring *inter)
+{
+    int rank = m[me], K = n / L;
+    int mysn = eng_supernode_of(sim->p, rank), ml = loc[me];
     int lsucc = rank, lpred = rank;
     int kpos = 0, kfirst = -1, klast = -1, kprev = -1, ksucc = -1, kpred = -1;
     bool seen_me = false;
@@ -122,8 +178,17 @@ static bool build_hier(eng_sim *sim, eng_view *v, int rank)
     }
     if (ksucc < 0) ksucc = kfirst;
     if (kpred < 0) kpred = klast;
-    ring_set(&v->intra, L, ml, lsucc, lpred, sim->lat_intra_s);
-    ring_set(&v->inter, K, kpos, ksucc, kpred, sim->lat_inter_s);
+    ring_set(intra, L, ml, lsucc, lpred, sim->lat_intra_s);
+    ring_set(inter, K, kpos, ksucc, kpred, sim->lat_inter_s);
+}
+
+/* Splits the members in sim->scratch into the intra and inter rings of
+ * rank r when the group is hierarchical; returns whether it is. */
+static bool build_hier(eng_sim *sim, eng_view *v)
+{
+    int L = eng_hier_layout(sim, sim->scratch, v->n, sim->scratch_loc);
+    if (L == 0) return false;
+    eng_hier_rings(sim, sim->scratch, v->n, sim->scratch_loc, L, v->me, &v->intra, &v->inter);
     return true;
 }
 
@@ -165,11 +230,18 @@ eng_view *eng_view_get(eng_rank *r, wl_group g, int stream)
     int sn0 = eng_supernode_of(sim->p, m[0]);
     for (int i = 1; i < n && !v->spans; i++) v->spans = eng_supernode_of(sim->p, m[i]) != sn0;
     ring_set(&v->flat, n, me, m[(me + 1) % n], m[(me + n - 1) % n], v->spans ? sim->lat_inter_s : sim->lat_intra_s);
-    v->inside = r->mirror != NULL;
+    v->reduced = eng_group_reduced(sim, g);
+    v->inside = r->mirror != NULL && !v->reduced;
     for (int i = 0; i < n && v->inside; i++) v->inside = sim->rep[m[i]] == r->rank;
-    v->hier = n > 1 && !v->inside && build_hier(sim, v, r->rank);
+    v->hier = n > 1 && !v->inside && build_hier(sim, v);
     if (v->inside) {
-        v->flat.out = r->mirror; /* the group's other members are not simulated */
+        v->flat.to = r->mirror_host; /* the group's other members are not simulated */
+    } else if (v->reduced) {
+        /* most members are not simulated: my flows go to the real devices */
+        ring_target(sim, &v->flat);
+        ring_target(sim, &v->intra);
+        ring_target(sim, &v->inter);
+        inflow_start(r, v);
     } else if (v->hier) {
         ring_mailboxes(&v->intra, r->rank, g, stream);
         ring_mailboxes(&v->inter, r->rank, g, stream);
@@ -192,6 +264,8 @@ void eng_view_free(eng_view *v)
     free(v->a2a_in);
     free(v->comms);
     free(v->bufs);
+    if (v->cv) sg_cond_destroy(v->cv);
+    if (v->mu) sg_mutex_destroy(v->mu);
     free(v);
 }
 
@@ -269,8 +343,21 @@ static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double b
 {
     long wire = eng_wire_bytes(r->sim, bytes);
     r->flows++;
-    if (v->inside) { /* one flow to the mirror, which stands for the predecessor too */
-        sg_host_sendto(r->host, r->mirror_host, (double)wire);
+    if (rg->to && rg->from) { /* reduced: my flow, and my predecessor's played at the same time */
+        sg_mutex_lock(v->mu);
+        v->inflow_ring = rg;
+        v->inflow_wire = (double)wire;
+        sg_cond_notify_all(v->cv);
+        sg_mutex_unlock(v->mu);
+        sg_host_sendto(r->host, rg->to, (double)wire);
+        sg_mutex_lock(v->mu);
+        while (v->inflow_ring) sg_cond_wait(v->cv, v->mu);
+        sg_mutex_unlock(v->mu);
+        r->flows++;
+        return;
+    }
+    if (rg->to) { /* one-sided: what arrives stands for the predecessor's flow */
+        sg_host_sendto(r->host, rg->to, (double)wire);
         return;
     }
     v->comms[0] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);
@@ -320,6 +407,11 @@ static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k
 static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
 {
     int n = v->n, me = v->me;
+    if (v->reduced) {
+        eng_fail(r->sim, "rank %d: all-to-all on %s: not possible with one data-parallel replica simulated", r->rank,
+                 wl_group_name(v->g));
+        return 0.0;
+    }
     if (n <= 1 || !a2a_prepare(r, v)) return 0.0;
     double chunk = S / n;
     long wire = eng_wire_bytes(r->sim, chunk);

@@ -35,8 +35,9 @@ typedef struct eng_result {
     double bytes_total[WL_NDIMS];         /* all ranks */
     long long instructions;               /* program instructions executed by simulated ranks */
     long long flows;                      /* SimGrid comms started */
-    int ranks_simulated;                  /* ranks with an actor: world, or one per lockstep TP group */
-    int lockstep;                         /* ranks each simulated rank stands for (1: every rank ran) */
+    int ranks_simulated;                  /* ranks with an actor */
+    int lockstep;                         /* TP group members one actor stands for (1: none) */
+    int replicas;                         /* data-parallel replicas one stands for (1: none) */
 } eng_result;
 
 /* Called for every instruction of a traced rank when it completes.
@@ -51,11 +52,14 @@ typedef enum eng_comm_mode {
 /* Which ranks get an actor.  The members of a TP group run the same
  * program at the same times (the platform treats them alike), so by
  * default one member per group is simulated and stands for the others:
- * exact, see symmetry.c.  The engine falls back to every rank when the
- * workload does not allow it. */
+ * exact, see symmetry.c.  Data-parallel replicas are alike too, but not
+ * exactly (they sit in different places of the network): simulating one
+ * of them is an approximation, used only when asked for.  The engine
+ * falls back to more ranks when the workload does not allow a reduction. */
 typedef enum eng_symmetry {
     ENG_SYM_TP = 0, /* one actor per TP group when exact (default) */
-    ENG_SYM_NONE    /* one actor per rank */
+    ENG_SYM_NONE,   /* one actor per rank */
+    ENG_SYM_DP      /* also one data-parallel replica for all (approximate) */
 } eng_symmetry;
 
 typedef struct eng_options {

@@ -20,6 +20,8 @@ typedef struct eng_ring {
     int me;             /* my position */
     int succ, pred;     /* ranks of my successor and predecessor */
     double lat_s;       /* latency of one algorithm step on this ring */
+    sg_host_t to;       /* one-sided views: where my flow goes (the successor's device or my mirror) */
+    sg_host_t from;     /* reduced views: the predecessor's device when it is not simulated */
     sg_mailbox_t out;   /* me -> succ */
     sg_mailbox_t in;    /* pred -> me */
 } eng_ring;
@@ -32,6 +34,7 @@ typedef struct eng_view {
     int n, me;          /* group size, my index */
     bool spans;         /* members in more than one supernode */
     bool inside;        /* lockstep: all members in my TP group, flows go to my mirror */
+    bool reduced;       /* DP or EDP of a replica-reduced run: flows to the real members */
     bool hier;          /* intra ring + inter ring instead of the flat ring */
     eng_ring flat;      /* all members in members order */
     eng_ring intra;     /* hier: members of my supernode */
@@ -43,6 +46,12 @@ typedef struct eng_view {
     int waited;         /* released by eng_view_free if the actor was killed */
     void **bufs;        /* scratch receive slots */
     int comm_cap;
+    /* reduced views: an actor plays the flow of my unsimulated predecessor */
+    sg_mutex_t mu;
+    sg_cond_t cv;
+    const eng_ring *inflow_ring; /* the ring of the requested flow, NULL when done */
+    double inflow_wire;
+    sg_host_t me_host;
 } eng_view;
 
 struct eng_rank;
@@ -73,7 +82,7 @@ typedef struct eng_rank {
     struct eng_sim *sim;
     sg_host_t host;
     bool traced;                        /* it, or a rank it stands for, is traced */
-    const int *mates;                   /* lockstep: the ranks it stands for (itself first) */
+    const int *mates;                   /* reduced runs: the ranks it stands for (itself first) */
     int nmates;
     sg_mailbox_t mirror;                /* lockstep: the sink of its TP group's flows, */
     sg_host_t mirror_host;              /* on this host */
@@ -102,9 +111,11 @@ typedef struct eng_sim {
     double lat_intra_s;                 /* route latency inside a supernode */
     double lat_inter_s;                 /* route latency across supernodes */
     double eff;                         /* network efficiency, in (0, 1] */
-    int lockstep;                       /* ranks one actor stands for (1: every rank runs) */
-    int *rep;                           /* lockstep: world ints, the simulated rank of each rank */
-    int *mates;                         /* lockstep: world ints, TP groups one after another */
+    int lockstep;                       /* TP members one actor stands for (1: none) */
+    int replicas;                       /* DP replicas one actor stands for (1: none) */
+    int *rep;                           /* reduced runs: world ints, the simulated rank of each rank */
+    int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
+    double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */
     eng_rank *ranks;
     int *scratch;                       /* world ints: group members */
     int *scratch_loc;                   /* world ints: local index of each member */
@@ -116,15 +127,22 @@ typedef struct eng_sim {
 /* platform.c: supernode of a device. */
 int eng_supernode_of(const cfg_platform *p, int device);
 
-/* platform.c: the XML of p as eng_platform_xml, for a lockstep run when
- * rep is not NULL: a mirror host "mirror<i>" behind the fabric link of every
- * simulated rank i (rep[i] == i, i < world) and the links shared by several
- * devices scaled down by 1/lockstep (see symmetry.c). */
-sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, int lockstep, FILE *out, sim_err *err);
+/* platform.c: the XML of p as eng_platform_xml, for a reduced run when
+ * rep is not NULL: with mirrors, a host "mirror<i>" behind the fabric link
+ * of every simulated rank i (rep[i] == i, i < world); the links shared by
+ * several devices get 1/stand_for of their bandwidth, or with up_share and
+ * down_share (not NULL), supernode k's uplink becomes two links, one per
+ * direction, with those shares of its bandwidth (see symmetry.c). */
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool mirrors, int stand_for,
+                            const double *up_share, const double *down_share, FILE *out, sim_err *err);
 
-/* symmetry.c: decide which ranks get an actor: sets sim->lockstep, rep and
- * mates when opt and workload allow it (sim->world, p, w set). */
+/* symmetry.c: decide which ranks get an actor: sets sim->lockstep,
+ * replicas, rep and mates when opt and workload allow it (sim->world, p, w
+ * set). */
 void eng_symmetry_plan(eng_sim *sim);
+/* symmetry.c: whether collectives of kind g are played one-sided, to the
+ * members' devices, because the run simulates only some replicas. */
+bool eng_group_reduced(const eng_sim *sim, wl_group g);
 /* symmetry.c: start the mirror actor of simulated rank r (lockstep runs). */
 void eng_mirror_start(eng_rank *r);
 /* symmetry.c: after the run, give every rank the statistics of the rank
@@ -144,6 +162,16 @@ void eng_view_free(eng_view *v);
  * remaining latency is slept too; else it is returned in *tail (seconds)
  * for the caller to simulate.  Adds to bytes_sent and flow counts. */
 void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail);
+
+/* collective.c: lays group m[0..n) out over supernodes: loc[i] gets the
+ * index of member i among the members in its supernode.  Returns L, the
+ * members per supernode, when the group runs hierarchically (it spans
+ * supernodes with L >= 2 members in each), else 0 (one flat ring). */
+int eng_hier_layout(eng_sim *sim, const int *m, int n, int *loc);
+/* collective.c: the intra and inter rings of member `me` of a hierarchical
+ * group laid out by eng_hier_layout. */
+void eng_hier_rings(const eng_sim *sim, const int *m, int n, const int *loc, int L, int me, eng_ring *intra,
+                    eng_ring *inter);
 
 /* collective.c: a mailbox by name, formatted (not for the hot path). */
 sg_mailbox_t eng_mailbox(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

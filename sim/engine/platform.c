@@ -81,11 +81,12 @@ static void emit_link(FILE *out, const char *id, int i, double bw, double lat, c
             bw, lat, policy);
 }
 
-/* What a lockstep run changes in the platform (see symmetry.c). */
+/* What a reduced run changes in the platform (see symmetry.c). */
 typedef struct mirrors {
     const int *rep;  /* world ints, NULL: no mirrors */
     int world;
-    int lockstep;    /* shared links carry 1/lockstep of the devices' flows */
+    int stand_for;   /* shared links carry 1/stand_for of the devices' flows */
+    const double *up_share, *down_share; /* per supernode, or NULL */
 } mirrors;
 
 /* Supernodes [k0, k1) in group zone j. */
@@ -116,8 +117,15 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
                     fab, i, i);
     }
     for (int k = k0; k < k1; k++)
-        fprintf(out, "   <route src=\"sn%d-gw\" dst=\"g%d-spine\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
-                j, k);
+        if (mr->up_share)
+            fprintf(out,
+                    "   <route src=\"sn%d-gw\" dst=\"g%d-spine\" symmetrical=\"NO\"><link_ctn id=\"up%d\"/></route>\n"
+                    "   <route src=\"g%d-spine\" dst=\"sn%d-gw\" symmetrical=\"NO\"><link_ctn id=\"down%d\"/></route>\n",
+                    k, j, k, j, k, k);
+        else
+            fprintf(out,
+                    "   <route src=\"sn%d-gw\" dst=\"g%d-spine\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
+                    j, k);
     fputs("  </zone>\n", out);
 }
 
@@ -126,12 +134,17 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
  * keeps out open. */
 sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 {
-    return eng_platform_xml_for(p, NULL, 0, 1, out, err);
+    return eng_platform_xml_for(p, NULL, 0, false, 1, NULL, NULL, out, err);
 }
 
-sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, int lockstep, FILE *out, sim_err *err)
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool with_mirrors, int stand_for,
+                            const double *up_share, const double *down_share, FILE *out, sim_err *err)
 {
-    mirrors mr = {rep, world, rep && lockstep > 1 ? lockstep : 1};
+    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL};
+    if (up_share && down_share) {
+        mr.up_share = up_share;
+        mr.down_share = down_share;
+    }
     sim_rc rc = check_platform(p, err);
     if (rc != SIM_OK) return rc;
     int dps = p->devices_per_supernode;
@@ -153,8 +166,13 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, in
     }
     for (int k = 0; k < nsn; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
-        emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription / mr.lockstep, p->spine_latency_s / 2,
-                  "SPLITDUPLEX");
+        double bw = n * p->nic_bytes_per_s / p->oversubscription;
+        if (mr.up_share) {
+            emit_link(out, "up", k, bw * mr.up_share[k], p->spine_latency_s / 2, "SHARED");
+            emit_link(out, "down", k, bw * mr.down_share[k], p->spine_latency_s / 2, "SHARED");
+        } else {
+            emit_link(out, "up", k, bw / mr.stand_for, p->spine_latency_s / 2, "SPLITDUPLEX");
+        }
     }
     fputs("  </zone>\n", out);
     for (int j = 0; j < ngroups; j++) emit_group(p, &mr, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
@@ -163,7 +181,7 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, in
         /* all the group's uplinks together: never the bottleneck */
         int first = j * spg * dps, last = (j + 1) * spg * dps < p->devices ? (j + 1) * spg * dps : p->devices;
         fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-                j, (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.lockstep);
+                j, (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.stand_for);
     }
     for (int j = 0; j < ngroups; j++)
         fprintf(out,

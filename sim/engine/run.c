@@ -98,8 +98,11 @@ static void simgrid_start(void)
  * not NULL (see symmetry.c). */
 static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out, sim_err *err)
 {
-    if (!sim || sim->lockstep <= 1) return eng_platform_xml(p, out, err);
-    return eng_platform_xml_for(p, sim->rep, sim->world, sim->lockstep, out, err);
+    if (!sim || !sim->rep) return eng_platform_xml(p, out, err);
+    /* reduced replicas send their own data-parallel traffic: shared links
+     * only carry one flow for the lockstep TP group */
+    return eng_platform_xml_for(p, sim->rep, sim->world, sim->lockstep > 1, sim->lockstep, sim->up_share,
+                                sim->down_share, out, err);
 }
 
 /* Writes the platform into a new temporary file whose name goes to path
@@ -220,8 +223,9 @@ static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
         res->instructions += r->instructions;
         res->flows += r->flows;
     }
-    res->ranks_simulated = sim->world / sim->lockstep;
+    res->ranks_simulated = sim->world / (sim->lockstep * sim->replicas);
     res->lockstep = sim->lockstep;
+    res->replicas = sim->replicas;
     res->critical_rank = crit;
     res->critical = sim->ranks[crit].st;
     res->step_time_s = res->critical.finish_s;
@@ -237,6 +241,8 @@ static void sim_release(eng_sim *sim)
     free(sim->ranks);
     free(sim->rep);
     free(sim->mates);
+    free(sim->up_share);
+    free(sim->down_share);
     free(sim->scratch);
     free(sim->scratch_loc);
     free(sim->sn_count);
@@ -290,15 +296,16 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
         r->host = sg_host_by_name(host);
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
-    if (sim.lockstep > 1) {
-        for (int c = 0; c < sim.world; c += sim.lockstep) {
+    if (sim.rep) {
+        int stand_for = sim.lockstep * sim.replicas;
+        for (int c = 0; c < sim.world; c += stand_for) {
             eng_rank *r = &sim.ranks[sim.mates[c]];
             r->mates = &sim.mates[c];
-            r->nmates = sim.lockstep;
+            r->nmates = stand_for;
             for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim.ranks[r->mates[k]].traced;
-            eng_mirror_start(r);
+            if (sim.lockstep > 1) eng_mirror_start(r);
         }
-        XBT_DEBUG("lockstep: %d of %d ranks simulated", sim.world / sim.lockstep, sim.world);
+        XBT_DEBUG("%d of %d ranks simulated", sim.world / stand_for, sim.world);
     }
     for (int i = 0; i < sim.world; i++)
         if (!sim.rep || sim.rep[i] == i) eng_rank_start(&sim.ranks[i]);

@@ -36,47 +36,91 @@
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_sym, heptasim_engine, "heptasim lockstep TP groups");
 
-/* Assigns every rank to the first member of its TP group (rep) and lists
- * the groups one after another in mates; returns the group size, or 0 when
- * the groups cannot be reduced. m is world ints of scratch. */
-static int tp_groups(eng_sim *sim, int *rep, int *mates, int *m)
+bool eng_group_reduced(const eng_sim *sim, wl_group g)
+{
+    return sim->replicas > 1 && (g == WL_G_DP || g == WL_G_EDP);
+}
+
+/* Replica reduction: the ranks reachable from rank 0 through every group
+ * kind the programs use but DP and EDP are simulated; each must hold the
+ * same first R members of every DP group, and DP member i stands for
+ * members i + R, i + 2R...  Sets rep and returns |DP group| / R, or 0 when
+ * the simulated set is not of that shape.  m: world ints of scratch. */
+static int replica_groups(eng_sim *sim, int *rep, int *m)
 {
     const eng_workload *w = sim->w;
-    int world = sim->world, t = 0, nm = 0;
+    int world = sim->world, nq = 1, R = 0, f = 0;
+    int *queue = sim_xcalloc((size_t)world, sizeof *queue);
+    bool *in = sim_xcalloc((size_t)world, sizeof *in);
+    in[0] = true;
+    for (int h = 0; h < nq; h++)
+        for (int g = 0; g < WL_NGROUPS; g++) {
+            if (g == WL_G_DP || g == WL_G_EDP || !(w->groups_used & 1u << g)) continue;
+            int me = -1, k = w->group_members(w->ctx, queue[h], (wl_group)g, m, &me);
+            for (int j = 0; j < k && j < world; j++)
+                if (m[j] >= 0 && m[j] < world && !in[m[j]]) {
+                    in[m[j]] = true;
+                    queue[nq++] = m[j];
+                }
+        }
     for (int i = 0; i < world; i++) rep[i] = -1;
+    bool ok = true;
+    for (int h = 0; h < nq && ok; h++) {
+        int me = -1, k = w->group_members(w->ctx, queue[h], WL_G_DP, m, &me), c = 0;
+        if (k < 1 || k > world) break;
+        while (c < k && in[m[c]]) c++;
+        for (int j = c; j < k && ok; j++) ok = !in[m[j]];
+        if (R == 0) R = c;
+        ok = ok && c == R && k % R == 0;
+        for (int j = 0; j < k && ok; j++) rep[m[j]] = m[j % R];
+        f = ok ? k / R : 0;
+    }
+    for (int i = 0; i < world && ok; i++) ok = rep[i] >= 0 && rep[rep[i]] == rep[i];
+    free(queue);
+    free(in);
+    return ok && (long long)nq * f == world ? f : 0;
+}
+
+/* Lockstep TP groups among the simulated ranks (rep[i] == i): sets cls[i]
+ * to the first member of i's TP group (-1 for ranks not simulated) and
+ * returns the group size, or 0 when the groups cannot stand for each other. */
+static int tp_groups(eng_sim *sim, const int *rep, int *cls, int *m)
+{
+    const eng_workload *w = sim->w;
+    int world = sim->world, t = 0;
+    for (int i = 0; i < world; i++) cls[i] = -1;
     for (int i = 0; i < world; i++) {
-        if (rep[i] >= 0) continue;
+        if (rep[i] != i || cls[i] >= 0) continue;
         int me = -1, k = w->group_members(w->ctx, i, WL_G_TP, m, &me);
         if (k < 2 || k > world || (t && k != t) || me < 0 || me >= k || m[me] != i) return 0;
         t = k;
         int sn = eng_supernode_of(sim->p, i);
-        mates[nm++] = i;
         for (int j = 0; j < k; j++) {
             int x = m[j];
-            if (x < i || x >= world || rep[x] >= 0 || eng_supernode_of(sim->p, x) != sn) return 0;
-            rep[x] = i;
-            if (x != i) mates[nm++] = x;
+            if (x < i || x >= world || rep[x] != x || cls[x] >= 0 || eng_supernode_of(sim->p, x) != sn) return 0;
+            cls[x] = i;
         }
     }
-    return nm == world ? t : 0;
+    return t;
 }
 
-/* Returns whether every group the programs use is, for each simulated
- * rank, either inside its TP group or made of simulated ranks only. */
-static bool groups_reducible(eng_sim *sim, const int *rep, int *m)
+/* Returns whether every group the programs use (but the one-sided ones) is,
+ * for each TP group's simulated rank, either inside its TP group or made of
+ * simulated ranks only. */
+static bool groups_reducible(eng_sim *sim, const int *cls, int *m)
 {
     const eng_workload *w = sim->w;
     for (int r = 0; r < sim->world; r++) {
-        if (rep[r] != r) continue;
+        if (cls[r] != r) continue;
         for (int g = 0; g < WL_NGROUPS; g++) {
-            if (g == WL_G_TP || !(w->groups_used & 1u << g)) continue;
+            if (g == WL_G_TP || !(w->groups_used & 1u << g) || eng_group_reduced(sim, (wl_group)g)) continue;
             int me = -1, k = w->group_members(w->ctx, r, (wl_group)g, m, &me);
             if (k < 1 || k > sim->world) return false;
             bool inside = true, simulated = true;
             for (int j = 0; j < k; j++) {
                 if (m[j] < 0 || m[j] >= sim->world) return false;
-                inside = inside && rep[m[j]] == r;
-                simulated = simulated && rep[m[j]] == m[j];
+                inside = inside && cls[m[j]] == r;
+                simulated = simulated && cls[m[j]] == m[j];
             }
             if (!inside && !simulated) {
                 XBT_DEBUG("rank %d: group %s mixes TP groups: every rank is simulated", r, wl_group_name((wl_group)g));
@@ -87,21 +131,117 @@ static bool groups_reducible(eng_sim *sim, const int *rep, int *m)
     return true;
 }
 
+/* Lists the ranks by the rank standing for them, that one first, into
+ * mates; false unless every simulated rank stands for exactly n ranks. */
+static bool list_mates(const eng_sim *sim, const int *rep, int n, int *mates)
+{
+    int world = sim->world, slot = 0;
+    int *base = sim_xcalloc((size_t)world, sizeof *base), *count = sim_xcalloc((size_t)world, sizeof *count);
+    bool ok = true;
+    for (int i = 0; i < world && ok; i++)
+        if (rep[i] == i) {
+            ok = slot + n <= world;
+            base[i] = slot;
+            count[i] = 1;
+            if (ok) mates[slot] = i;
+            slot += n;
+        }
+    for (int i = 0; i < world && ok; i++) {
+        if (rep[i] == i) continue;
+        ok = count[rep[i]] < n;
+        if (ok) mates[base[rep[i]] + count[rep[i]]++] = i;
+    }
+    for (int i = 0; i < world && ok; i++) ok = rep[i] != i || count[i] == n;
+    free(base);
+    free(count);
+    return ok && slot == world;
+}
+
+/* Counts edge x -> y of a reduced group's ring on the uplinks it crosses:
+ * in the full step, and when the reduced run plays it (x is simulated, or
+ * y is and plays its unsimulated predecessor's flow). */
+static void count_edge(const eng_sim *sim, int x, int y, double *full_up, double *full_down, double *play_up,
+                       double *play_down)
+{
+    int a = eng_supernode_of(sim->p, x), b = eng_supernode_of(sim->p, y);
+    if (a == b) return;
+    full_up[a]++;
+    full_down[b]++;
+    if (sim->rep[x] == x || sim->rep[y] == y) {
+        play_up[a]++;
+        play_down[b]++;
+    }
+}
+
+/* Replica-reduced runs: the flows the reduced run plays on a supernode's
+ * uplink, per direction, stand for all the flows of the data-parallel
+ * rings that cross it in the full step; the link gets that share of its
+ * bandwidth (1/lockstep where no ring crosses).  m: world ints of scratch. */
+static void uplink_shares(eng_sim *sim, int *m)
+{
+    const eng_workload *w = sim->w;
+    size_t nsn = (size_t)sim->nsn;
+    double *full_up = sim_xcalloc(nsn, sizeof(double)), *full_down = sim_xcalloc(nsn, sizeof(double));
+    double *play_up = sim_xcalloc(nsn, sizeof(double)), *play_down = sim_xcalloc(nsn, sizeof(double));
+    int *loc = sim_xcalloc((size_t)sim->world, sizeof *loc);
+    for (int g = 0; g < WL_NGROUPS; g++) {
+        if (!eng_group_reduced(sim, (wl_group)g) || !(w->groups_used & 1u << g)) continue;
+        for (int x = 0; x < sim->world; x++) {
+            int me = -1, n = w->group_members(w->ctx, x, (wl_group)g, m, &me);
+            if (n < 2 || n > sim->world || m[0] != x) continue; /* each group once, from its first member */
+            int L = eng_hier_layout(sim, m, n, loc);
+            for (int i = 0; i < n; i++) {
+                if (L == 0) {
+                    count_edge(sim, m[i], m[(i + 1) % n], full_up, full_down, play_up, play_down);
+                    continue;
+                }
+                eng_ring intra, inter;
+                eng_hier_rings(sim, m, n, loc, L, i, &intra, &inter);
+                count_edge(sim, m[i], inter.succ, full_up, full_down, play_up, play_down);
+            }
+        }
+    }
+    sim->up_share = full_up;
+    sim->down_share = full_down;
+    for (size_t k = 0; k < nsn; k++) {
+        full_up[k] = full_up[k] > 0 && play_up[k] > 0 ? play_up[k] / full_up[k] : 1.0 / sim->lockstep;
+        full_down[k] = full_down[k] > 0 && play_down[k] > 0 ? play_down[k] / full_down[k] : 1.0 / sim->lockstep;
+    }
+    free(play_up);
+    free(play_down);
+    free(loc);
+}
+
 void eng_symmetry_plan(eng_sim *sim)
 {
-    sim->lockstep = 1;
-    if (sim->opt.symmetry != ENG_SYM_TP || !sim->w->tp_lockstep || sim->world < 2) return;
+    sim->lockstep = sim->replicas = 1;
+    if (sim->opt.symmetry == ENG_SYM_NONE || !sim->w->tp_lockstep || sim->world < 2) return;
     size_t n = (size_t)sim->world;
-    int *rep = sim_xcalloc(n, sizeof *rep), *mates = sim_xcalloc(n, sizeof *mates), *m = sim_xcalloc(n, sizeof *m);
-    int t = tp_groups(sim, rep, mates, m);
-    if (t > 1 && groups_reducible(sim, rep, m)) {
+    int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
+    for (int i = 0; i < sim->world; i++) rep[i] = i;
+    if (sim->opt.symmetry == ENG_SYM_DP) {
+        int f = replica_groups(sim, rep, m);
+        if (f > 1)
+            sim->replicas = f;
+        else
+            for (int i = 0; i < sim->world; i++) rep[i] = i;
+    }
+    int t = tp_groups(sim, rep, cls, m);
+    if (t > 1 && groups_reducible(sim, cls, m)) {
         sim->lockstep = t;
+        for (int i = 0; i < sim->world; i++) rep[i] = cls[rep[i]];
+    }
+    int stand_for = sim->lockstep * sim->replicas;
+    if (stand_for > 1 && list_mates(sim, rep, stand_for, cls)) {
         sim->rep = rep;
-        sim->mates = mates;
-        rep = mates = NULL;
+        sim->mates = cls;
+        rep = cls = NULL;
+        if (sim->replicas > 1) uplink_shares(sim, m);
+    } else {
+        sim->lockstep = sim->replicas = 1;
     }
     free(rep);
-    free(mates);
+    free(cls);
     free(m);
 }
 
@@ -132,7 +272,7 @@ void eng_mirror_start(eng_rank *r)
 
 void eng_symmetry_spread(eng_sim *sim)
 {
-    if (sim->lockstep <= 1) return;
+    if (!sim->rep) return;
     for (int k = 0; k < sim->world; k++) {
         const eng_rank *r = &sim->ranks[sim->rep[k]];
         eng_rank *o = &sim->ranks[k];

@@ -267,8 +267,10 @@ static void summary_table(FILE *f, const rpt_run *run)
     if (run->sim) {
         snprintf(line, sizeof line, "%lld instructions, %lld flows, %.2f s of wall time; %d of %d ranks simulated%s",
                  run->sim->instructions, run->sim->flows, run->wall_s, run->sim->ranks_simulated,
-                 run->sim->ranks_simulated * run->sim->lockstep,
-                 run->sim->lockstep > 1 ? " (one per TP group, exact)" : "");
+                 run->sim->ranks_simulated * run->sim->lockstep * run->sim->replicas,
+                 run->sim->replicas > 1   ? " (APPROXIMATE: one data-parallel replica for all)"
+                 : run->sim->lockstep > 1 ? " (one per TP group, exact)"
+                                          : "");
         ROW("simulator", line);
     }
 #undef ROW

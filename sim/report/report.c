@@ -181,6 +181,8 @@ void *rpt_run_to_json(const rpt_run *run)
         add_num(sim, "flows", (double)run->sim->flows);
         add_num(sim, "ranks_simulated", run->sim->ranks_simulated);
         add_num(sim, "lockstep", run->sim->lockstep);
+        add_num(sim, "replicas", run->sim->replicas);
+        cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1);
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);
     }

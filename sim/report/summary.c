@@ -202,12 +202,16 @@ void rpt_summary(FILE *out, const rpt_run *run)
     fputc('\n', out);
     fprintf(out, "simulated in %.1f s (%s instructions, %s flows", run->wall_s,
             fmt_count(b2, sizeof b2, (double)sim->instructions), fmt_count(b3, sizeof b3, (double)sim->flows));
-    if (sim->lockstep > 1)
-        fprintf(out, "; one actor per TP group of %d: %s of %s ranks, exact)\n", sim->lockstep,
-                fmt_count(b2, sizeof b2, (double)sim->ranks_simulated),
-                fmt_count(b3, sizeof b3, (double)sim->ranks_simulated * sim->lockstep));
-    else
-        fputs(")\n", out);
+    int stand_for = sim->lockstep * sim->replicas;
+    if (stand_for > 1)
+        fprintf(out, "; %s of %s ranks simulated", fmt_count(b2, sizeof b2, (double)sim->ranks_simulated),
+                fmt_count(b3, sizeof b3, (double)sim->ranks_simulated * stand_for));
+    if (sim->lockstep > 1) fprintf(out, ", one per TP group of %d (exact)", sim->lockstep);
+    fputs(")\n", out);
+    if (sim->replicas > 1)
+        fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): data-parallel traffic "
+                     "is sent to the other replicas' devices, shared links scaled to their share\n",
+                sim->replicas);
 }
 
 /* ---------------------------------------------------------- memory table */
