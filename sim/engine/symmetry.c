@@ -84,14 +84,14 @@ static int replica_groups(eng_sim *sim, int *rep, int *m)
 /* Lockstep TP groups among the simulated ranks (rep[i] == i): sets cls[i]
  * to the first member of i's TP group (-1 for ranks not simulated) and
  * returns the group size, or 0 when the groups cannot stand for each other. */
-static int tp_groups(eng_sim *sim, const int *rep, int *cls, int *m)
+static int tp_groups(eng_sim *sim, wl_group kind, const int *rep, int *cls, int *m)
 {
     const eng_workload *w = sim->w;
     int world = sim->world, t = 0;
     for (int i = 0; i < world; i++) cls[i] = -1;
     for (int i = 0; i < world; i++) {
         if (rep[i] != i || cls[i] >= 0) continue;
-        int me = -1, k = w->group_members(w->ctx, i, WL_G_TP, m, &me);
+        int me = -1, k = w->group_members(w->ctx, i, kind, m, &me);
         if (k < 2 || k > world || (t && k != t) || me < 0 || me >= k || m[me] != i) return 0;
         t = k;
         int sn = eng_supernode_of(sim->p, i);
@@ -107,13 +107,13 @@ static int tp_groups(eng_sim *sim, const int *rep, int *cls, int *m)
 /* Returns whether every group the programs use (but the one-sided ones) is,
  * for each TP group's simulated rank, either inside its TP group or made of
  * simulated ranks only. */
-static bool groups_reducible(eng_sim *sim, const int *cls, int *m)
+static bool groups_reducible(eng_sim *sim, wl_group kind, const int *cls, int *m)
 {
     const eng_workload *w = sim->w;
     for (int r = 0; r < sim->world; r++) {
         if (cls[r] != r) continue;
         for (int g = 0; g < WL_NGROUPS; g++) {
-            if (g == WL_G_TP || !(w->groups_used & 1u << g) || eng_group_reduced(sim, (wl_group)g)) continue;
+            if (g == (int)kind || !(w->groups_used & 1u << g) || eng_group_reduced(sim, (wl_group)g)) continue;
             int me = -1, k = w->group_members(w->ctx, r, (wl_group)g, m, &me);
             if (k < 1 || k > sim->world) return false;
             bool inside = true, simulated = true;
@@ -226,10 +226,14 @@ void eng_symmetry_plan(eng_sim *sim)
         else
             for (int i = 0; i < sim->world; i++) rep[i] = i;
     }
-    int t = tp_groups(sim, rep, cls, m);
-    if (t > 1 && groups_reducible(sim, cls, m)) {
-        sim->lockstep = t;
-        for (int i = 0; i < sim->world; i++) rep[i] = cls[rep[i]];
+    /* the whole TP group if it can, else its tp_x or tp_y part (2D TP) */
+    static const wl_group kinds[] = {WL_G_TP, WL_G_TPX, WL_G_TPY};
+    for (int k = 0; k < 3 && sim->lockstep == 1; k++) {
+        int t = tp_groups(sim, kinds[k], rep, cls, m);
+        if (t > 1 && groups_reducible(sim, kinds[k], cls, m)) {
+            sim->lockstep = t;
+            for (int i = 0; i < sim->world; i++) rep[i] = cls[rep[i]];
+        }
     }
     int stand_for = sim->lockstep * sim->replicas;
     if (stand_for > 1 && list_mates(sim, rep, stand_for, cls)) {
