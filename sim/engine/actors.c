@@ -90,7 +90,7 @@ static void stream_main(int argc, char *argv[])
         double t0 = simgrid_get_clock();
         eng_coll_run(r, s->id, &in, NULL);
         double t1 = simgrid_get_clock();
-        r->st.comm_s[wl_group_dim((wl_group)in.group)] += t1 - t0;
+        r->st.comm_s[wl_instr_dim(&in)] += t1 - t0;
         if (r->traced) eng_trace(r, &in, s->id, t0, t1);
 
         sg_mutex_lock(s->mu);
@@ -163,7 +163,7 @@ static bool stream_wait(eng_rank *r, int id, uint32_t seq, bool drain)
     }
     if (s->completed >= seq) return true;
     const wl_instr *op = &s->q[(s->head + (int)(seq - s->completed - 1)) % s->cap];
-    wl_dim dim = wl_group_dim((wl_group)op->group);
+    wl_dim dim = wl_instr_dim(op);
     double t0 = simgrid_get_clock();
     sg_mutex_lock(s->mu);
     while (s->completed < seq) sg_cond_wait(s->cv, s->mu);
@@ -255,7 +255,7 @@ static bool step(eng_rank *r, const wl_instr *in)
             /* detached from the start: a started comm cannot be detached */
             sg_comm_detach(sg_mailbox_put_init(mb, ENG_PAYLOAD, eng_wire_bytes(sim, in->bytes)), NULL);
             r->flows++;
-            r->st.bytes_sent[wl_group_dim((wl_group)in->group)] += in->bytes > 0 ? in->bytes : 0;
+            r->st.bytes_sent[wl_instr_dim(in)] += in->bytes > 0 ? in->bytes : 0;
         } else {
             sg_mailbox_t mb = p2p_mailbox(r, in->peer, r->rank, in->group, in->tag, true);
             sg_mailbox_get(mb);
@@ -275,14 +275,14 @@ static bool step(eng_rank *r, const wl_instr *in)
 
     double t1 = simgrid_get_clock() + tail, dt = t1 - t0;
     if (in->op == WL_COLL) {
-        wl_dim dim = wl_group_dim((wl_group)in->group);
+        wl_dim dim = wl_instr_dim(in);
         r->st.exposed_comm_s[dim] += dt;
         r->st.comm_s[dim] += dt;
     } else if (in->op == WL_RECV) {
         if (in->group == WL_G_PP)
             r->st.bubble_s += dt;
         else
-            r->st.exposed_comm_s[wl_group_dim((wl_group)in->group)] += dt;
+            r->st.exposed_comm_s[wl_instr_dim(in)] += dt;
     }
     if (r->traced) eng_trace(r, in, WL_S_MAIN, t0, t1);
     return true;

@@ -471,7 +471,7 @@ void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail)
             break;
         }
     }
-    r->st.bytes_sent[wl_group_dim((wl_group)in->group)] += sent;
+    r->st.bytes_sent[wl_instr_dim(in)] += sent;
     XBT_DEBUG("rank %d: %s on %s (n=%d%s) of %g bytes done", r->rank, wl_coll_name(k), wl_group_name(v->g), v->n,
               v->hier ? ", hierarchical" : "", S);
 }

@@ -285,7 +285,7 @@ void rpt_trace_add(rpt_trace *t, int rank, const wl_instr *in, int stream, doubl
         cJSON_AddNumberToObject(args, "bytes", in->bytes);
         cJSON_AddStringToObject(args, "group", wl_group_name((wl_group)in->group));
         cJSON_AddStringToObject(args, "collective", wl_coll_name((wl_coll)in->coll));
-        cJSON_AddStringToObject(args, "dim", wl_dim_name(wl_group_dim((wl_group)in->group)));
+        cJSON_AddStringToObject(args, "dim", wl_dim_name(wl_instr_dim(in)));
         break;
     case WL_SEND:
     case WL_RECV:

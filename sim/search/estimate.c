@@ -312,7 +312,7 @@ static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, in
         }
         if (in.op == WL_RECV) continue;                        /* the pipeline is a closed form */
         if (in.phase == WL_PH_GRAD_SYNC || in.phase == WL_PH_OPTIMIZER) continue; /* closed form */
-        if (in.op == WL_COLL && (in.group == WL_G_DP || in.group == WL_G_EDP)) continue;
+        if (in.op == WL_COLL && wl_instr_dim(&in) == WL_DIM_DP) continue; /* gradient and parameter syncs */
         if (in.op == WL_WAIT && in.stream == WL_S_DP) continue;
         if (in.stream >= WL_NSTREAMS) continue;
 
@@ -324,12 +324,12 @@ static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, in
             double t = coll_s(e, &pr->lg->g[in.group], (wl_coll)in.coll, in.bytes);
             if (in.stream == WL_S_MAIN) {
                 dt = t;
-                dim = (int)wl_group_dim((wl_group)in.group);
+                dim = (int)wl_instr_dim(&in);
             } else {
                 /* asynchronous: the stream runs its ops in order, the main stream goes on */
                 double start = fmax(now, free_at[in.stream]);
                 free_at[in.stream] = start + t;
-                stream_dim[in.stream] = (int)wl_group_dim((wl_group)in.group);
+                stream_dim[in.stream] = (int)wl_instr_dim(&in);
                 stream_done(e, in.stream, ++issued[in.stream], free_at[in.stream]);
             }
         } else if (in.op == WL_WAIT) {

@@ -72,6 +72,19 @@ typedef struct wl_edge_ops {
 /* Members in one group of kind g (from the strategy alone). */
 int wl_group_size(const cfg_strategy *s, wl_group g);
 
+/* Receives the phases of a collective (wl_coll_phases). */
+typedef void (*wl_phase_sink)(void *ctx, const wl_instr *phase);
+
+/* Hands collective `in` to sink as the collectives it runs as: over a
+ * whole 2D TP group, its tp_x and tp_y parts; over an expert data-parallel
+ * group with etp < tp, the TP blocks holding the same expert shard and the
+ * group's data part.  Two-level rings: all-reduce = reduce-scatter inside,
+ * all-reduce of the shard across, all-gather inside; all-gather = across
+ * then inside; reduce-scatter = inside then across.  Each rank sends the
+ * bytes of one ring over all members, in fewer steps.  Anything else is
+ * handed over as it is; groups of one member give nothing. */
+void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sink, void *ctx);
+
 void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out);
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out);
 void wl_layer_ops_free(wl_layer_ops *ops);

@@ -50,6 +50,8 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
     case WL_G_EP: return s->ep;
     case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / s->ep * (s->tp_x * s->tp_y / s->etp);
     case WL_G_ETP: return s->etp;
+    case WL_G_EBLK: return s->tp_x * s->tp_y / s->etp;
+    case WL_G_EDPD: return s->dp * s->cp_ring * s->cp_ulysses / s->ep;
     case WL_G_DP: return s->dp * s->cp_ring * s->cp_ulysses;
     case WL_G_PP: return s->pp;
     default: return 1;
@@ -57,41 +59,15 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
 }
 
 /* A collective on `stream` (WL_S_MAIN = blocking); skipped for a group of one. */
-static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream);
-
-/* A collective over the whole 2D TP group runs as its tp_x and tp_y parts,
- * as a two-level ring does: all-reduce = reduce-scatter over tp_x,
- * all-reduce of the shard over tp_y, all-gather over tp_x; all-gather
- * = tp_y then tp_x; reduce-scatter = tp_x then tp_y.  Each rank sends the
- * bytes of one ring over all tp_x * tp_y members, in fewer steps. */
-static void emit_tp2d(emitter *e, int label, wl_coll kind, double bytes, wl_stream stream)
+static void emit_phase(void *ctx, const wl_instr *phase)
 {
-    double x = e->plan->s->tp_x;
-    switch (kind) {
-    case WL_ALLREDUCE:
-        emit_coll(e, label, WL_REDUCESCATTER, WL_G_TPX, bytes, stream);
-        emit_coll(e, label, WL_ALLREDUCE, WL_G_TPY, bytes / x, stream);
-        emit_coll(e, label, WL_ALLGATHER, WL_G_TPX, bytes, stream);
-        break;
-    case WL_ALLGATHER:
-        emit_coll(e, label, WL_ALLGATHER, WL_G_TPY, bytes / x, stream);
-        emit_coll(e, label, WL_ALLGATHER, WL_G_TPX, bytes, stream);
-        break;
-    case WL_REDUCESCATTER:
-        emit_coll(e, label, WL_REDUCESCATTER, WL_G_TPX, bytes, stream);
-        emit_coll(e, label, WL_REDUCESCATTER, WL_G_TPY, bytes / x, stream);
-        break;
-    case WL_ALLTOALL: break;
-    }
+    emitter *e = ctx;
+    wl_ops_push(e->ops, phase);
 }
 
 static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream)
 {
     if (wl_group_size(e->plan->s, g) <= 1 || bytes <= 0) return;
-    if (g == WL_G_TP && kind != WL_ALLTOALL && e->plan->s->tp_x > 1 && e->plan->s->tp_y > 1) {
-        emit_tp2d(e, label, kind, bytes, stream);
-        return;
-    }
     wl_instr in = {0};
     in.op = WL_COLL;
     in.coll = (uint8_t)kind;
@@ -103,7 +79,7 @@ static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double by
     in.micro = -1;
     in.peer = -1;
     in.bytes = bytes;
-    wl_ops_push(e->ops, &in);
+    wl_coll_phases(e->plan->s, &in, emit_phase, e);
 }
 
 /* Wait for the last op issued on `stream`; the program fills in seq. */

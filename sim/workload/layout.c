@@ -123,13 +123,21 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
     wl_layout_coords(lo, rank, coords);
     *my_index = 0;
 
-    if (g == WL_G_EP || g == WL_G_EDP) {
+    if (g == WL_G_EBLK) {
+        int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
+        for (int b = 0; b < blocks; b++) {
+            members[b] = rank + tp_offset(lo, b * lo->etp + ti % lo->etp) - tp_offset(lo, ti);
+            if (members[b] == rank) *my_index = b;
+        }
+        return blocks;
+    }
+    if (g == WL_G_EP || g == WL_G_EDP || g == WL_G_EDPD) {
         int space, j = data_index(lo, coords, &space);
         int ep = lo->ep, outer = space / ep;
         /* EP member index e and group index q of data index j. */
         int e = lo->ep_inner ? j % ep : j / outer;
         int q = lo->ep_inner ? j / ep : j % outer;
-        int n = g == WL_G_EP ? ep : outer;
+        int n = g == WL_G_EP ? ep : outer; /* EDPD: the data part of EDP */
         for (int k = 0; k < n; k++) {
             int ek = g == WL_G_EP ? k : e, qk = g == WL_G_EP ? q : k;
             int jk = lo->ep_inner ? qk * ep + ek : ek * outer + qk;
@@ -182,6 +190,53 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
             order[j - 1] = t;
         }
     return members_varying(lo, rank, coords, vary, order, members, my_index);
+}
+
+static void coll_phase(const cfg_strategy *s, const wl_instr *in, wl_coll kind, wl_group g, double bytes,
+                       wl_phase_sink sink, void *ctx)
+{
+    wl_instr ph = *in;
+    ph.coll = (uint8_t)kind;
+    ph.group = (uint8_t)g;
+    ph.bytes = bytes;
+    wl_coll_phases(s, &ph, sink, ctx);
+}
+
+void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sink, void *ctx)
+{
+    wl_group g = (wl_group)in->group, inner, across;
+    wl_coll kind = (wl_coll)in->coll;
+    double S = in->bytes;
+    int tp = s->tp_x * s->tp_y, etp = s->etp > 0 ? s->etp : tp, parts;
+    if (wl_group_size(s, g) <= 1 || !(S > 0)) return;
+    if (kind != WL_ALLTOALL && g == WL_G_TP && s->tp_x > 1 && s->tp_y > 1) {
+        inner = WL_G_TPX;
+        across = WL_G_TPY;
+        parts = s->tp_x;
+    } else if (kind != WL_ALLTOALL && g == WL_G_EDP && tp / etp > 1) {
+        inner = etp == 1 ? WL_G_TP : WL_G_EBLK; /* etp 1: the whole TP group, 2D-split again */
+        across = WL_G_EDPD;
+        parts = tp / etp;
+    } else {
+        sink(ctx, in);
+        return;
+    }
+    switch (kind) {
+    case WL_ALLREDUCE:
+        coll_phase(s, in, WL_REDUCESCATTER, inner, S, sink, ctx);
+        coll_phase(s, in, WL_ALLREDUCE, across, S / parts, sink, ctx);
+        coll_phase(s, in, WL_ALLGATHER, inner, S, sink, ctx);
+        break;
+    case WL_ALLGATHER:
+        coll_phase(s, in, WL_ALLGATHER, across, S / parts, sink, ctx);
+        coll_phase(s, in, WL_ALLGATHER, inner, S, sink, ctx);
+        break;
+    case WL_REDUCESCATTER:
+        coll_phase(s, in, WL_REDUCESCATTER, inner, S, sink, ctx);
+        coll_phase(s, in, WL_REDUCESCATTER, across, S / parts, sink, ctx);
+        break;
+    case WL_ALLTOALL: break;
+    }
 }
 
 void wl_strategy_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS])

@@ -81,6 +81,11 @@ int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, in
     return wl_layout_members(&plan->layout, rank, g, members, my_index);
 }
 
+static void add_group(void *ctx, const wl_instr *phase)
+{
+    *(unsigned *)ctx |= 1u << phase->group;
+}
+
 static unsigned ops_groups(const wl_ops *ops)
 {
     unsigned mask = 0;
@@ -99,7 +104,10 @@ unsigned wl_groups_used(const wl_plan *plan)
     const wl_edge_ops *e = &plan->edge;
     /* the program adds pipeline p2p and the gradient and parameter syncs */
     unsigned mask = 1u << WL_G_PP | 1u << WL_G_DP;
-    if (plan->moe.params_edp > 0) mask |= 1u << WL_G_EDP;
+    if (plan->moe.params_edp > 0) {
+        wl_instr sync = {.op = WL_COLL, .coll = WL_ALLREDUCE, .group = WL_G_EDP, .bytes = 1};
+        wl_coll_phases(plan->s, &sync, add_group, &mask);
+    }
     mask |= layer_groups(&plan->dense) | layer_groups(&plan->moe);
     mask |= ops_groups(&e->embed_fwd) | ops_groups(&e->embed_bwd) | ops_groups(&e->head_fwd) | ops_groups(&e->head_bwd);
     return mask;
@@ -122,15 +130,24 @@ wl_dim wl_group_dim(wl_group g)
     case WL_G_TP: case WL_G_TPX: case WL_G_TPY: case WL_G_ETP: return WL_DIM_TP;
     case WL_G_CPR: case WL_G_CPU: case WL_G_FUSED: return WL_DIM_CP;
     case WL_G_EP: return WL_DIM_EP;
-    case WL_G_EDP: case WL_G_DP: return WL_DIM_DP;
+    case WL_G_EDP: case WL_G_DP: case WL_G_EBLK: case WL_G_EDPD: return WL_DIM_DP;
     case WL_G_PP: default: return WL_DIM_PP;
+    }
+}
+
+wl_dim wl_instr_dim(const wl_instr *in)
+{
+    switch (in->label) {
+    case WL_L_DP_GRAD: case WL_L_DP_PARAM: case WL_L_EDP_GRAD: case WL_L_EDP_PARAM: return WL_DIM_DP;
+    default: return wl_group_dim((wl_group)in->group);
     }
 }
 
 const char *wl_group_name(wl_group g)
 {
     static const char *names[WL_NGROUPS] = {"tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
-                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp"};
+                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp", "edp_blocks",
+                                            "edp_data"};
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
 }
 

@@ -65,6 +65,11 @@ static wl_instr make(wl_op op, wl_phase ph, int label)
     return in;
 }
 
+static void put_phase(void *ctx, const wl_instr *phase)
+{
+    put(ctx, *phase, -1, -1);
+}
+
 static void put_coll(wl_program *p, wl_phase ph, int label, wl_coll kind, wl_group g, double bytes, wl_stream st,
                      int layer)
 {
@@ -74,7 +79,8 @@ static void put_coll(wl_program *p, wl_phase ph, int label, wl_coll kind, wl_gro
     in.group = (uint8_t)g;
     in.stream = (uint8_t)st;
     in.bytes = bytes;
-    put(p, in, layer, -1);
+    in.layer = layer;
+    wl_coll_phases(p->plan->s, &in, put_phase, p);
 }
 
 /* An activation (forward) or its gradient (backward) to or from a pipeline

@@ -37,6 +37,8 @@ typedef enum wl_group {
     WL_G_DP,       /* gradient reduction group: dp x cp_ring x cp_ulysses */
     WL_G_PP,       /* pipeline neighbours (p2p only) */
     WL_G_ETP,      /* expert tensor parallel: etp ranks of a TP group */
+    WL_G_EBLK,     /* the tp/etp ranks of a TP group holding the same expert shard */
+    WL_G_EDPD,     /* the ranks of an EDP group with my tp coordinates (its data part) */
     WL_NGROUPS
 } wl_group;
 
@@ -112,6 +114,10 @@ unsigned wl_groups_used(const wl_plan *plan);
 int wl_group_id(const wl_plan *plan, int rank, wl_group g);
 
 wl_dim wl_group_dim(wl_group g);
+/* The dimension an instruction's traffic is accounted to: its group's, but
+ * data parallel for gradient and parameter syncs whatever group a phase of
+ * them runs on. */
+wl_dim wl_instr_dim(const wl_instr *in);
 const char *wl_group_name(wl_group g);
 const char *wl_dim_name(wl_dim d);
 const char *wl_label_name(int label);
