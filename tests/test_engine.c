@@ -395,12 +395,22 @@ START_TEST(test_routes_two_planes)
     assert_rel(r[0].latency_s, p.fabric_latency_s, 1e-9, "intra latency");
     assert_rel(r[0].bandwidth_bytes_per_s, p.fabric_bytes_per_s, 1e-9, "intra bandwidth");
     ck_assert_str_eq(r[4].links, "fab4_DOWN fab6_UP");
-    /* across supernodes: NIC, uplinks, NIC */
-    ck_assert_str_eq(r[2].links, "nic1_UP nic5_DOWN pad1 pad5 up0_UP up1_DOWN");
-    ck_assert_str_eq(r[3].links, "nic0_UP nic9_DOWN pad0 pad9 up0_UP up2_DOWN");
+    /* across supernodes without oversubscription: NIC to NIC, the uplinks
+     * (which cannot limit anything) left out, the spine latency kept */
+    ck_assert_str_eq(r[2].links, "nic1_UP nic5_DOWN pad1 pad5");
+    ck_assert_str_eq(r[3].links, "nic0_UP nic9_DOWN pad0 pad9");
     assert_rel(r[2].latency_s, p.nic_latency_s + p.spine_latency_s, 1e-9, "inter latency");
     assert_rel(r[2].bandwidth_bytes_per_s, p.nic_bytes_per_s, 1e-9, "inter bandwidth");
     ck_assert_ptr_null(strstr(r[2].links, "fab"));
+    /* oversubscribed: through the uplinks */
+    p.oversubscription = 2;
+    route_fork(&p, 5, src, dst, r);
+    for (int i = 0; i < 5; i++) sort_words(r[i].links);
+    ck_assert_str_eq(r[0].links, "fab0_UP fab1_DOWN");
+    ck_assert_str_eq(r[2].links, "nic1_UP nic5_DOWN pad1 pad5 up0_UP up1_DOWN");
+    ck_assert_str_eq(r[3].links, "nic0_UP nic9_DOWN pad0 pad9 up0_UP up2_DOWN");
+    assert_rel(r[2].latency_s, p.nic_latency_s + p.spine_latency_s, 1e-9, "inter latency, uplinks");
+    assert_rel(r[2].bandwidth_bytes_per_s, p.nic_bytes_per_s, 1e-9, "inter bandwidth, uplinks");
 }
 END_TEST
 
@@ -408,6 +418,7 @@ START_TEST(test_routes_across_zones)
 {
     /* supernodes of 600 devices: one zone each, joined at the spine */
     cfg_platform p = platform(1500, 600);
+    p.oversubscription = 1.5;
     int src[] = {0, 0, 1499, 601};
     int dst[] = {599, 600, 1200, 1450};
     eng_route r[4];

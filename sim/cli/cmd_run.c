@@ -135,6 +135,15 @@ int cmd_run(const cli_args *a)
                    : strcmp(a->symmetry, "dp") == 0           ? ENG_SYM_DP
                                                               : ENG_SYM_NONE;
     opt.dump_xml_path = a->dump_platform;
+    for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
+        char arg[256];
+        snprintf(arg, sizeof arg, "--cfg=%s", a->simgrid[i]);
+        rc = eng_simgrid_option(arg, &err);
+    }
+    if (rc != SIM_OK) {
+        free(c);
+        return cli_fail(rc, &err);
+    }
     rpt_views views = {0};
     bool *traced = NULL;
     rc = views_open(a, &c->strategy, &views, &traced, &err);

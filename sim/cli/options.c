@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef enum opt_id {
-    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_SYMMETRY, O_QUIET, O_HELP,
+    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT
 } opt_id;
@@ -37,6 +37,7 @@ static const opt_row options[] = {
     {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE,
      "tp (default): one actor per TP group when exact; dp: also one data-parallel replica for all "
      "(approximate); none: one actor per rank"},
+    {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)"},
     {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)"},
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates"},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences"},
@@ -116,6 +117,15 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp', 'dp' or 'none', got '%s'", command,
                             val);
         a->symmetry = val;
+        break;
+    case O_SIMGRID:
+        if (a->nsimgrid == CLI_MAX_SIMGRID)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: too many '--cfg' options (at most %d)", command,
+                            CLI_MAX_SIMGRID);
+        if (!strchr(val, ':') || val[0] == ':')
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s' must be KEY:VALUE, e.g. --cfg network/optim:Lazy",
+                            command, val);
+        a->simgrid[a->nsimgrid++] = val;
         break;
     case O_SPACE:
         if (strcmp(val, "megatron") != 0 && strcmp(val, "7d") != 0)

@@ -8,6 +8,7 @@
 
 #define CLI_MAX_SETS 256
 #define CLI_MAX_FILES 1024
+#define CLI_MAX_SIMGRID 8
 
 /* Everything a subcommand may be given on the command line. */
 typedef struct cli_args {
@@ -19,6 +20,8 @@ typedef struct cli_args {
     const char *dump_platform;   /* --dump-platform FILE */
     const char *comm_mode;       /* --comm-mode flows|steps */
     const char *symmetry;        /* --symmetry tp|dp|none */
+    const char *simgrid[CLI_MAX_SIMGRID]; /* --cfg KEY:VALUE */
+    int nsimgrid;
     bool quiet;
     bool help;
     /* search */
@@ -46,7 +49,7 @@ typedef struct cli_args {
 enum {
     CLI_OPT_INPUTS = 1 << 0,     /* -m -p -s --set --devices */
     CLI_OPT_JSON = 1 << 1,
-    CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode --symmetry */
+    CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode --symmetry --cfg */
     CLI_OPT_QUIET = 1 << 3,
     CLI_OPT_SEARCH = 1 << 4,     /* --space --top --out --resume --shard --global-batch */
     CLI_OPT_JOBS = 1 << 5,       /* --jobs */

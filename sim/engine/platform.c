@@ -13,7 +13,10 @@
  * spine through an uplink "up<k>" of bandwidth (devices of k *
  * nic_bytes_per_s) / oversubscription and latency spine_latency_s / 2.
  * Inter-supernode routes are npu -> nic -> pad -> up<a> -> up<b> -> pad ->
- * nic -> npu, with latency nic_latency_s + spine_latency_s.
+ * nic -> npu, with latency nic_latency_s + spine_latency_s.  Without
+ * oversubscription the uplinks and leaves are left out (they cannot limit
+ * anything): NIC and pad lead to the spine, and the pads carry the spine
+ * latency.
  *
  * Zones: supernodes are packed into group zones "g<j>" of about
  * ENG_GROUP_DEVICES devices (one supernode when supernodes are that big),
@@ -87,6 +90,7 @@ typedef struct mirrors {
     int world;
     int stand_for;   /* shared links carry 1/stand_for of the devices' flows */
     const double *up_share, *down_share; /* per supernode, or NULL */
+    bool uplinks;    /* false: devices' NIC links reach the group spine directly */
 } mirrors;
 
 /* Supernodes [k0, k1) in group zone j. */
@@ -94,7 +98,8 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
 {
     int dps = p->devices_per_supernode;
     fprintf(out, "  <zone id=\"g%d\" routing=\"DijkstraCache\">\n   <router id=\"g%d-spine\"/>\n", j, j);
-    for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n   <router id=\"sn%d-gw\"/>\n", k, k);
+    for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
+    for (int k = k0; k < k1 && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
     for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++)
@@ -103,7 +108,10 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     for (int i = first; i < last; i++) {
         int k = i / dps;
         snprintf(fab, sizeof fab, "sn%d-fab", k);
-        snprintf(gw, sizeof gw, "sn%d-gw", k);
+        if (mr->uplinks)
+            snprintf(gw, sizeof gw, "sn%d-gw", k);
+        else
+            snprintf(gw, sizeof gw, "g%d-spine", j);
         fprintf(out, "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i, fab,
                 i);
         fprintf(out,
@@ -116,7 +124,7 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
                     fab, i, i);
     }
-    for (int k = k0; k < k1; k++)
+    for (int k = k0; k < k1 && mr->uplinks; k++)
         if (mr->up_share)
             fprintf(out,
                     "   <route src=\"sn%d-gw\" dst=\"g%d-spine\" symmetrical=\"NO\"><link_ctn id=\"up%d\"/></route>\n"
@@ -140,11 +148,16 @@ sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool with_mirrors, int stand_for,
                             const double *up_share, const double *down_share, FILE *out, sim_err *err)
 {
-    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL};
+    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true};
     if (up_share && down_share) {
         mr.up_share = up_share;
         mr.down_share = down_share;
     }
+    /* Without oversubscription an uplink carries at most what its devices'
+     * NICs do: it never limits a flow, and leaving it out of the routes
+     * saves SimGrid a sharing constraint crossed by every flow between
+     * supernodes (the spine latency moves to the pad links). */
+    mr.uplinks = p->oversubscription > 1 || mr.up_share;
     sim_rc rc = check_platform(p, err);
     if (rc != SIM_OK) return rc;
     int dps = p->devices_per_supernode;
@@ -162,9 +175,9 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bo
     for (int i = 0; i < p->devices; i++) {
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
+        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
     }
-    for (int k = 0; k < nsn; k++) {
+    for (int k = 0; k < nsn && mr.uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
         double bw = n * p->nic_bytes_per_s / p->oversubscription;
         if (mr.up_share) {

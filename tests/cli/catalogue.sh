@@ -84,6 +84,7 @@ expect "'--devices' expects a whole number >= 1, got '99999999999999999999'" "" 
 expect "'--set tp_x' must be KEY=VALUE" "" -- run --set tp_x
 expect "'--set =4' must be KEY=VALUE" "" -- run --set =4
 expect "'--comm-mode' takes 'flows' or 'steps'" "" -- run --comm-mode packets
+expect "'--symmetry' takes 'tp', 'dp' or 'none'" "" -- run --symmetry pp
 expect "unexpected argument 'extra'" "" -- run extra
 expect "'--jobs' expects a whole number >= 1" "" -- sweep --jobs 0
 expect "'--shard' takes I/N" "" -- sweep --shard 2/2
