@@ -93,6 +93,27 @@ typedef struct mirrors {
     bool uplinks;    /* false: devices' NIC links reach the group spine directly */
 } mirrors;
 
+static bool simulated(const mirrors *mr, int i)
+{
+    return !mr->rep || (i < mr->world && mr->rep[i] == i);
+}
+
+/* Device i's two routes: fabric link up to its supernode's switch, NIC and
+ * pad up to its leaf (or straight to the spine of group zone j). */
+static void emit_device_routes(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int i)
+{
+    int k = i / p->devices_per_supernode;
+    char gw[32];
+    if (mr->uplinks)
+        snprintf(gw, sizeof gw, "sn%d-gw", k);
+    else
+        snprintf(gw, sizeof gw, "g%d-spine", j);
+    fprintf(out, "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i, k, i);
+    fprintf(out,
+            "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"nic%d\" direction=\"UP\"/><link_ctn id=\"pad%d\"/></route>\n",
+            i, gw, i, i);
+}
+
 /* Supernodes [k0, k1) in group zone j. */
 static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int k0, int k1)
 {
@@ -104,26 +125,20 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++)
         if (mr->rep && i < mr->world && mr->rep[i] == i) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
-    char fab[32], gw[32];
-    for (int i = first; i < last; i++) {
-        int k = i / dps;
-        snprintf(fab, sizeof fab, "sn%d-fab", k);
-        if (mr->uplinks)
-            snprintf(gw, sizeof gw, "sn%d-gw", k);
-        else
-            snprintf(gw, sizeof gw, "g%d-spine", j);
-        fprintf(out, "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i, fab,
-                i);
-        fprintf(out,
-                "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"nic%d\" direction=\"UP\"/>"
-                "<link_ctn id=\"pad%d\"/></route>\n",
-                i, gw, i, i);
+    /* Mirror routes first, then the simulated ranks' devices: SimGrid finds
+     * the hop from a router to the next node by scanning the router's edges
+     * in the order the routes were declared, and the flows of a reduced run
+     * go to mirrors and simulated ranks (a tenth of the run time). */
+    for (int i = first; i < last; i++)
         if (mr->rep && i < mr->world && mr->rep[i] == i)
             fprintf(out,
-                    "   <route src=\"%s\" dst=\"mirror%d\" symmetrical=\"NO\">"
+                    "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
-                    fab, i, i);
-    }
+                    i / dps, i, i);
+    for (int i = first; i < last; i++)
+        if (simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
+    for (int i = first; i < last; i++)
+        if (!simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
     for (int k = k0; k < k1 && mr->uplinks; k++)
         if (mr->up_share)
             fprintf(out,
