@@ -209,8 +209,8 @@ void rpt_summary(FILE *out, const rpt_run *run)
     if (sim->lockstep > 1) fprintf(out, ", one per TP group of %d (exact)", sim->lockstep);
     fputs(")\n", out);
     if (sim->replicas > 1)
-        fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): data-parallel traffic "
-                     "is sent to the other replicas' devices, shared links scaled to their share\n",
+        fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): its data-parallel flows go "
+                     "to the other replicas' devices, which are not simulated\n",
                 sim->replicas);
 }
 
