@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "cost/cost.h"
 #include "engine/engine.h"
 #include "model/model.h"
@@ -956,40 +957,12 @@ END_TEST
 
 static cfg_model tiny_model(void)
 {
-    cfg_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "tiny");
-    m.layers = 4;
-    m.hidden = 512;
-    m.heads = 8;
-    m.kv_heads = 8;
-    m.head_dim = 64;
-    m.ffn_hidden = 2048;
-    m.vocab = 8000;
-    m.seq_len = 512;
-    m.activation = CFG_ACT_GELU;
-    m.dtype_bytes = 2;
-    return m;
+    return fx_dense_model(4, 512, 8, 2048, 8000, 512);
 }
 
 static cfg_strategy tiny_strategy(int dp, int pp, int tp)
 {
-    cfg_strategy s;
-    memset(&s, 0, sizeof s);
-    strcpy(s.name, "tiny");
-    s.dp = dp;
-    s.pp = pp;
-    s.tp_x = tp;
-    s.tp_y = s.cp_ring = s.cp_ulysses = s.ep = s.etp = s.vpp = 1;
-    s.schedule = CFG_SCHED_1F1B;
-    s.micro_batch = 1;
-    s.global_batch = dp * 4;
-    s.overlap_grad_reduce = true;
-    s.moe_capacity_factor = 1;
-    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
-                                      CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
-    memcpy(s.order, order, sizeof order);
-    return s;
+    return fx_strategy(dp, pp, tp, 4);
 }
 
 START_TEST(test_plan_single_device_is_sum_of_ops)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "model/model.h"
 
 /* |a - b| <= rel * |b|, with a message giving both. */
@@ -27,21 +28,7 @@
 
 static cfg_model dense_model(int layers, int hidden, int heads, int ffn, int vocab, int seq)
 {
-    cfg_model m;
-    memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "test-dense");
-    m.layers = layers;
-    m.hidden = hidden;
-    m.heads = heads;
-    m.kv_heads = heads;
-    m.head_dim = hidden / heads;
-    m.ffn_hidden = ffn;
-    m.vocab = vocab;
-    m.seq_len = seq;
-    m.activation = CFG_ACT_GELU;
-    m.dtype_bytes = 2;
-    m.moe.layer_freq = 1;
-    return m;
+    return fx_dense_model(layers, hidden, heads, ffn, vocab, seq);
 }
 
 /* GPT-3 175B (Brown et al. 2020): tied embeddings, vocab 50257. */

@@ -4,26 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "cost/cost.h"
 #include "model/model.h"
 #include "workload/workload.h"
 
 static cfg_model model_gpt(void)
 {
-    cfg_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "t");
-    m.layers = 8;
-    m.hidden = 1024;
-    m.heads = 16;
-    m.kv_heads = 16;
-    m.head_dim = 64;
-    m.ffn_hidden = 4096;
-    m.vocab = 32000;
-    m.seq_len = 1024;
-    m.activation = CFG_ACT_GELU;
-    m.dtype_bytes = 2;
-    return m;
+    return fx_dense_model(8, 1024, 16, 4096, 32000, 1024);
 }
 
 static cfg_platform platform(int devices)
@@ -59,22 +47,7 @@ static cfg_platform platform(int devices)
 
 static cfg_strategy strategy(int dp, int pp, int tp)
 {
-    cfg_strategy s;
-    memset(&s, 0, sizeof s);
-    strcpy(s.name, "s");
-    s.dp = dp;
-    s.pp = pp;
-    s.tp_x = tp;
-    s.tp_y = s.cp_ring = s.cp_ulysses = s.ep = s.etp = s.vpp = 1;
-    s.schedule = CFG_SCHED_1F1B;
-    s.micro_batch = 1;
-    s.global_batch = dp * 8;
-    s.overlap_grad_reduce = true;
-    s.moe_capacity_factor = 1;
-    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
-                                      CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
-    memcpy(s.order, order, sizeof order);
-    return s;
+    return fx_strategy(dp, pp, tp, 8);
 }
 
 typedef struct fixture {

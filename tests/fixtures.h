@@ -1,0 +1,54 @@
+/* fixtures.h - inputs the Check suites build by hand: a dense GELU model
+ * and a strategy of dp x pp x tp with every other dimension 1.  Static, so
+ * each suite gets its own copy. */
+#ifndef HEPTASIM_TESTS_FIXTURES_H
+#define HEPTASIM_TESTS_FIXTURES_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+
+/* A dense GELU transformer, MHA, bf16; head_dim = hidden / heads. */
+static inline cfg_model fx_dense_model(int layers, int hidden, int heads, int ffn, int vocab, int seq)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "test-dense");
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = heads;
+    m.kv_heads = heads;
+    m.head_dim = hidden / heads;
+    m.ffn_hidden = ffn;
+    m.vocab = vocab;
+    m.seq_len = seq;
+    m.activation = CFG_ACT_GELU;
+    m.dtype_bytes = 2;
+    m.moe.layer_freq = 1;
+    return m;
+}
+
+/* dp x pp x tp_x, 1F1B, micro-batches of 1, `per_replica` sequences per
+ * data-parallel replica, overlapped gradient reduction, default order. */
+static inline cfg_strategy fx_strategy(int dp, int pp, int tp, int per_replica)
+{
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    strcpy(s.name, "test");
+    s.dp = dp;
+    s.pp = pp;
+    s.tp_x = tp;
+    s.tp_y = s.cp_ring = s.cp_ulysses = s.ep = s.etp = s.vpp = 1;
+    s.schedule = CFG_SCHED_1F1B;
+    s.micro_batch = 1;
+    s.global_batch = dp * per_replica;
+    s.overlap_grad_reduce = true;
+    s.moe_capacity_factor = 1;
+    const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                      CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
+    memcpy(s.order, order, sizeof order);
+    return s;
+}
+
+#endif
