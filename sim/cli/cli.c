@@ -32,11 +32,11 @@ static const command commands[] = {
      "the best Megatron-style strategy against the best 7D strategy", cmd_compare},
     {"merge", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_QUIET | CLI_OPT_OUT, " FILE.jsonl...",
      "join the shards of a sweep into one ranking", cmd_merge},
-    {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_INPUTS | CLI_OPT_FULL,
+    {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
      " [CASES.json...]",
      "simulate published measurements and report the error", cmd_validate},
     {"calibrate",
-     CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_INPUTS | CLI_OPT_OUT | CLI_OPT_FULL |
+     CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_OUT | CLI_OPT_FULL |
          CLI_OPT_FIT,
      " [CASES.json...]", "fit the platform's efficiency parameters to published measurements", cmd_calibrate},
     {"regress", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_BLESS, " [SUITE...]",

@@ -21,18 +21,6 @@ static int default_jobs(const cli_args *a)
     return n > 0 ? (int)n : 1;
 }
 
-/* -m, -s and --devices do not apply: a case names its own model, strategy
- * and device count. */
-static sim_rc reject_inputs(const cli_args *a, const char *command, sim_err *err)
-{
-    if (a->model || a->strategy || a->devices)
-        return sim_fail(err, SIM_EINVAL,
-                        "heptasim %s: '-m', '-s' and '--devices' do not apply (each case names its model, strategy "
-                        "and devices; use --set model.KEY=VALUE or --set KEY=VALUE to change them)",
-                        command);
-    return SIM_OK;
-}
-
 /* The case files named on the command line, or every file of dir. */
 static sim_rc case_paths(const cli_args *a, const char *dir, char ***paths, int *n, sim_err *err)
 {
@@ -48,12 +36,11 @@ static sim_rc case_paths(const cli_args *a, const char *dir, char ***paths, int 
     return val_list_dir(full, paths, n, err);
 }
 
-static sim_rc load_cases(const cli_args *a, const char *command, val_case **out, int *n, sim_err *err)
+static sim_rc load_cases(const cli_args *a, val_case **out, int *n, sim_err *err)
 {
-    sim_rc rc = reject_inputs(a, command, err);
     char **paths = NULL;
     int np = 0;
-    if (rc == SIM_OK) rc = case_paths(a, PUBLISHED_DIR, &paths, &np, err);
+    sim_rc rc = case_paths(a, PUBLISHED_DIR, &paths, &np, err);
     if (rc != SIM_OK) return rc;
     val_case *cases = sim_xcalloc((size_t)np, sizeof *cases);
     val_load_opts o = {{a->nsets, a->sets}, a->platform};
@@ -110,7 +97,7 @@ int cmd_validate(const cli_args *a)
     sim_err err = {{0}};
     val_case *cases = NULL;
     int n = 0;
-    sim_rc rc = load_cases(a, "validate", &cases, &n, &err);
+    sim_rc rc = load_cases(a, &cases, &n, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
     bool to_stdout = a->json_path && strcmp(a->json_path, "-") == 0;
     int done = 0;
@@ -296,7 +283,7 @@ int cmd_calibrate(const cli_args *a)
     if (rc != SIM_OK) return cli_fail(rc, &err);
     val_case *all = NULL;
     int nall = 0;
-    rc = load_cases(a, "calibrate", &all, &nall, &err);
+    rc = load_cases(a, &all, &nall, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
     /* loose cases are never targets */
     int n = 0, loose = 0;

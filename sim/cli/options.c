@@ -27,9 +27,10 @@ typedef struct opt_row {
 
 static const opt_row options[] = {
     {O_MODEL, "model", 'm', "MODEL", CLI_OPT_INPUTS, "model: a name from models/ or a path (also a HuggingFace config.json)"},
-    {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS, "platform: a name from platforms/ or a path"},
+    {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS | CLI_OPT_CASES, "platform: a name from platforms/ or a path"},
     {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS, "strategy: a name from strategies/ or a path"},
-    {O_SET, "set", 0, "KEY=VALUE", CLI_OPT_INPUTS, "override a strategy key, or model.KEY / platform.KEY (repeatable)"},
+    {O_SET, "set", 0, "KEY=VALUE", CLI_OPT_INPUTS | CLI_OPT_CASES,
+     "override a strategy key, or model.KEY / platform.KEY (repeatable)"},
     {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform"},
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
@@ -170,6 +171,9 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
             const char *name = arg + 2, *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             o = find_long(name, len, accepted);
+            if (!o && find_long(name, len, ~0u))
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%.*s' does not apply to this command (see "
+                                "'heptasim %s --help')", command, (int)len, name, command);
             if (!o)
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '--%.*s' (see 'heptasim %s --help')",
                                 command, (int)len, name, command);
@@ -180,6 +184,10 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
             }
         } else if (arg[0] == '-' && arg[1] && !arg[2]) {
             o = find_short(arg[1], accepted);
+            if (!o && find_short(arg[1], ~0u))
+                return sim_fail(err, SIM_EINVAL,
+                                "heptasim %s: option '%s' does not apply to this command (see 'heptasim %s --help')",
+                                command, arg, command);
             if (!o)
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '%s' (see 'heptasim %s --help')",
                                 command, arg, command);
