@@ -300,6 +300,14 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
         ranked[i] = by_mem[i] = c;
         i++;
     }
+    /* Candidates of one search share model, batch and devices: MFU is
+     * inversely proportional to step time, so a simulated candidate gives
+     * the estimated ones theirs. */
+    const cand *ref = NULL;
+    for (i = 0; i < n && !ref; i++)
+        if (cs[i].simulated && cs[i].mfu > 0) ref = &cs[i];
+    for (i = 0; i < n && ref; i++)
+        if (!cs[i].simulated && cs[i].estimate_s > 0) cs[i].mfu = ref->mfu * ref->step_s / cs[i].estimate_s;
     qsort(ranked, (size_t)n, sizeof *ranked, cmp_rank);
     for (i = 0; i < n; i++) ranked[i]->rank = i + 1;
     qsort(by_mem, (size_t)n, sizeof *by_mem, cmp_memory);
