@@ -24,7 +24,8 @@ int cmd_memory(const cli_args *a)
 {
     sim_err err = {{0}};
     cli_inputs in;
-    sim_rc rc = cli_load_inputs(a, true, &in, &err);
+    sim_rc rc = cli_load_inputs(a, false, &in, &err);
+    if (rc == SIM_OK) rc = cfg_check_no_replay(&in.model, &in.platform, &in.strategy, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
     rpt_run run;
     memory_run(&in, &run);

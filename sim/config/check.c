@@ -391,7 +391,7 @@ static sim_rc check_size(const cfg_model *m, const cfg_platform *p, const cfg_st
     return SIM_OK;
 }
 
-static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, bool replay, sim_err *err)
 {
     sim_rc rc;
     int dp;
@@ -402,7 +402,7 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
     if ((rc = check_shapes(m, s, err))) return rc;
     if ((rc = check_world(p, s, &dp, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
-    if ((rc = check_size(m, p, s, dp, err))) return rc;
+    if (replay && (rc = check_size(m, p, s, dp, err))) return rc;
     s->dp = dp;
     if (s->etp == 0) s->etp = s->tp_x * s->tp_y; /* Megatron's default: experts split like the dense layers */
     return SIM_OK;
@@ -410,5 +410,10 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
 
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
-    return cfg_one_line(check_all(m, p, s, err), err);
+    return cfg_one_line(check_all(m, p, s, true, err), err);
+}
+
+sim_rc cfg_check_no_replay(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+{
+    return cfg_one_line(check_all(m, p, s, false, err), err);
 }

@@ -197,6 +197,10 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
  * Messages name the strategy file and key. */
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
 
+/* cfg_check without the limits of replaying the step, for what only
+ * computes (memory): any step the model can describe. */
+sim_rc cfg_check_no_replay(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
+
 /* Products used everywhere. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */

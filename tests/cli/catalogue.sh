@@ -285,9 +285,17 @@ expect "--set model\.a\.b\.c\.d\.e\.f\.g\.h\.i=1" "key too long or too deep" -- 
 
 # ------------------------------------------- too large for this machine
 # 131072 ranks x 1 micro-batch x 16384 layers: ~2^37 layer steps
+# (memory does not replay the step: it takes it)
 expect "gpt-1.7b.json|strategy" "\.global_batch: .* layer steps to simulate .* more than the limit" -- \
-  memory -m gpt-1.7b -p dgx-a100 --devices 131072 "${S[@]}" --set model.layers=16384 --set pp=16 --set tp_x=8 \
+  run -m gpt-1.7b -p dgx-a100 --devices 131072 "${S[@]}" --set model.layers=16384 --set pp=16 --set tp_x=8 \
   --set global_batch=1024
+if "$bin" memory -q -m gpt-1.7b -p dgx-a100 --devices 131072 "${S[@]}" --set model.layers=16384 --set pp=16 \
+  --set tp_x=8 --set global_batch=1024 >/dev/null 2>"$tmp/err"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: memory refused a step only too large to simulate: $(head -1 "$tmp/err")"
+  fails=$((fails + 1))
+fi
 # 16384 devices need ~5 GiB of address space; with ulimit -v 2 GiB the run is
 # refused up front (not under AddressSanitizer, whose shadow memory needs more)
 if ldd "$bin" 2>/dev/null | grep -q 'libasan\|libubsan' || nm "$bin" 2>/dev/null | grep -q __asan_init; then
