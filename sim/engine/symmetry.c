@@ -1,4 +1,6 @@
-/* symmetry.c - lockstep TP groups: one actor per tensor-parallel group.
+/* symmetry.c - which ranks get an actor: one per tensor-parallel group
+ * (exact, the default), and on request one data-parallel replica for all
+ * (approximate).
  *
  * The members of a TP group run the same program, on devices with the same
  * links, with partners that differ only in their tp coordinates: renumbering
@@ -22,7 +24,17 @@
  *
  * The reduction is used only where this argument holds: TP groups of one
  * size, each inside one supernode, and every other group kind the programs
- * use made of simulated ranks only.  Otherwise every rank gets an actor. */
+ * use made of simulated ranks only.  Otherwise it is tried on the tp_x part
+ * of 2D TP groups, then on their tp_y part; else every rank gets an actor.
+ *
+ * Replicas (ENG_SYM_DP) are alike but not interchangeable: they sit in
+ * different places of the network.  The ranks reachable from rank 0
+ * through every group but the data-parallel ones are simulated; DP and EDP
+ * collectives are played one-sided (collective.c): a rank sends its ring
+ * flow to its successor's real device and plays its unsimulated
+ * predecessor's flow into it, and each supernode uplink gets, per
+ * direction, the share of the full step's ring flows across it that the
+ * reduced run plays. */
 #include "internal.h"
 
 #include <stdio.h>
