@@ -3,7 +3,7 @@
 #   1. the CTest suite (Check suites, tests/cli/*.sh) in build/;
 #   2. the same suite built with AddressSanitizer + UBSan in build-asan/;
 #   3. a bounded fuzz run of the config loaders and --set (tests/fuzz/run.sh);
-#   4. small `heptasim run`s under valgrind: no leak, no invalid access.
+#   4. small `heptasim run`s under valgrind (one with --symmetry dp): no leak, no invalid access.
 # HEPTASIM_QUICK=1 runs step 1 only, for a quick local check (CI runs all).
 # HEPTASIM_FUZZ_SECONDS sets the fuzz time per harness (default 12, five
 # harnesses).  Arguments go to each ctest run (e.g. -R config).
@@ -56,6 +56,8 @@ if [ "${HEPTASIM_QUICK:-0}" != 1 ]; then
   "$top/scripts/valgrind.sh" run "${small[@]}" --json "$vg/run.json" --trace "$vg/trace.json" \
     --report "$vg/report.html" || failed+=("valgrind run")
   "$top/scripts/valgrind.sh" run "${moe[@]}" || failed+=("valgrind run (moe)")
+  "$top/scripts/valgrind.sh" run "${small[@]}" --set dp=4 --devices 16 --set global_batch=32 --symmetry dp \
+    --set platform.network.oversubscription=2 || failed+=("valgrind run (--symmetry dp)")
   "$top/scripts/valgrind.sh" memory "${small[@]}" --json "$vg/memory.json" || failed+=("valgrind memory")
   "$top/scripts/valgrind.sh" --status 2 run "${small[@]}" --set tp_x=3 || failed+=("valgrind bad input")
 fi
