@@ -66,6 +66,7 @@ typedef struct session {
     cfg_strategy base;
     unsigned pinned;
     srch_space space;
+    eng_options opt;              /* of the simulations: --symmetry */
     int top, jobs;
     srch_result *res;
     srch_candidate **chosen;      /* the candidates to simulate (this shard's), owned by res */
@@ -112,6 +113,9 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     }
     if ((x->pinned & SRCH_PIN_DP) && x->base.dp == 0) x->pinned &= ~(unsigned)SRCH_PIN_DP; /* dp=0: derived */
     x->space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
+    x->opt.symmetry = !a->symmetry || strcmp(a->symmetry, "tp") == 0 ? ENG_SYM_TP
+                      : strcmp(a->symmetry, "dp") == 0           ? ENG_SYM_DP
+                                                                 : ENG_SYM_NONE;
     x->top = a->top > 0 ? a->top : top_default;
     x->jobs = a->jobs > 0 ? a->jobs : jobs_default();
     if (a->resume && !a->out_path)
@@ -130,6 +134,7 @@ static sim_rc session_search(session *x, srch_space space, int keep, sim_err *er
     rq.pinned = x->pinned;
     rq.space = space;
     rq.keep = keep;
+    rq.replica_reduction = x->opt.symmetry == ENG_SYM_DP;
     bar_init(&x->bar, "search");
     rq.progress = search_progress;
     rq.progress_ctx = &x->bar;
@@ -243,7 +248,7 @@ static sim_rc session_simulate(session *x, sim_err *err)
     bar_init(&x->bar, "simulate");
     sim_progress sp = {x, n};
     bar_show(&x->bar, 0, n);
-    rc = srch_simulate(todo, n, &x->model, &x->platform, x->jobs, sim_done, &sp, err);
+    rc = srch_simulate(todo, n, &x->model, &x->platform, x->jobs, &x->opt, sim_done, &sp, err);
     bar_end(&x->bar);
     x->sim_s = cli_now_s() - t0;
     free(todo);
@@ -252,6 +257,16 @@ static sim_rc session_simulate(session *x, sim_err *err)
         rc = x->write_rc;
     }
     return rc;
+}
+
+/* Says so when some simulated step times come from --symmetry dp. */
+static void print_approximate(const session *x)
+{
+    int n = 0;
+    for (int i = 0; i < x->nchosen; i++) n += x->chosen[i]->state == SRCH_SIM_DONE && x->chosen[i]->approximate;
+    if (n > 0)
+        printf("APPROXIMATE: %d simulated step time%s with one data-parallel replica for all (--symmetry dp)\n", n,
+               n == 1 ? "" : "s");
 }
 
 /* }=========================================================== simulation */
@@ -453,8 +468,10 @@ int cmd_sweep(const cli_args *a)
         print_search_lines(stdout, &x);
         char shard[48] = "";
         if (a->shard_count > 1) snprintf(shard, sizeof shard, ", shard %d/%d", a->shard_index, a->shard_count);
-        printf("simulated: %d of the %d best estimates%s (%d resumed from %s, %d failed) in %.1f s with %d jobs\n\n",
+        printf("simulated: %d of the %d best estimates%s (%d resumed from %s, %d failed) in %.1f s with %d jobs\n",
                done, k, shard, x.resumed, a->out_path ? a->out_path : "-", failed, x.sim_s, x.jobs);
+        print_approximate(&x);
+        printf("\n");
         srch_print_table(stdout, (const srch_candidate *const *)ranked, x.nchosen, &x.platform);
         if (nextra > 0) {
             printf("\nnext best by estimate (not simulated):\n");
@@ -608,6 +625,7 @@ int cmd_compare(const cli_args *a)
         printf("simulated: the %d best estimates of each space, %d candidates (%d resumed, %d failed) in %.1f s with "
                "%d jobs\n",
                x.top, x.nchosen, x.resumed, count_state(x.chosen, x.nchosen, SRCH_SIM_FAILED), x.sim_s, x.jobs);
+        print_approximate(&x);
         print_compare(&x, bm, b7);
         if (isfinite(speedup))
             printf("\nspeedup of the best 7D strategy over the best Megatron-style one: %.3fx (simulated)%s\n",

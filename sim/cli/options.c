@@ -35,7 +35,7 @@ static const opt_row options[] = {
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
-    {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE,
+    {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE | CLI_OPT_SYMMETRY,
      "tp (default): one actor per TP group when exact; dp: also one data-parallel replica for all "
      "(approximate); none: one actor per rank"},
     {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)"},

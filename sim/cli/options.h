@@ -60,7 +60,8 @@ enum {
     CLI_OPT_OUT = 1 << 10,       /* --out FILE alone */
     CLI_OPT_FULL = 1 << 11,      /* --full */
     CLI_OPT_FIT = 1 << 12,       /* --fit --loo */
-    CLI_OPT_CASES = 1 << 13      /* -p --set alone: each case names its model, strategy and devices */
+    CLI_OPT_CASES = 1 << 13,     /* -p --set alone: each case names its model, strategy and devices */
+    CLI_OPT_SYMMETRY = 1 << 14   /* --symmetry alone */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

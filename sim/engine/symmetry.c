@@ -54,10 +54,12 @@ bool eng_group_reduced(const eng_sim *sim, wl_group g)
 }
 
 /* Replica reduction: the ranks reachable from rank 0 through every group
- * kind the programs use but DP and EDP are simulated; each must hold the
- * same first R members of every DP group, and DP member i stands for
- * members i + R, i + 2R...  Sets rep and returns |DP group| / R, or 0 when
- * the simulated set is not of that shape.  m: world ints of scratch. */
+ * kind the programs use but DP and EDP are simulated.  In every DP group
+ * (n members, dp x cp in rank order) they must be the same R members: the
+ * first R, each standing for members i + R, i + 2R... (cp inside dp in
+ * the rank order), or every (n/R)-th, each standing for the n/R - 1
+ * after it (dp inside cp).  Sets rep and returns n / R, or 0 when the
+ * simulated set is of neither shape.  m: world ints of scratch. */
 static int replica_groups(eng_sim *sim, int *rep, int *m)
 {
     const eng_workload *w = sim->w;
@@ -80,12 +82,18 @@ static int replica_groups(eng_sim *sim, int *rep, int *m)
     for (int h = 0; h < nq && ok; h++) {
         int me = -1, k = w->group_members(w->ctx, queue[h], WL_G_DP, m, &me), c = 0;
         if (k < 1 || k > world) break;
-        while (c < k && in[m[c]]) c++;
-        for (int j = c; j < k && ok; j++) ok = !in[m[j]];
+        for (int j = 0; j < k; j++) c += in[m[j]];
         if (R == 0) R = c;
-        ok = ok && c == R && k % R == 0;
-        for (int j = 0; j < k && ok; j++) rep[m[j]] = m[j % R];
-        f = ok ? k / R : 0;
+        ok = c == R && k % R == 0;
+        int per = ok ? k / R : 1;
+        bool prefix = ok, strided = ok;
+        for (int j = 0; j < k && ok; j++) {
+            prefix = prefix && in[m[j]] == (j < R);
+            strided = strided && in[m[j]] == (j % per == 0);
+        }
+        ok = ok && (prefix || strided);
+        for (int j = 0; j < k && ok; j++) rep[m[j]] = prefix ? m[j % R] : m[j - j % per];
+        f = ok ? per : 0;
     }
     for (int i = 0; i < world && ok; i++) ok = rep[i] >= 0 && rep[rep[i]] == rep[i];
     free(queue);

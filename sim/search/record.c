@@ -54,6 +54,7 @@ void *srch_record_to_json(const srch_candidate *c)
     cJSON_AddBoolToObject(o, "simulated", c->state == SRCH_SIM_DONE);
     if (c->state == SRCH_SIM_DONE) {
         add_num(o, "step_time_s", c->step_time_s);
+        if (c->approximate) cJSON_AddBoolToObject(o, "approximate", true);
         add_num(o, "mfu", c->mfu);
         add_num(o, "tokens_per_s", c->tokens_per_s);
         cJSON *b = cJSON_CreateObject();
@@ -153,6 +154,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     const cJSON *error = cJSON_GetObjectItemCaseSensitive(o, "error");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "simulated"))) {
         c.state = SRCH_SIM_DONE;
+        c.approximate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "approximate"));
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "breakdown");
         snprintf(where, sizeof where, "%s: breakdown", origin);
         if ((rc = get_num(o, "step_time_s", origin, &c.step_time_s, err)) ||

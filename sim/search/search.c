@@ -293,8 +293,8 @@ static void inputs_id(const srch_request *rq, const srch_counts *k, char out[17]
         cJSON_Delete(trees[i]);
     }
     char tail[128];
-    snprintf(tail, sizeof tail, "|%u|%s|%lld|%lld|%lld", rq->pinned, srch_space_name(rq->space), k->rejected,
-             k->enumerated, k->pruned_memory);
+    snprintf(tail, sizeof tail, "|%u|%s|%lld|%lld|%lld%s", rq->pinned, srch_space_name(rq->space), k->rejected,
+             k->enumerated, k->pruned_memory, rq->replica_reduction ? "|dp" : "");
     h = fnv1a(h, tail);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "../config/config.h"
+#include "../engine/engine.h"
 #include "../model/model.h"
 #include "../workload/workload.h"
 
@@ -120,6 +121,7 @@ typedef struct srch_candidate {
     double compute_s, bubble_s, optimizer_s;  /* critical rank */
     double exposed_s[WL_NDIMS];   /* critical rank, by dimension */
     double comm_s[WL_NDIMS];      /* time collectives of the dimension were in flight */
+    bool approximate;             /* simulated with one data-parallel replica for all */
     char error[SIM_ERR_LEN];
 } srch_candidate;
 
@@ -148,6 +150,7 @@ typedef struct srch_request {
     unsigned pinned;              /* SRCH_PIN_* keys taken from base */
     srch_space space;
     int keep;                     /* best candidates kept per list, >= 1 */
+    bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
     srch_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } srch_request;
@@ -186,10 +189,11 @@ int srch_cmp_simulated(const void *a, const void *b);
 typedef void (*srch_done_fn)(void *ctx, srch_candidate *c);
 
 /* Simulate the n candidates *cands[i] in child processes, `jobs` at a time,
- * filling their simulation fields (state, step time, MFU, breakdown, or
- * error).  Returns SIM_OK unless a child could not be started. */
+ * with engine options opt (NULL: the defaults), filling their simulation
+ * fields (state, step time, MFU, breakdown, approximate, or error).
+ * Returns SIM_OK unless a child could not be started. */
 sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cfg_platform *p, int jobs,
-                     srch_done_fn done, void *ctx, sim_err *err);
+                     const eng_options *opt, srch_done_fn done, void *ctx, sim_err *err);
 
 /* Agreement of the analytic ranking with the simulation on the simulated
  * candidates: Spearman rank correlation of estimate and step time

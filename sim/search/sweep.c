@@ -28,6 +28,7 @@ static void case_done(run_case *rc, void *ctx)
         double t = r->step_time_s, devices = cfg_world_size(&c->strategy);
         c->state = SRCH_SIM_DONE;
         c->step_time_s = t;
+        c->approximate = r->replicas > 1;
         c->mfu = c->tokens_per_s = 0.0;
         if (t > 0 && isfinite(t)) {
             double flops = mdl_model_flops_per_step(&rc->model, c->strategy.global_batch);
@@ -50,7 +51,7 @@ static void case_done(run_case *rc, void *ctx)
 }
 
 sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cfg_platform *p, int jobs,
-                     srch_done_fn done, void *ctx, sim_err *err)
+                     const eng_options *opt, srch_done_fn done, void *ctx, sim_err *err)
 {
     if (n <= 0) return SIM_OK;
     run_case *cases = sim_xcalloc((size_t)n, sizeof *cases);
@@ -59,6 +60,7 @@ sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cf
         cases[i].platform = *p;
         cases[i].strategy = cands[i]->strategy;
         cases[i].user = cands[i];
+        cases[i].options = opt;
     }
     bridge b = {done, ctx};
     sim_rc rc = runner_simulate_all(cases, n, jobs, case_done, &b, err);

@@ -3,8 +3,8 @@
 # (the default) give the step of a run with one actor per rank; one
 # data-parallel replica for all (dp) is flagged as approximate in the
 # summary and the JSON, and stays close to the full run on cases where the
-# replicas are alike, including an oversubscribed spine and experts
-# spanning replicas; a strategy whose groups tie the replicas together
+# replicas are alike, including an oversubscribed spine, experts spanning
+# replicas and data parallel inside context parallel in the rank order; a strategy whose groups tie the replicas together
 # falls back to simulating them all, and says so.
 set -u
 bin=${1:?usage: symmetry.sh path/to/heptasim}
@@ -44,7 +44,13 @@ sys.exit(0 if eval(expr) else 1)
 P
 }
 
-for case in dense zero3 moe; do
+# context parallel with data parallel inside it in the rank order: the
+# simulated ranks are every (dp)-th member of a DP group, not its first ones
+cpdp=(-m gpt-7.5b -p ascend-a3-2048 -s gpt-310b-a3-megatron --devices 64 --set model.layers=4 --set model.seq_len=8192
+      --set tp_x=2 --set cp_ring=2 --set cp_ulysses=2 --set pp=2 --set dp=4 --set vpp=1 --set schedule=1f1b
+      --set global_batch=16 --set order=tp_x-tp_y-ep-dp-cp_ulysses-cp_ring-pp)
+
+for case in dense zero3 moe cpdp; do
   declare -n args=$case
   for mode in none tp dp; do run "$case" "$mode" "${args[@]}"; done
   check "$case" 'sim(n)["ranks_simulated"] == n["devices"] and sim(n)["lockstep"] == 1 and not sim(n)["approximate"]'
