@@ -2,7 +2,8 @@
  *
  * The only module that includes the SimGrid headers.  The platform JSON becomes a
  * SimGrid XML platform with two network planes per device (supernode fabric
- * and RDMA NIC to a leaf-spine), one actor per rank runs its program, and
+ * and RDMA NIC to a leaf-spine), one actor per rank runs its program (one
+ * per TP group by default, standing for its members: see eng_symmetry), and
  * one actor per (rank, async stream) runs the stream's collectives in order.
  * Collectives are concurrent flows with their algorithm's traffic plus its
  * latency steps; SimGrid's max-min sharing gives contention.
