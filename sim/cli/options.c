@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,76 @@ static sim_rc parse_count(const char *command, const char *opt, const char *text
     return SIM_OK;
 }
 
+/* The SimGrid settings --cfg takes, and what their values may be: SimGrid
+ * aborts the process on an unknown key or a bad value, so both are checked
+ * here first. */
+typedef enum { SG_ENUM, SG_BOOL, SG_POSITIVE, SG_NONNEGATIVE } sg_kind;
+static const struct {
+    const char *key;
+    sg_kind kind;
+    const char *values; /* SG_ENUM: '|'-separated */
+} simgrid_settings[] = {
+    {"network/optim", SG_ENUM, "Full|Lazy"},
+    {"network/maxmin-selective-update", SG_BOOL, NULL},
+    {"network/TCP-gamma", SG_NONNEGATIVE, NULL},
+    {"network/latency-factor", SG_POSITIVE, NULL},
+    {"network/bandwidth-factor", SG_POSITIVE, NULL},
+    {"network/crosstraffic", SG_BOOL, NULL},
+    {"network/weight-S", SG_NONNEGATIVE, NULL},
+    {"maxmin/precision", SG_POSITIVE, NULL},
+    {"surf/precision", SG_POSITIVE, NULL},
+};
+#define NSETTINGS (int)(sizeof simgrid_settings / sizeof simgrid_settings[0])
+
+static bool enum_has(const char *values, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = values; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) return true;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return false;
+}
+
+/* Checks one --cfg KEY:VALUE; SIM_EINVAL with the accepted keys or values. */
+static sim_rc check_simgrid_setting(const char *command, const char *arg, sim_err *err)
+{
+    const char *colon = strchr(arg, ':');
+    size_t klen = colon ? (size_t)(colon - arg) : 0;
+    const char *v = colon ? colon + 1 : "";
+    for (int i = 0; i < NSETTINGS; i++) {
+        if (strlen(simgrid_settings[i].key) != klen || strncmp(simgrid_settings[i].key, arg, klen) != 0) continue;
+        char *end = NULL;
+        double x = strtod(v, &end);
+        bool number = *v && end && *end == '\0' && x == x && x < 1e300 && x > -1e300;
+        switch (simgrid_settings[i].kind) {
+        case SG_ENUM:
+            if (enum_has(simgrid_settings[i].values, v)) return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be one of %s", command, arg,
+                            simgrid_settings[i].values);
+        case SG_BOOL:
+            if (enum_has("yes|no|true|false|on|off|1|0", v)) return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be yes or no", command, arg);
+        case SG_POSITIVE:
+            if (number && x > 0) return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be a number > 0", command, arg);
+        case SG_NONNEGATIVE:
+            if (number && x >= 0) return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be a number >= 0", command, arg);
+        }
+    }
+    char keys[512] = "";
+    for (int i = 0; i < NSETTINGS; i++) {
+        size_t used = strlen(keys);
+        snprintf(keys + used, sizeof keys - used, "%s%s", i ? ", " : "", simgrid_settings[i].key);
+    }
+    return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': not a setting heptasim passes to SimGrid (use one of %s)",
+                    command, arg, keys);
+}
+
 static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_args *a, sim_err *err)
 {
     switch (o->id) {
@@ -126,6 +197,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
         if (!strchr(val, ':') || val[0] == ':')
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s' must be KEY:VALUE, e.g. --cfg network/optim:Lazy",
                             command, val);
+        if (check_simgrid_setting(command, val, err) != SIM_OK) return SIM_EINVAL;
         a->simgrid[a->nsimgrid++] = val;
         break;
     case O_SPACE:

@@ -85,6 +85,11 @@ expect "'--set tp_x' must be KEY=VALUE" "" -- run --set tp_x
 expect "'--set =4' must be KEY=VALUE" "" -- run --set =4
 expect "'--comm-mode' takes 'flows' or 'steps'" "" -- run --comm-mode packets
 expect "'--symmetry' takes 'tp', 'dp' or 'none'" "" -- run --symmetry pp
+# SimGrid aborts on an unknown setting or a bad value: checked before
+expect "'--cfg foo/bar:1': not a setting heptasim passes to SimGrid" "" -- run --cfg foo/bar:1
+expect "'--cfg network/optim:Nope': the value must be one of Full|Lazy" "" -- run --cfg network/optim:Nope
+expect "'--cfg maxmin/precision:nan': the value must be a number > 0" "" -- run --cfg maxmin/precision:nan
+expect "'--cfg network' must be KEY:VALUE" "" -- run --cfg network
 expect "unexpected argument 'extra'" "" -- run extra
 expect "'--jobs' expects a whole number >= 1" "" -- sweep --jobs 0
 expect "'--shard' takes I/N" "" -- sweep --shard 2/2
