@@ -132,9 +132,7 @@ int cmd_run(const cli_args *a)
     c->strategy = in.strategy;
     eng_options opt = {0};
     opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
-    opt.symmetry = !a->symmetry || strcmp(a->symmetry, "tp") == 0 ? ENG_SYM_TP
-                   : strcmp(a->symmetry, "dp") == 0           ? ENG_SYM_DP
-                                                              : ENG_SYM_NONE;
+    opt.symmetry = cli_symmetry(a);
     opt.dump_xml_path = a->dump_platform;
     for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
         char arg[256];

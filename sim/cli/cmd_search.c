@@ -113,9 +113,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     }
     if ((x->pinned & SRCH_PIN_DP) && x->base.dp == 0) x->pinned &= ~(unsigned)SRCH_PIN_DP; /* dp=0: derived */
     x->space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
-    x->opt.symmetry = !a->symmetry || strcmp(a->symmetry, "tp") == 0 ? ENG_SYM_TP
-                      : strcmp(a->symmetry, "dp") == 0           ? ENG_SYM_DP
-                                                                 : ENG_SYM_NONE;
+    x->opt.symmetry = cli_symmetry(a);
     x->top = a->top > 0 ? a->top : top_default;
     x->jobs = a->jobs > 0 ? a->jobs : jobs_default();
     if (a->resume && !a->out_path)

@@ -2,6 +2,7 @@
 #ifndef HEPTASIM_CLI_COMMANDS_H
 #define HEPTASIM_CLI_COMMANDS_H
 
+#include "../engine/engine.h"
 #include "options.h"
 
 /* The shipped default: dense 310B on 2,048 Ascend dies, Megatron-style. */
@@ -20,6 +21,9 @@ typedef struct cli_inputs {
  * them (cfg_check). */
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
+
+/* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
+eng_symmetry cli_symmetry(const cli_args *a);
 
 /* Print err on stderr and return the exit status for rc. */
 int cli_fail(sim_rc rc, const sim_err *err);

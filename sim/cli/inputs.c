@@ -1,6 +1,7 @@
 /* inputs.c - what the subcommands share: loading the three inputs named
  * on the command line, error printing, the clock. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "commands.h"
@@ -26,6 +27,13 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
     sim_rc rc = cfg_load_model(a->model ? a->model : DEFAULT_MODEL, &ov, m, err);
     if (rc == SIM_OK) rc = cfg_load_platform(a->platform ? a->platform : DEFAULT_PLATFORM, &ov, a->devices, p, err);
     return rc;
+}
+
+eng_symmetry cli_symmetry(const cli_args *a)
+{
+    if (a->symmetry && strcmp(a->symmetry, "none") == 0) return ENG_SYM_NONE;
+    if (a->symmetry && strcmp(a->symmetry, "dp") == 0) return ENG_SYM_DP;
+    return ENG_SYM_TP;
 }
 
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err)

@@ -74,21 +74,14 @@ static void ring_mailboxes(eng_ring *rg, int rank, wl_group g, int stream)
     rg->in = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rg->pred, rank);
 }
 
-static sg_host_t device(int rank)
-{
-    char name[32];
-    snprintf(name, sizeof name, "npu%d", rank);
-    return sg_host_by_name(name);
-}
-
 /* Rings of a reduced view: my flow goes to my successor's device, and the
  * flow I receive comes from my predecessor's device; when the predecessor
  * is simulated, it sends that flow itself. */
 static void ring_target(const eng_sim *sim, eng_ring *rg)
 {
     if (rg->n <= 1) return;
-    rg->to = device(rg->succ);
-    rg->from = sim->rep[rg->pred] == rg->pred ? NULL : device(rg->pred);
+    rg->to = eng_device(rg->succ);
+    rg->from = sim->rep[rg->pred] == rg->pred ? NULL : eng_device(rg->pred);
 }
 
 /* The actor of a reduced view that plays the incoming flows: waits for a
@@ -111,8 +104,28 @@ static void inflow_main(int argc, char *argv[])
     }
 }
 
+/* Asks v's inflow actor to play ring rg's incoming flow of `wire` bytes. */
+static void inflow_post(eng_view *v, const eng_ring *rg, double wire)
+{
+    sg_mutex_lock(v->mu);
+    v->inflow_ring = rg;
+    v->inflow_wire = wire;
+    sg_cond_notify_all(v->cv);
+    sg_mutex_unlock(v->mu);
+}
+
+static void inflow_wait(eng_view *v)
+{
+    sg_mutex_lock(v->mu);
+    while (v->inflow_ring) sg_cond_wait(v->cv, v->mu);
+    sg_mutex_unlock(v->mu);
+}
+
+/* Starts v's inflow actor when one of its rings has an unsimulated
+ * predecessor. */
 static void inflow_start(eng_rank *r, eng_view *v)
 {
+    if (!v->flat.from && !v->intra.from && !v->inter.from) return;
     v->mu = sg_mutex_init();
     v->cv = sg_cond_init();
     v->me_host = r->host;
@@ -131,7 +144,7 @@ static void ring_set(eng_ring *rg, int n, int me, int succ, int pred, double lat
     rg->pred = pred;
     rg->lat_s = lat_s;
     rg->out = rg->in = NULL;
-    rg->to = NULL;
+    rg->to = rg->from = NULL;
 }
 
 int eng_hier_layout(eng_sim *sim, const int *m, int n, int *loc)
@@ -343,21 +356,13 @@ static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double b
 {
     long wire = eng_wire_bytes(r->sim, bytes);
     r->flows++;
-    if (rg->to && rg->from) { /* reduced: my flow, and my predecessor's played at the same time */
-        sg_mutex_lock(v->mu);
-        v->inflow_ring = rg;
-        v->inflow_wire = (double)wire;
-        sg_cond_notify_all(v->cv);
-        sg_mutex_unlock(v->mu);
+    if (rg->to) { /* one-sided: my flow; my predecessor's is played by the inflow actor, or stood for */
+        if (rg->from) inflow_post(v, rg, (double)wire);
         sg_host_sendto(r->host, rg->to, (double)wire);
-        sg_mutex_lock(v->mu);
-        while (v->inflow_ring) sg_cond_wait(v->cv, v->mu);
-        sg_mutex_unlock(v->mu);
-        r->flows++;
-        return;
-    }
-    if (rg->to) { /* one-sided: what arrives stands for the predecessor's flow */
-        sg_host_sendto(r->host, rg->to, (double)wire);
+        if (rg->from) {
+            inflow_wait(v);
+            r->flows++;
+        }
         return;
     }
     v->comms[0] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);

@@ -126,6 +126,8 @@ typedef struct eng_sim {
 
 /* platform.c: supernode of a device. */
 int eng_supernode_of(const cfg_platform *p, int device);
+/* platform.c: the host of a device (a lookup by name: not per message). */
+sg_host_t eng_device(int device);
 
 /* platform.c: the XML of p as eng_platform_xml, for a reduced run when
  * rep is not NULL: with mirrors, a host "mirror<i>" behind the fabric link

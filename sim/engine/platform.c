@@ -34,12 +34,22 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
+
+#include <simgrid/host.h>
 
 /* Bandwidth of the pad and group links: far above any device link. */
 #define ENG_PAD_BYTES_PER_S 1e15
 
 /* Devices per group zone (whole supernodes; at least one supernode). */
 #define ENG_GROUP_DEVICES 512
+
+sg_host_t eng_device(int device)
+{
+    char name[32];
+    snprintf(name, sizeof name, "npu%d", device);
+    return sg_host_by_name(name);
+}
 
 /* Returns the supernode index of device `device` (devices are numbered
  * supernode by supernode). */
@@ -124,13 +134,13 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
     for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++)
-        if (mr->rep && i < mr->world && mr->rep[i] == i) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
+        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
     /* Mirror routes first, then the simulated ranks' devices: SimGrid finds
      * the hop from a router to the next node by scanning the router's edges
      * in the order the routes were declared, and the flows of a reduced run
      * go to mirrors and simulated ranks (a tenth of the run time). */
     for (int i = first; i < last; i++)
-        if (mr->rep && i < mr->world && mr->rep[i] == i)
+        if (mr->rep && simulated(mr, i))
             fprintf(out,
                     "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",

@@ -288,12 +288,10 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
 
     for (int i = 0; i < sim.world; i++) {
         eng_rank *r = &sim.ranks[i];
-        char host[32];
-        snprintf(host, sizeof host, "npu%d", i);
         r->rank = i;
         r->sim = &sim;
         r->st.rank = i;
-        r->host = sg_host_by_name(host);
+        r->host = eng_device(i);
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
     if (sim.rep) {
@@ -334,10 +332,7 @@ static void route_actor(int argc, char *argv[])
     route_job *job = sg_actor_self_get_data();
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     for (int i = 0; i < job->n; i++) {
-        char a[32], b[32];
-        snprintf(a, sizeof a, "npu%d", job->src[i]);
-        snprintf(b, sizeof b, "npu%d", job->dst[i]);
-        sg_host_t ha = sg_host_by_name(a), hb = sg_host_by_name(b);
+        sg_host_t ha = eng_device(job->src[i]), hb = eng_device(job->dst[i]);
         eng_route *o = &job->out[i];
         xbt_dynar_reset(links);
         sg_host_get_route(ha, hb, links);

@@ -48,9 +48,15 @@
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_sym, heptasim_engine, "heptasim lockstep TP groups");
 
+/* The groups that span data-parallel replicas. */
+static bool data_parallel(int g)
+{
+    return g == WL_G_DP || g == WL_G_EDP || g == WL_G_EDPD;
+}
+
 bool eng_group_reduced(const eng_sim *sim, wl_group g)
 {
-    return sim->replicas > 1 && (g == WL_G_DP || g == WL_G_EDP || g == WL_G_EDPD);
+    return sim->replicas > 1 && data_parallel(g);
 }
 
 /* Replica reduction: the ranks reachable from rank 0 through every group
@@ -69,7 +75,7 @@ static int replica_groups(eng_sim *sim, int *rep, int *m)
     in[0] = true;
     for (int h = 0; h < nq; h++)
         for (int g = 0; g < WL_NGROUPS; g++) {
-            if (g == WL_G_DP || g == WL_G_EDP || g == WL_G_EDPD || !(w->groups_used & 1u << g)) continue;
+            if (data_parallel(g) || !(w->groups_used & 1u << g)) continue;
             int me = -1, k = w->group_members(w->ctx, queue[h], (wl_group)g, m, &me);
             for (int j = 0; j < k && j < world; j++)
                 if (m[j] >= 0 && m[j] < world && !in[m[j]]) {
