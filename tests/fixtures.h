@@ -1,11 +1,15 @@
-/* fixtures.h - inputs the Check suites build by hand: a dense GELU model
- * and a strategy of dp x pp x tp with every other dimension 1.  Static, so
- * each suite gets its own copy. */
+/* fixtures.h - what the Check suites build by hand: a dense GELU model, a
+ * strategy of dp x pp x tp with every other dimension 1, temporary file
+ * names and whole files read back.  Static, so each suite gets its own
+ * copy. */
 #ifndef HEPTASIM_TESTS_FIXTURES_H
 #define HEPTASIM_TESTS_FIXTURES_H
 
+#include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 
@@ -49,6 +53,32 @@ static inline cfg_strategy fx_strategy(int dp, int pp, int tp, int per_replica)
                                       CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
     memcpy(s.order, order, sizeof order);
     return s;
+}
+
+/* A new path /tmp/heptasim_test_<tag>_<pid>_<n><suffix> (the caller frees it). */
+static inline char *fx_tmp_path(const char *tag, const char *suffix)
+{
+    static int seq;
+    char *p = malloc(256);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, 256, "/tmp/heptasim_test_%s_%d_%d%s", tag, (int)getpid(), seq++, suffix);
+    return p;
+}
+
+/* The whole file at path, NUL-terminated (the caller frees it). */
+static inline char *fx_slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq((long)fread(text, 1, (size_t)n, f), n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
 }
 
 #endif

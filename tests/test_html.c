@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "report/report.h"
 #include "runner/runner.h"
 
@@ -18,25 +19,9 @@
 
 static char *tmp_path(const char *suffix)
 {
-    static int seq;
-    char *p = malloc(256);
-    snprintf(p, 256, "/tmp/heptasim_test_html_%d_%d%s", (int)getpid(), seq++, suffix);
-    return p;
+    return fx_tmp_path("html", suffix);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    ck_assert_int_eq((long)fread(text, 1, (size_t)n, f), n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
 
 static int count(const char *text, const char *needle)
 {
@@ -146,7 +131,7 @@ START_TEST(test_run_report)
     char *path = tmp_path(".html"), *path2 = tmp_path(".html");
     ck_assert_int_eq(rpt_write_run_html(path, &run, views.timeline, &err), SIM_OK);
     ck_assert_int_eq(rpt_write_run_html(path2, &run, views.timeline, &err), SIM_OK);
-    char *html = slurp(path), *html2 = slurp(path2);
+    char *html = fx_slurp(path), *html2 = fx_slurp(path2);
     ck_assert_str_eq(html, html2); /* deterministic */
     ck_assert_int_eq(strncmp(html, "<!DOCTYPE html>", 15), 0);
     const char *why = unbalanced(html);
@@ -204,7 +189,7 @@ START_TEST(test_memory_only_report)
     char *path = tmp_path(".html");
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_write_run_html(path, &run, NULL, &err), SIM_OK);
-    char *html = slurp(path);
+    char *html = fx_slurp(path);
     const char *why = unbalanced(html);
     ck_assert_msg(why == NULL, "%s", why);
     assert_self_contained(html);
@@ -249,7 +234,7 @@ START_TEST(test_timeline_coarsening)
     char *path = tmp_path(".html");
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_write_run_html(path, &run, tl, &err), SIM_OK);
-    char *html = slurp(path);
+    char *html = fx_slurp(path);
     ck_assert_int_eq(count(html, "<title>rank 5: forward, "), 5);
     ck_assert_int_eq(count(html, "<title>rank 5: backward, "), 5);
     ck_assert_int_eq(count(html, "<title>rank 4: "), 0);
@@ -338,7 +323,7 @@ START_TEST(test_sweep_report)
     char *path = tmp_path(".html");
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_write_sweep_html(path, arr, "sweep <test>", &err), SIM_OK);
-    char *html = slurp(path);
+    char *html = fx_slurp(path);
     const char *why = unbalanced(html);
     ck_assert_msg(why == NULL, "%s", why);
     assert_self_contained(html);
@@ -400,7 +385,7 @@ START_TEST(test_sweep_report)
     char *path2 = tmp_path(".html");
     ck_assert_int_eq(rpt_write_sweep_html(path, arr, "sweep <test>", &err), SIM_OK);
     ck_assert_int_eq(rpt_write_sweep_html(path2, arr, "sweep <test>", &err), SIM_OK);
-    char *a = slurp(path), *b = slurp(path2);
+    char *a = fx_slurp(path), *b = fx_slurp(path2);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);
@@ -419,7 +404,7 @@ START_TEST(test_sweep_report)
     /* An empty search still gives a page. */
     cJSON *empty = cJSON_CreateArray();
     ck_assert_int_eq(rpt_write_sweep_html(path, empty, NULL, &err), SIM_OK);
-    html = slurp(path);
+    html = fx_slurp(path);
     ck_assert_msg(unbalanced(html) == NULL, "%s", unbalanced(html));
     ck_assert_ptr_nonnull(strstr(html, "0 candidates"));
     free(html);
@@ -450,7 +435,7 @@ START_TEST(test_sweep_ties)
     char *path = tmp_path(".html");
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_write_sweep_html(path, arr, NULL, &err), SIM_OK);
-    char *html = slurp(path);
+    char *html = fx_slurp(path);
     const char *p = strstr(html, "<th>Pareto</th></tr>");
     ck_assert_ptr_nonnull(p);
     int order[3], marked[3], k = 0;

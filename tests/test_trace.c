@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "report/report.h"
 #include "runner/runner.h"
 
@@ -35,23 +36,12 @@ static void load_case(run_case *c, const char *const *extra, int nextra)
 
 static char *tmp_path(const char *suffix)
 {
-    static int seq;
-    char *p = malloc(256);
-    snprintf(p, 256, "/tmp/heptasim_test_trace_%d_%d%s", (int)getpid(), seq++, suffix);
-    return p;
+    return fx_tmp_path("trace", suffix);
 }
 
 static cJSON *read_json(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    ck_assert_int_eq((long)fread(text, 1, (size_t)n, f), n);
-    text[n] = '\0';
-    fclose(f);
+    char *text = fx_slurp(path);
     cJSON *root = cJSON_Parse(text);
     free(text);
     ck_assert_msg(root != NULL, "%s is not valid JSON", path);
