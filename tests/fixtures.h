@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "runner/runner.h"
 
 /* A dense GELU transformer, MHA, bf16; head_dim = hidden / heads. */
 static inline cfg_model fx_dense_model(int layers, int hidden, int heads, int ffn, int vocab, int seq)
@@ -53,6 +54,24 @@ static inline cfg_strategy fx_strategy(int dp, int pp, int tp, int per_replica)
                                       CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};
     memcpy(s.order, order, sizeof order);
     return s;
+}
+
+/* gpt-7.5b cut to 4 layers on 16 H100s with the Megatron strategy file (TP 2,
+ * PP 4, DP 2, 1F1B, 16 sequences) and the extra --set items; fails the test
+ * on any error. */
+static inline void fx_small_case(run_case *c, const char *const *extra, int nextra)
+{
+    const char *sets[32] = {"model.layers=4", "tp_x=2", "pp=4", "dp=2", "vpp=1", "schedule=1f1b",
+                            "global_batch=16", "micro_batch=1"};
+    int n = 8;
+    for (int i = 0; i < nextra && n < 32; i++) sets[n++] = extra[i];
+    cfg_overrides ov = {n, sets};
+    sim_err err = {{0}};
+    memset(c, 0, sizeof *c);
+    ck_assert_msg(cfg_load_model("gpt-7.5b", &ov, &c->model, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_platform("dgx-h100", &ov, 16, &c->platform, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
 }
 
 /* A new path /tmp/heptasim_test_<tag>_<pid>_<n><suffix> (the caller frees it). */

@@ -83,20 +83,6 @@ static void assert_self_contained(const char *html)
     ck_assert_int_eq(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
 }
 
-static void load_case(run_case *c, const char *const *extra, int nextra)
-{
-    const char *sets[32] = {"model.layers=4", "tp_x=2", "pp=4", "dp=2", "vpp=1", "schedule=1f1b",
-                            "global_batch=16", "micro_batch=1"};
-    int n = 8;
-    for (int i = 0; i < nextra && n < 32; i++) sets[n++] = extra[i];
-    cfg_overrides ov = {n, sets};
-    sim_err err = {{0}};
-    memset(c, 0, sizeof *c);
-    ck_assert_msg(cfg_load_model("gpt-7.5b", &ov, &c->model, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_load_platform("dgx-h100", &ov, 16, &c->platform, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
-}
 
 static void fill_run(rpt_run *run, const run_case *c)
 {
@@ -112,7 +98,7 @@ static void fill_run(rpt_run *run, const run_case *c)
 START_TEST(test_run_report)
 {
     run_case *c = calloc(1, sizeof *c);
-    load_case(c, NULL, 0);
+    fx_small_case(c, NULL, 0);
     int world = cfg_world_size(&c->strategy);
     bool *ranks = calloc((size_t)world, sizeof *ranks);
     sim_err err = {{0}};
@@ -182,7 +168,7 @@ START_TEST(test_memory_only_report)
 {
     run_case c;
     const char *extra[] = {"model.layers=40", "recompute=none", "zero=0", "model.seq_len=16384", "pp=2", "dp=4"};
-    load_case(&c, extra, 6);
+    fx_small_case(&c, extra, 6);
     rpt_run run;
     fill_run(&run, &c);
     ck_assert_msg(run.memory.total_bytes > rpt_capacity_bytes(&c.platform), "the case should not fit");
@@ -212,7 +198,7 @@ END_TEST
 START_TEST(test_timeline_coarsening)
 {
     run_case c;
-    load_case(&c, NULL, 0);
+    fx_small_case(&c, NULL, 0);
     int world = cfg_world_size(&c.strategy);
     bool *ranks = calloc((size_t)world, sizeof *ranks);
     ranks[5] = true;

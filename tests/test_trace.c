@@ -17,22 +17,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-/* Loads gpt-7.5b (4 layers) on 16 H100s with the Megatron strategy file and
- * the extra --set items; fails the test on any error. */
-static void load_case(run_case *c, const char *const *extra, int nextra)
-{
-    const char *sets[32] = {"model.layers=4", "tp_x=2", "pp=4", "dp=2", "vpp=1", "schedule=1f1b",
-                            "global_batch=16", "micro_batch=1"};
-    int n = 8;
-    for (int i = 0; i < nextra && n < 32; i++) sets[n++] = extra[i];
-    cfg_overrides ov = {n, sets};
-    sim_err err = {{0}};
-    memset(c, 0, sizeof *c);
-    ck_assert_msg(cfg_load_model("gpt-7.5b", &ov, &c->model, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_load_platform("dgx-h100", &ov, 16, &c->platform, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &err) == SIM_OK, "%s", err.msg);
-    ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
-}
 
 static char *tmp_path(const char *suffix)
 {
@@ -57,7 +41,7 @@ START_TEST(test_ranks_default_one_per_stage)
                                          "order=pp-dp-tp_x-tp_y-cp_ulysses-cp_ring-ep"};
     for (int k = 0; k < 3; k++) {
         run_case c;
-        load_case(&c, &orders[k], 1);
+        fx_small_case(&c, &orders[k], 1);
         int world = cfg_world_size(&c.strategy);
         bool *ranks = calloc((size_t)world, sizeof *ranks);
         sim_err err = {{0}};
@@ -88,7 +72,7 @@ END_TEST
 START_TEST(test_ranks_lists)
 {
     run_case c;
-    load_case(&c, NULL, 0);
+    fx_small_case(&c, NULL, 0);
     int world = cfg_world_size(&c.strategy);
     ck_assert_int_eq(world, 16);
     bool ranks[16];
@@ -124,7 +108,7 @@ START_TEST(test_coords_match_layout)
     for (int k = 0; k < 3; k++) {
         const char *extra[4] = {cases[k][0], cases[k][1], cases[k][2], cases[k][3]};
         run_case c;
-        load_case(&c, extra, 4);
+        fx_small_case(&c, extra, 4);
         sim_err err = {{0}};
         cost_model *cost = cost_new(&c.platform, &err);
         ck_assert_msg(cost != NULL, "%s", err.msg);
@@ -147,7 +131,7 @@ END_TEST
 START_TEST(test_open_unwritable)
 {
     run_case c;
-    load_case(&c, NULL, 0);
+    fx_small_case(&c, NULL, 0);
     rpt_trace *t = (rpt_trace *)&c; /* must be reset to NULL */
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_trace_open("/nonexistent-dir/trace.json", &c.strategy, &t, &err), SIM_EIO);
@@ -212,7 +196,7 @@ START_TEST(test_trace_all_ranks)
 {
     run_case *c = calloc(1, sizeof *c);
     const char *extra[] = {"overlap_grad_reduce=true"};
-    load_case(c, extra, 1);
+    fx_small_case(c, extra, 1);
     int world = cfg_world_size(&c->strategy);
     eng_result res;
     cJSON *root = traced_step(c, NULL, &res);
@@ -349,7 +333,7 @@ END_TEST
 START_TEST(test_trace_default_sample)
 {
     run_case *c = calloc(1, sizeof *c);
-    load_case(c, NULL, 0);
+    fx_small_case(c, NULL, 0);
     int world = cfg_world_size(&c->strategy);
     bool *ranks = calloc((size_t)world, sizeof *ranks);
     sim_err err = {{0}};
