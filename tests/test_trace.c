@@ -17,7 +17,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-
 static char *tmp_path(const char *suffix)
 {
     return fx_tmp_path("trace", suffix);
