@@ -145,8 +145,10 @@ void eng_symmetry_plan(eng_sim *sim);
 /* symmetry.c: whether collectives of kind g are played one-sided, to the
  * members' devices, because the run simulates only some replicas. */
 bool eng_group_reduced(const eng_sim *sim, wl_group g);
-/* symmetry.c: start the mirror actor of simulated rank r (lockstep runs). */
-void eng_mirror_start(eng_rank *r);
+/* symmetry.c: gives each simulated rank the ranks it stands for (traced
+ * when one of them is) and starts the mirror actors; before the ranks'
+ * actors, once the platform is loaded and the ranks have their hosts. */
+void eng_symmetry_start(eng_sim *sim);
 /* symmetry.c: after the run, give every rank the statistics of the rank
  * that stood for it. */
 void eng_symmetry_spread(eng_sim *sim);

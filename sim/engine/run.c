@@ -94,8 +94,8 @@ static void simgrid_start(void)
     eng_noptions = 0;
 }
 
-/* The platform to load: p, with the mirrors of a lockstep run when sim is
- * not NULL (see symmetry.c). */
+/* The platform to load: p, or for a reduced run (sim not NULL) with its
+ * mirrors and shared-link shares (see symmetry.c). */
 static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out, sim_err *err)
 {
     if (!sim || !sim->rep) return eng_platform_xml(p, out, err);
@@ -294,17 +294,7 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
         r->host = eng_device(i);
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
-    if (sim.rep) {
-        int stand_for = sim.lockstep * sim.replicas;
-        for (int c = 0; c < sim.world; c += stand_for) {
-            eng_rank *r = &sim.ranks[sim.mates[c]];
-            r->mates = &sim.mates[c];
-            r->nmates = stand_for;
-            for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim.ranks[r->mates[k]].traced;
-            if (sim.lockstep > 1) eng_mirror_start(r);
-        }
-        XBT_DEBUG("%d of %d ranks simulated", sim.world / stand_for, sim.world);
-    }
+    eng_symmetry_start(&sim);
     for (int i = 0; i < sim.world; i++)
         if (!sim.rep || sim.rep[i] == i) eng_rank_start(&sim.ranks[i]);
 

@@ -60,7 +60,7 @@ bool eng_group_reduced(const eng_sim *sim, wl_group g)
 }
 
 /* Replica reduction: the ranks reachable from rank 0 through every group
- * kind the programs use but DP and EDP are simulated.  In every DP group
+ * kind the programs use but the data-parallel ones are simulated.  In every DP group
  * (n members, dp x cp in rank order) they must be the same R members: the
  * first R, each standing for members i + R, i + 2R... (cp inside dp in
  * the rank order), or every (n/R)-th, each standing for the n/R - 1
@@ -289,7 +289,7 @@ static void mirror_main(int argc, char *argv[])
     for (;;) sg_mailbox_get(r->mirror);
 }
 
-void eng_mirror_start(eng_rank *r)
+static void mirror_start(eng_rank *r)
 {
     char name[32];
     snprintf(name, sizeof name, "mirror%d", r->rank);
@@ -298,6 +298,20 @@ void eng_mirror_start(eng_rank *r)
     sg_actor_t a = sg_actor_init(name, r->mirror_host);
     sg_actor_set_data(a, r);
     sg_actor_start(a, mirror_main, 0, NULL);
+}
+
+void eng_symmetry_start(eng_sim *sim)
+{
+    if (!sim->rep) return;
+    int stand_for = sim->lockstep * sim->replicas;
+    for (int c = 0; c < sim->world; c += stand_for) {
+        eng_rank *r = &sim->ranks[sim->mates[c]];
+        r->mates = &sim->mates[c];
+        r->nmates = stand_for;
+        for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim->ranks[r->mates[k]].traced;
+        if (sim->lockstep > 1) mirror_start(r);
+    }
+    XBT_DEBUG("%d of %d ranks simulated", sim->world / stand_for, sim->world);
 }
 
 void eng_symmetry_spread(eng_sim *sim)
