@@ -65,9 +65,10 @@ static void emit_phase(void *ctx, const wl_instr *phase)
     wl_ops_push(e->ops, phase);
 }
 
+/* A collective, in the phases it runs as (wl_coll_phases: nothing for a
+ * group of one). */
 static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream)
 {
-    if (wl_group_size(e->plan->s, g) <= 1 || bytes <= 0) return;
     wl_instr in = {0};
     in.op = WL_COLL;
     in.coll = (uint8_t)kind;

@@ -93,6 +93,13 @@ static int tp_offset(const wl_layout *lo, int i)
     return (i % x) * lo->stride[CFG_DIM_TP_X] + (i / x) * lo->stride[CFG_DIM_TP_Y];
 }
 
+/* Rank offset, from a rank at TP index ti, of the rank of the same TP group
+ * holding the same expert shard in ETP block b. */
+static int block_offset(const wl_layout *lo, int ti, int b)
+{
+    return tp_offset(lo, b * lo->etp + ti % lo->etp) - tp_offset(lo, ti);
+}
+
 /* Members of the group in which the dimensions in `vary` change. */
 static int members_varying(const wl_layout *lo, int rank, const int coords[CFG_NDIMS], const bool vary[CFG_NDIMS],
                            const cfg_dim *order, int *members, int *my_index)
@@ -126,7 +133,7 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
     if (g == WL_G_EBLK) {
         int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
         for (int b = 0; b < blocks; b++) {
-            members[b] = rank + tp_offset(lo, b * lo->etp + ti % lo->etp) - tp_offset(lo, ti);
+            members[b] = rank + block_offset(lo, ti, b);
             if (members[b] == rank) *my_index = b;
         }
         return blocks;
@@ -148,9 +155,7 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
              * index inside their ETP block) hold the same weights too. */
             int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
             for (int b = blocks - 1; b >= 0; b--)
-                for (int k = 0; k < n; k++)
-                    members[b * n + k] = members[k] + tp_offset(lo, b * lo->etp + ti % lo->etp) -
-                                         tp_offset(lo, ti);
+                for (int k = 0; k < n; k++) members[b * n + k] = members[k] + block_offset(lo, ti, b);
             n *= blocks;
         }
         for (int k = 0; k < n; k++)

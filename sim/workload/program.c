@@ -73,8 +73,7 @@ static void put_phase(void *ctx, const wl_instr *phase)
 static void put_coll(wl_program *p, wl_phase ph, int label, wl_coll kind, wl_group g, double bytes, wl_stream st,
                      int layer)
 {
-    if (wl_group_size(p->plan->s, g) <= 1 || bytes <= 0) return;
-    wl_instr in = make(WL_COLL, ph, label);
+    wl_instr in = make(WL_COLL, ph, label); /* wl_coll_phases drops groups of one */
     in.coll = (uint8_t)kind;
     in.group = (uint8_t)g;
     in.stream = (uint8_t)st;
