@@ -387,6 +387,15 @@ static void print_agreement(FILE *f, const srch_agreement *ag)
             ag->n, sp, 100.0 * ag->largest_gap, ag->largest_gap_index);
 }
 
+/* The last lines of the sweep and compare summaries. */
+static void print_closing(const session *x, const srch_agreement *ag)
+{
+    print_agreement(stdout, ag);
+    if (x->ignored_records)
+        printf("%s: %d records of other candidates left as they are\n", x->a->out_path, x->ignored_records);
+    fflush(stdout);
+}
+
 /* The chosen candidates in simulated order, and the agreement on them. */
 static srch_candidate **ranked_copy(srch_candidate *const *rows, int n)
 {
@@ -477,10 +486,7 @@ int cmd_sweep(const cli_args *a)
                              nextra < SHOW_ESTIMATED ? nextra : SHOW_ESTIMATED, &x.platform);
         }
         printf("\n");
-        print_agreement(stdout, &ag);
-        if (x.ignored_records)
-            printf("%s: %d records of other candidates left as they are\n", a->out_path, x.ignored_records);
-        fflush(stdout);
+        print_closing(&x, &ag);
     }
 
     if (a->json_path || a->report_path) {
@@ -631,10 +637,7 @@ int cmd_compare(const cli_args *a)
         printf("\n");
         srch_print_table(stdout, (const srch_candidate *const *)ranked, x.nchosen, &x.platform);
         printf("\n");
-        print_agreement(stdout, &ag);
-        if (x.ignored_records)
-            printf("%s: %d records of other candidates left as they are\n", a->out_path, x.ignored_records);
-        fflush(stdout);
+        print_closing(&x, &ag);
     }
     if (a->json_path || a->report_path) {
         cJSON *doc = header_json(&x, "compare");
