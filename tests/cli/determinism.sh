@@ -4,14 +4,7 @@
 # report (all but its wall-time figure), `memory --json`, and `sweep --json`
 # across runs and across --jobs 1 and 2 (all but its "timing" object:
 # wall times and the job count).  Runs are small (16 devices, 4 layers).
-set -u
-bin=${1:?usage: determinism.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-
-ok() { passes=$((passes + 1)); }
-ko() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # same A B WHAT: A and B are byte-identical (and not empty).
 same() {
@@ -63,5 +56,4 @@ if "$bin" sweep --help >/dev/null 2>&1; then
   grep -q '"simulated":[[:space:]]*true' "$tmp/sweep-j1.json" && ok || ko "sweep simulated no candidate"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

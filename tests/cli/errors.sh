@@ -1,28 +1,7 @@
 #!/usr/bin/env bash
 # errors.sh - bad command lines and bad inputs: one line on stderr naming
 # what to fix, exit status 2; never a crash.
-set -u
-bin=${1:?usage: errors.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-
-# expect STATUS PATTERN -- ARGS...: run heptasim, check the exit status, that
-# stderr is exactly one line, and that it matches PATTERN (grep -E).
-expect() {
-  local status=$1 pattern=$2
-  shift 3
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$got" -ne "$status" ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
-    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 expect 2 "unknown command 'frobnicate'" -- frobnicate
 expect 2 "unknown option '--frob'" -- run --frob
@@ -51,9 +30,8 @@ expect 2 "\.devices" -- memory --devices 1000000000
 expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q
 
 # Help and version succeed.
-"$bin" --version | grep -q '^heptasim [0-9]' && passes=$((passes + 1)) || { echo "FAIL: --version"; fails=$((fails + 1)); }
-"$bin" run --help | grep -q -- '--set KEY=VALUE' && passes=$((passes + 1)) || { echo "FAIL: run --help"; fails=$((fails + 1)); }
-"$bin" memory --help | grep -q -- '--json' && passes=$((passes + 1)) || { echo "FAIL: memory --help"; fails=$((fails + 1)); }
+"$bin" --version | grep -q '^heptasim [0-9]' && ok || ko "--version"
+"$bin" run --help | grep -q -- '--set KEY=VALUE' && ok || ko "run --help"
+"$bin" memory --help | grep -q -- '--json' && ok || ko "memory --help"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

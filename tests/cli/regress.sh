@@ -3,22 +3,11 @@
 # stored metrics (heptasim regress), and regress itself notices a moved
 # metric, a missing one and a scenario never blessed, and --bless stores
 # what the simulator gives now.
-set -u
-bin=${1:?usage: regress.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-golden=${HEPTASIM_DATA:-$(cd "$(dirname "$0")/../.." && pwd)}/results/golden
-
-check() { # check NAME COMMAND...: the command must succeed
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/../lib/cli.sh" "$@"
+golden=$data/results/golden
 
 # 1. the stored suite
-"$bin" regress -j 2 >"$tmp/out" 2>"$tmp/err"
-status=$?
+capture "$bin" regress -j 2
 if [ $status -ne 0 ]; then sed 's/^/    /' "$tmp/out" "$tmp/err"; fi
 check "heptasim regress: the golden scenarios did not move (status $status)" test $status -eq 0
 check "regress reports the number of stored metrics" grep -Eq '^[0-9]+ scenarios, [0-9]+ stored metrics: 0 moved' "$tmp/out"
@@ -31,16 +20,15 @@ d = json.load(open(sys.argv[1]))
 d["metrics"]["step_time_s"] *= 1.1
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 EOF
-"$bin" regress "$tmp/moved.json" >"$tmp/out" 2>"$tmp/err"
-status=$?
+capture "$bin" regress "$tmp/moved.json"
 check "a moved step time exits 1 (got $status)" test $status -eq 1
 check "the moved metric is named with its change" grep -Eq 'step_time_s +[0-9.e+-]+ +[0-9.e+-]+ +-9\.09?[0-9]*%' "$tmp/out"
 check "stderr says how to re-bless" grep -q "regress --bless" "$tmp/err"
 
 # 3. --bless stores the current metrics; then nothing moves
-"$bin" regress --bless -q "$tmp/moved.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress --bless -q "$tmp/moved.json"
 check "--bless succeeds" test $? -eq 0
-"$bin" regress "$tmp/moved.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress "$tmp/moved.json"
 check "after --bless nothing moves" test $? -eq 0
 
 # 4. a metric the simulator no longer gives is a regression
@@ -50,7 +38,7 @@ d = json.load(open(sys.argv[1]))
 d["metrics"]["no_such_metric"] = 1.0
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 EOF
-"$bin" regress "$tmp/missing.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress "$tmp/missing.json"
 check "a stored metric that is gone exits 1" test $? -eq 1
 check "it is reported as missing" grep -Eq 'no_such_metric +1 +missing' "$tmp/out"
 
@@ -62,7 +50,7 @@ d["metrics"]["step_time_s"] *= 1.01
 d["tolerance"] = {"step_time_s": 0.02}
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 EOF
-"$bin" regress "$tmp/tol.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress "$tmp/tol.json"
 check "a 1% move within a 2% tolerance passes" test $? -eq 0
 
 # 6. a scenario without stored metrics, and a broken one
@@ -72,13 +60,12 @@ d = json.load(open(sys.argv[1]))
 del d["metrics"]
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 EOF
-"$bin" regress "$tmp/fresh.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress "$tmp/fresh.json"
 check "a scenario never blessed exits 1" test $? -eq 1
 check "it says how to store its metrics" grep -q "regress --bless" "$tmp/out"
 printf '{"model": "gpt-1.7b", "platform": "dgx-a100", "strategy": "gpt3-175b-a100", "colour": 1}' >"$tmp/bad.json"
-"$bin" regress "$tmp/bad.json" >"$tmp/out" 2>"$tmp/err"
+capture "$bin" regress "$tmp/bad.json"
 check "an unknown key exits 2" test $? -eq 2
 check "the error names the file and the key" grep -q "bad.json: .colour: unknown key" "$tmp/err"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

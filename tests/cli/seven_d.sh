@@ -4,9 +4,7 @@
 # ranks in several groups at once), fusion, experts, ZeRO 2/3, interleaving;
 # and the rank order changes the simulated time.  Each point also runs with
 # one actor per rank (--symmetry none): lockstep TP groups must not change it.
-set -u
-bin=${1:?usage: seven_d.sh path/to/heptasim}
-passes=0 fails=0
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 base=(run -m gpt-1.7b -p dgx-a100 -s gpt-310b-a3-megatron --set model.layers=4 --set pp=1 --set vpp=1
       --set schedule=1f1b --set dp=0 --set tp_x=1 -q --json -)
 moe=(run -m mixtral-8x22b -p dgx-a100 -s mixtral-8x22b-a3-megatron --set model.layers=4 --set pp=1
@@ -17,7 +15,7 @@ step_time() {
   "$bin" "$@" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["step_time_s"])' 2>/dev/null
 }
 
-check() { # check NAME ARGS...: the run succeeds with a positive step time,
+check_point() { # check_point NAME ARGS...: the run succeeds with a positive step time,
   # the same (to rounding) when every rank has its own actor
   local name=$1
   shift
@@ -26,39 +24,36 @@ check() { # check NAME ARGS...: the run succeeds with a positive step time,
   full=$(step_time "$@" --symmetry none)
   if [ -n "$t" ] && [ -n "$full" ] &&
     python3 -c "import sys; t, f = float('$t'), float('$full'); sys.exit(0 if t > 0 and abs(t - f) <= 1e-9 * f else 1)"; then
-    passes=$((passes + 1))
+    ok
   else
-    echo "FAIL: $name: heptasim $* (step time $t s; every rank simulated: $full s)"
+    ko "$name: heptasim $* (step time $t s; every rank simulated: $full s)"
     "$bin" "$@" 2>&1 >/dev/null | head -3 | sed 's/^/    /'
-    fails=$((fails + 1))
   fi
 }
 
-check "ulysses 4 in two groups" "${base[@]}" --devices 8 --set cp_ulysses=4 --set global_batch=4
-check "2D TP 2x2" "${base[@]}" --devices 8 --set tp_x=2 --set tp_y=2 --set global_batch=4
-check "2D TP 1x4 (all-to-all over tp_y)" "${base[@]}" --devices 8 --set tp_y=4 --set global_batch=4
-check "fused tp_y x ulysses" "${base[@]}" --devices 8 --set tp_y=2 --set cp_ulysses=2 --set fuse_tpy_cp=true --set global_batch=4
-check "ring CP" "${base[@]}" --devices 8 --set cp_ring=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
-check "ring + ulysses" "${base[@]}" --devices 16 --set cp_ring=2 --set cp_ulysses=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
-check "zero 2" "${base[@]}" --devices 8 --set zero=2 --set global_batch=8
-check "zero 3" "${base[@]}" --devices 8 --set zero=3 --set global_batch=8
-check "interleaved" "${base[@]}" --devices 8 --set pp=2 --set vpp=2 --set schedule=interleaved --set global_batch=8
-check "gpipe" "${base[@]}" --devices 8 --set pp=2 --set schedule=gpipe --set global_batch=8
-check "experts ep 4" "${moe[@]}" --devices 8 --set ep=4 --set global_batch=8
-check "experts ep 2 etp 2 over tp 2" "${moe[@]}" --devices 8 --set ep=2 --set tp_x=2 --set etp=2 --set global_batch=8
-check "experts, ep = the whole data-parallel group" "${moe[@]}" --devices 16 --set tp_x=4 --set dp=4 --set ep=4 --set etp=1 --set global_batch=8
-check "experts with ulysses" "${moe[@]}" --devices 16 --set ep=4 --set cp_ulysses=2 --set tp_x=2 --set global_batch=8
+check_point "ulysses 4 in two groups" "${base[@]}" --devices 8 --set cp_ulysses=4 --set global_batch=4
+check_point "2D TP 2x2" "${base[@]}" --devices 8 --set tp_x=2 --set tp_y=2 --set global_batch=4
+check_point "2D TP 1x4 (all-to-all over tp_y)" "${base[@]}" --devices 8 --set tp_y=4 --set global_batch=4
+check_point "fused tp_y x ulysses" "${base[@]}" --devices 8 --set tp_y=2 --set cp_ulysses=2 --set fuse_tpy_cp=true --set global_batch=4
+check_point "ring CP" "${base[@]}" --devices 8 --set cp_ring=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
+check_point "ring + ulysses" "${base[@]}" --devices 16 --set cp_ring=2 --set cp_ulysses=2 --set tp_x=2 --set sequence_parallel=true --set global_batch=8
+check_point "zero 2" "${base[@]}" --devices 8 --set zero=2 --set global_batch=8
+check_point "zero 3" "${base[@]}" --devices 8 --set zero=3 --set global_batch=8
+check_point "interleaved" "${base[@]}" --devices 8 --set pp=2 --set vpp=2 --set schedule=interleaved --set global_batch=8
+check_point "gpipe" "${base[@]}" --devices 8 --set pp=2 --set schedule=gpipe --set global_batch=8
+check_point "experts ep 4" "${moe[@]}" --devices 8 --set ep=4 --set global_batch=8
+check_point "experts ep 2 etp 2 over tp 2" "${moe[@]}" --devices 8 --set ep=2 --set tp_x=2 --set etp=2 --set global_batch=8
+check_point "experts, ep = the whole data-parallel group" "${moe[@]}" --devices 16 --set tp_x=4 --set dp=4 --set ep=4 --set etp=1 --set global_batch=8
+check_point "experts with ulysses" "${moe[@]}" --devices 16 --set ep=4 --set cp_ulysses=2 --set tp_x=2 --set global_batch=8
 
 # Rank order: TP innermost keeps TP inside a node; TP outermost sends it
 # over the NICs, which must be slower.
 inner=$(step_time "${base[@]}" --devices 16 --set tp_x=8 --set global_batch=8)
 outer=$(step_time "${base[@]}" --devices 16 --set tp_x=8 --set global_batch=8 --set order=dp-tp_x-tp_y-cp_ulysses-cp_ring-ep-pp)
 if [ -n "$inner" ] && [ -n "$outer" ] && python3 -c "import sys; sys.exit(0 if float('$outer') > 1.05 * float('$inner') else 1)"; then
-  passes=$((passes + 1))
+  ok
 else
-  echo "FAIL: TP across nodes ($outer s) should be slower than TP inside a node ($inner s)"
-  fails=$((fails + 1))
+  ko "TP across nodes ($outer s) should be slower than TP inside a node ($inner s)"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

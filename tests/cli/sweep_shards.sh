@@ -4,17 +4,7 @@
 # give the same ranking as one run; --resume carries on an interrupted sweep
 # (torn last line included) and refuses records of another search; compare
 # reports both bests and a speedup; errors are one line with status 2.
-set -u
-bin=${1:?usage: sweep_shards.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-
-check() { # check NAME COMMAND...: pass when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # A small case: 32 devices in two supernodes, a 4-layer model, 7 candidates.
 args=(-m gpt-7.5b --devices 32 --set platform.supernode.devices=16 --set model.layers=4 --global-batch 32
@@ -61,19 +51,6 @@ if command -v jq >/dev/null 2>&1; then
   check "resume counts what it reused" test "$(jq '.counts.resumed' "$tmp/resume.json")" -eq 3
 fi
 
-# expect STATUS PATTERN -- ARGS...: one line on stderr, matching PATTERN.
-expect() {
-  local status=$1 pattern=$2
-  shift 3
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$status" ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
-    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
 expect 2 "comes from another search" -- sweep "${args[@]}" --set model.layers=8 --out "$tmp/one.jsonl" --resume
 expect 2 "'--resume' needs '--out FILE'" -- sweep "${args[@]}" --resume
 expect 2 "'--shard' takes I/N" -- sweep "${args[@]}" --shard 3/3
@@ -99,5 +76,4 @@ fi
 "$bin" sweep "${args[@]}" --top 3 --report "$tmp/sweep.html"
 check "sweep --report writes HTML" grep -qi "<svg" "$tmp/sweep.html"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

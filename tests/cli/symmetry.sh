@@ -6,13 +6,7 @@
 # replicas are alike, including an oversubscribed spine, experts spanning
 # replicas and data parallel inside context parallel in the rank order; a strategy whose groups tie the replicas together
 # falls back to simulating them all, and says so.
-set -u
-bin=${1:?usage: symmetry.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passes=0 fails=0
-ok() { passes=$((passes + 1)); }
-ko() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 dense=(-m gpt-7.5b -p dgx-h100 -s gpt3-175b-a100 --devices 32 --set model.layers=4 --set tp_x=2 --set pp=4
        --set dp=4 --set vpp=1 --set schedule=1f1b --set global_batch=16 --set micro_batch=1)
@@ -31,8 +25,8 @@ run() {
     ko "$name --symmetry $mode failed: $(head -1 "$tmp/$name-$mode.err")"
 }
 
-# check NAME PYTHON-EXPR: evaluate with n, t, d (none, tp, dp JSON documents)
-check() {
+# check_doc NAME PYTHON-EXPR: evaluate with n, t, d (none, tp, dp JSON documents)
+check_doc() {
   python3 - "$tmp/$1" "$2" <<'P' && ok || ko "$1: $2"
 import json, sys
 base, expr = sys.argv[1], sys.argv[2]
@@ -53,14 +47,14 @@ cpdp=(-m gpt-7.5b -p ascend-a3-2048 -s gpt-310b-a3-megatron --devices 64 --set m
 for case in dense zero3 moe cpdp; do
   declare -n args=$case
   for mode in none tp dp; do run "$case" "$mode" "${args[@]}"; done
-  check "$case" 'sim(n)["ranks_simulated"] == n["devices"] and sim(n)["lockstep"] == 1 and not sim(n)["approximate"]'
-  check "$case" 'sim(t)["lockstep"] > 1 and sim(t)["replicas"] == 1 and not sim(t)["approximate"]'
-  check "$case" 'rel(step(t), step(n)) <= 1e-9'
-  check "$case" 'sim(d)["replicas"] > 1 and sim(d)["approximate"]'
-  check "$case" 'sim(d)["ranks_simulated"] * sim(d)["lockstep"] * sim(d)["replicas"] == d["devices"]'
-  check "$case" 'rel(step(d), step(n)) <= 0.01'
+  check_doc "$case" 'sim(n)["ranks_simulated"] == n["devices"] and sim(n)["lockstep"] == 1 and not sim(n)["approximate"]'
+  check_doc "$case" 'sim(t)["lockstep"] > 1 and sim(t)["replicas"] == 1 and not sim(t)["approximate"]'
+  check_doc "$case" 'rel(step(t), step(n)) <= 1e-9'
+  check_doc "$case" 'sim(d)["replicas"] > 1 and sim(d)["approximate"]'
+  check_doc "$case" 'sim(d)["ranks_simulated"] * sim(d)["lockstep"] * sim(d)["replicas"] == d["devices"]'
+  check_doc "$case" 'rel(step(d), step(n)) <= 0.01'
   # every rank's traffic is accounted, simulated or not
-  check "$case" 'all(rel(d["dimensions"][k]["bytes_total"], n["dimensions"][k]["bytes_total"]) <= 1e-9
+  check_doc "$case" 'all(rel(d["dimensions"][k]["bytes_total"], n["dimensions"][k]["bytes_total"]) <= 1e-9
                      for k in n["dimensions"] if n["dimensions"][k]["bytes_total"] > 0)'
   if grep -q '^APPROXIMATE: one data-parallel replica simulated for' "$tmp/$case-dp.out" &&
     ! grep -q APPROXIMATE "$tmp/$case-tp.out" "$tmp/$case-none.out"; then ok; else ko "$case: APPROXIMATE line"; fi
@@ -77,5 +71,4 @@ else
   ko "tied replicas: no fallback note or replicas != 1"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

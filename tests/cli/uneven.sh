@@ -5,15 +5,7 @@
 # nothing; the memory table gives each stage its own layer count (the
 # shipped Llama 3 405B run: 7 + 14 x 8 + 7 on 16,384 H100s); the HTML
 # report names the split; the search runs from an uneven base strategy.
-set -u
-bin=${1:?usage: uneven.sh path/to/heptasim}
-case $bin in /*) ;; *) bin="$PWD/$bin" ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passes=0 fails=0
-
-ok() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 small=(-m llama3-8b -p dgx-h100 -s llama3-405b-h100-16k --devices 16 --set model.layers=10 --set tp_x=2
        --set dp=0 --set global_batch=16)
@@ -24,7 +16,7 @@ even=("${small[@]}" --set pp=2 --set first_stage_layers=0 --set last_stage_layer
 if "$bin" run -q "${uneven[@]}" --json "$tmp/uneven.json" 2>"$tmp/err" &&
   "$bin" run -q "${even[@]}" --json "$tmp/even.json" 2>>"$tmp/err"; then
   ok
-  if python3 - "$tmp/uneven.json" "$tmp/even.json" <<'EOF'; then ok; else fail "uneven run: JSON (see above)"; fi
+  if python3 - "$tmp/uneven.json" "$tmp/even.json" <<'EOF'; then ok; else ko "uneven run: JSON (see above)"; fi
 import json, sys
 u, e = (json.load(open(p)) for p in sys.argv[1:3])
 s = u["strategy"]
@@ -35,7 +27,7 @@ assert u["model_flops_per_step"] == e["model_flops_per_step"], (u["model_flops_p
 assert u["hardware_flops_per_step"] == e["hardware_flops_per_step"]
 EOF
 else
-  fail "uneven run failed: $(head -2 "$tmp/err")"
+  ko "uneven run failed: $(head -2 "$tmp/err")"
 fi
 
 # ----------------------------------- the keys at 0 are the even split
@@ -44,7 +36,7 @@ plain=(-m llama3-8b -p dgx-h100 -s gpt3-175b-a100 --devices 16 --set model.layer
 strip='import json, sys; d = json.load(sys.stdin); d["simulator"].pop("wall_s", None); print(json.dumps(d, sort_keys=True))'
 a=$("$bin" run "${plain[@]}" 2>/dev/null | python3 -c "$strip")
 b=$("$bin" run "${plain[@]}" --set first_stage_layers=0 --set last_stage_layers=0 2>/dev/null | python3 -c "$strip")
-if [ -n "$a" ] && [ "$a" == "$b" ]; then ok; else fail "first/last_stage_layers=0 changed the result"; fi
+if [ -n "$a" ] && [ "$a" == "$b" ]; then ok; else ko "first/last_stage_layers=0 changed the result"; fi
 
 # ------------------------------- memory per stage, Llama 3 405B at 16K
 if "$bin" memory -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384 >"$tmp/mem" 2>"$tmp/err"; then
@@ -53,23 +45,23 @@ if "$bin" memory -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16
   if awk '$1 ~ /^[0-9]+$/ && NF >= 10 { n[$1] = $9; sum += $9; rows++ }
           END { ok = rows == 16 && sum == 126 && n[0] == 7 && n[15] == 7;
                 for (s = 1; s < 15; s++) ok = ok && n[s] == 8;
-                exit ok ? 0 : 1 }' "$tmp/mem"; then ok; else fail "memory table layers column:"; cat "$tmp/mem"; fi
-  if grep -q "fits" "$tmp/mem" && ! grep -q "does NOT fit" "$tmp/mem"; then ok; else fail "Llama 3 405B at 16K does not fit"; fi
+                exit ok ? 0 : 1 }' "$tmp/mem"; then ok; else ko "memory table layers column:"; cat "$tmp/mem"; fi
+  if grep -q "fits" "$tmp/mem" && ! grep -q "does NOT fit" "$tmp/mem"; then ok; else ko "Llama 3 405B at 16K does not fit"; fi
 else
-  fail "memory of llama3-405b-h100-16k: $(head -2 "$tmp/err")"
+  ko "memory of llama3-405b-h100-16k: $(head -2 "$tmp/err")"
 fi
 
 # --------------------------------------------------- the HTML report
 if "$bin" run -q "${uneven[@]}" --report "$tmp/r.html" 2>"$tmp/err" && grep -q "layers per stage" "$tmp/r.html" &&
   grep -q "first stage 1, middle stages 3 each, last stage 3" "$tmp/r.html"; then ok; else
-  fail "report of an uneven run does not give the layers per stage"
+  ko "report of an uneven run does not give the layers per stage"
 fi
 
 # ------------------------------------------ search from an uneven base
 # pp pinned by --set: every candidate keeps the split
 if "$bin" sweep -q -m llama3-8b -p dgx-h100 --devices 16 --set model.layers=10 --set pp=4 --set first_stage_layers=1 \
   --set last_stage_layers=3 --global-batch 16 --top 1 -j 1 --json "$tmp/pinned.json" >/dev/null 2>"$tmp/err" &&
-  python3 - "$tmp/pinned.json" <<'EOF'; then ok; else fail "sweep with an uneven, pinned pp: $(head -2 "$tmp/err")"; fi
+  python3 - "$tmp/pinned.json" <<'EOF'; then ok; else ko "sweep with an uneven, pinned pp: $(head -2 "$tmp/err")"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["ranking"] + d["estimated_only"]
@@ -85,7 +77,7 @@ cat >"$tmp/base.json" <<'EOF'
 EOF
 if "$bin" sweep -q -m llama3-8b -p dgx-h100 --devices 16 -s "$tmp/base.json" --set model.layers=10 --top 2 -j 1 \
   --json "$tmp/free.json" >/dev/null 2>"$tmp/err" &&
-  python3 - "$tmp/free.json" <<'EOF'; then ok; else fail "sweep from an uneven base: $(head -2 "$tmp/err")"; fi
+  python3 - "$tmp/free.json" <<'EOF'; then ok; else ko "sweep from an uneven base: $(head -2 "$tmp/err")"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["ranking"] + d["estimated_only"]
@@ -98,5 +90,4 @@ for r in rows:
         assert "first_stage_layers" not in s and "last_stage_layers" not in s, s
 EOF
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

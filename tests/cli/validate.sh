@@ -4,35 +4,9 @@
 # table and JSON carry every comparison, the calibrated platform file loads
 # and lowers the error when validated with it, leave-one-out reports each
 # case, and bad command lines exit 2 with one line.
-set -u
-bin=${1:?usage: validate.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-data=${HEPTASIM_DATA:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 pub=$data/results/published
 cases="$pub/korthikanti23-table4-22b-layer.json $pub/narayanan21-table1-gpt-1.7b.json"
-
-check() { # check NAME COMMAND...: the command must succeed
-  local name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
-
-# expect STATUS PATTERN ARGS...: exit status, one line on stderr matching PATTERN
-expect() {
-  local status=$1 pattern=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$? lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$got" -ne "$status" ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
-    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
 
 # 1. validate: table, per-source summary, JSON
 "$bin" validate -q -j 2 $cases >"$tmp/table" 2>"$tmp/err"
@@ -60,8 +34,7 @@ EOF
 check "validate JSON: every comparison simulated, errors and group statistics consistent" test $? -eq 0 || cat "$tmp/py"
 
 # 2. calibrate: attention efficiency only, with leave-one-out and a platform file
-"$bin" calibrate -q -j 2 --fit attention,gemm_scale --loo --out "$tmp/cal.json" --json "$tmp/c.json" $cases >"$tmp/out" 2>"$tmp/err"
-status=$?
+capture "$bin" calibrate -q -j 2 --fit attention,gemm_scale --loo --out "$tmp/cal.json" --json "$tmp/c.json" $cases
 check "calibrate exits 0 (got $status)" test $status -eq 0
 [ $status -eq 0 ] || sed 's/^/    /' "$tmp/err"
 check "calibrate prints the fitted parameters with their uncertainty" grep -Eq '^attention +0\.55 +[0-9.e-]+ +[0-9.e-]+$' "$tmp/out"
@@ -96,11 +69,10 @@ EOF
 check "validate -p calibrated platform has a lower rms error" test $? -eq 0 || cat "$tmp/py"
 
 # 3. bad command lines
-expect 2 "option '-m' does not apply to this command" validate -m gpt-1.7b
-expect 2 "unknown parameter 'bogus'" calibrate --fit attention,bogus
-expect 2 "no-such.json: cannot read the file" validate "$tmp/no-such.json"
-expect 2 "loose cases are never calibration targets" calibrate "$pub/megatron-readme-h100-weak-1.7b.json"
-expect 2 "option '--bless' does not apply to this command" validate --bless
+expect 2 "option '-m' does not apply to this command" -- validate -m gpt-1.7b
+expect 2 "unknown parameter 'bogus'" -- calibrate --fit attention,bogus
+expect 2 "no-such.json: cannot read the file" -- validate "$tmp/no-such.json"
+expect 2 "loose cases are never calibration targets" -- calibrate "$pub/megatron-readme-h100-weak-1.7b.json"
+expect 2 "option '--bless' does not apply to this command" -- validate --bless
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary

@@ -5,15 +5,7 @@
 # parses as XML) and self-contained, bad --trace-ranks lists are rejected,
 # and, when Chromium is installed, the report renders to a PNG that is not
 # blank.  Checks that need python3 or chromium are skipped without them.
-set -u
-bin=${1:?usage: views.sh path/to/heptasim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0 skips=0
-
-ok() { passes=$((passes + 1)); }
-ko() { echo "FAIL: $*"; fails=$((fails + 1)); }
-skip() { echo "skip: $*"; skips=$((skips + 1)); }
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # 16 devices, 4 stages, 4 layers: a step simulates in well under a second.
 small=(-m gpt-7.5b -p dgx-h100 --devices 16 --set model.layers=4 --set tp_x=2 --set pp=4 --set dp=2
@@ -135,7 +127,7 @@ EOF
 }
 
 # --- a traced and reported step -------------------------------------------
-if "$bin" run "${small[@]}" --trace "$tmp/trace.json" --report "$tmp/report.html" >"$tmp/out" 2>"$tmp/err"; then
+if capture "$bin" run "${small[@]}" --trace "$tmp/trace.json" --report "$tmp/report.html"; then
   ok
 else
   ko "run --trace --report failed: $(cat "$tmp/err")"
@@ -157,27 +149,14 @@ else
 fi
 
 # --- bad lists and unwritable files ----------------------------------------
-# expect STATUS PATTERN ARGS...: exit status and one stderr line matching.
-expect() {
-  local status=$1 pattern=$2
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$status" ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -Eq -- "$pattern" "$tmp/err"; then
-    echo "FAIL: heptasim $* -> status $got (want $status), stderr:"; sed 's/^/    /' "$tmp/err"
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
-expect 2 "--trace-ranks: '16' is outside the ranks 0-15" run "${small[@]}" --trace "$tmp/x.json" --trace-ranks 0,16
-expect 2 "--trace-ranks: 'a-b' is not a rank or a range" run "${small[@]}" --trace "$tmp/x.json" --trace-ranks a-b
-expect 2 "'--trace-ranks' needs '--trace FILE'" run "${small[@]}" --trace-ranks all
-expect 1 "no-such-dir/t.json: cannot write the trace" run "${small[@]}" --trace "$tmp/no-such-dir/t.json"
-expect 1 "no-such-dir/r.html: cannot write the HTML report" run "${small[@]}" --report "$tmp/no-such-dir/r.html"
+expect 2 "--trace-ranks: '16' is outside the ranks 0-15" -- run "${small[@]}" --trace "$tmp/x.json" --trace-ranks 0,16
+expect 2 "--trace-ranks: 'a-b' is not a rank or a range" -- run "${small[@]}" --trace "$tmp/x.json" --trace-ranks a-b
+expect 2 "'--trace-ranks' needs '--trace FILE'" -- run "${small[@]}" --trace-ranks all
+expect 1 "no-such-dir/t.json: cannot write the trace" -- run "${small[@]}" --trace "$tmp/no-such-dir/t.json"
+expect 1 "no-such-dir/r.html: cannot write the HTML report" -- run "${small[@]}" --report "$tmp/no-such-dir/r.html"
 
 # A strategy that does not fit is not simulated, but its report shows why.
-expect 1 "does not fit" run "${small[@]}" --set model.layers=40 --set recompute=none --set zero=0 \
+expect 1 "does not fit" -- run "${small[@]}" --set model.layers=40 --set recompute=none --set zero=0 \
   --set model.seq_len=16384 --set pp=2 --set dp=4 --report "$tmp/oom.html"
 if grep -q "DOES NOT FIT" "$tmp/oom.html" 2>/dev/null && ! grep -q 'id="timeline"' "$tmp/oom.html"; then ok
 else ko "the out-of-memory report lacks its verdict"; fi
@@ -202,5 +181,4 @@ else
   skip "screenshot (needs /usr/bin/chromium and python3)"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary
