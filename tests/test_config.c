@@ -202,6 +202,11 @@ START_TEST(shipped_strategies_check)
         ck_assert_str_eq(t.s.name, PAIRS[i].strategy);
         ck_assert(t.s.description[0] != '\0');
         ck_assert_int_eq(cfg_world_size(&t.s), t.p.devices);
+        /* the rank digits multiply to the device count: ep takes none */
+        int ranks = 1;
+        for (int d = 0; d < CFG_NDIMS; d++) ranks *= cfg_dim_radix(&t.s, (cfg_dim)d);
+        ck_assert_int_eq(ranks, t.p.devices);
+        ck_assert_double_eq(cfg_usable_hbm_bytes(&t.p), t.p.hbm_bytes - t.p.hbm_reserved_bytes);
         int sum = 0;
         for (int st = 0; st < t.s.pp; st++) sum += cfg_stage_layer_total(&t.m, &t.s, st);
         ck_assert_int_eq(sum, t.m.layers);

@@ -171,7 +171,7 @@ START_TEST(test_memory_only_report)
     fx_small_case(&c, extra, 6);
     rpt_run run;
     fill_run(&run, &c);
-    ck_assert_msg(run.memory.total_bytes > rpt_capacity_bytes(&c.platform), "the case should not fit");
+    ck_assert_msg(run.memory.total_bytes > cfg_usable_hbm_bytes(&c.platform), "the case should not fit");
     char *path = tmp_path(".html");
     sim_err err = {{0}};
     ck_assert_int_eq(rpt_write_run_html(path, &run, NULL, &err), SIM_OK);

@@ -98,7 +98,7 @@ static sim_rc views_open(const cli_args *a, const cfg_strategy *s, rpt_views *v,
 int cmd_run(const cli_args *a)
 {
     sim_err err = {{0}};
-    double t0 = cli_now_s();
+    double t0 = sim_now_s();
     if (a->trace_ranks && !a->trace_path && !a->report_path) {
         fprintf(stderr, "heptasim run: '--trace-ranks' needs '--trace FILE' or '--report FILE.html'\n");
         return 2;
@@ -112,7 +112,7 @@ int cmd_run(const cli_args *a)
     }
     rpt_run run;
     memory_run(&in, &run);
-    if (run.memory.total_bytes > rpt_capacity_bytes(&in.platform)) {
+    if (run.memory.total_bytes > cfg_usable_hbm_bytes(&in.platform)) {
         /* Never simulate a strategy as if it fitted. */
         if (!a->quiet) rpt_memory_summary(stdout, &in.model, &in.strategy, &in.platform);
         if (a->json_path) rpt_write_json(a->json_path, &run, &err);
@@ -122,7 +122,7 @@ int cmd_run(const cli_args *a)
                 "heptasim: strategy '%s' does not fit: stage %d needs %.1f GiB per device, %s has %.1f GiB usable "
                 "(try more recompute, a higher zero stage, or more tp/pp)\n",
                 in.strategy.name, run.memory_stage, run.memory.total_bytes / SIM_GIB, in.platform.name,
-                rpt_capacity_bytes(&in.platform) / SIM_GIB);
+                cfg_usable_hbm_bytes(&in.platform) / SIM_GIB);
         free(c);
         return sim_exit_status(SIM_EOOM);
     }
@@ -161,7 +161,7 @@ int cmd_run(const cli_args *a)
         if (opt.symmetry == ENG_SYM_DP && run.sim->replicas == 1)
             fprintf(stderr, "heptasim: --symmetry dp: the groups of strategy '%s' tie the data-parallel replicas "
                             "together; every replica was simulated\n", c->strategy.name);
-        run.wall_s = cli_now_s() - t0;
+        run.wall_s = sim_now_s() - t0;
         if (!a->quiet) rpt_summary(stdout, &run);
         if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
         if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, &run, views.timeline, &err);

@@ -242,13 +242,13 @@ static sim_rc session_simulate(session *x, sim_err *err)
     int n = 0;
     for (int i = 0; i < x->nchosen; i++)
         if (x->chosen[i]->state == SRCH_SIM_NONE) todo[n++] = x->chosen[i];
-    double t0 = cli_now_s();
+    double t0 = sim_now_s();
     bar_init(&x->bar, "simulate");
     sim_progress sp = {x, n};
     bar_show(&x->bar, 0, n);
     rc = srch_simulate(todo, n, &x->model, &x->platform, x->jobs, &x->opt, sim_done, &sp, err);
     bar_end(&x->bar);
-    x->sim_s = cli_now_s() - t0;
+    x->sim_s = sim_now_s() - t0;
     free(todo);
     if (rc == SIM_OK && x->write_rc != SIM_OK) {
         *err = x->write_err;
@@ -562,8 +562,8 @@ static void print_compare(const session *x, const srch_candidate *m, const srch_
     compare_row_text("tokens/s", m, s, "%.0f", m ? m->tokens_per_s : 0, s ? s->tokens_per_s : 0);
     compare_row_text("memory, peak stage (GiB)", m, s, "%.1f", m ? m->peak_bytes / SIM_GIB : 0,
                      s ? s->peak_bytes / SIM_GIB : 0);
-    compare_row_text("memory, usable (GiB)", m, s, "%.1f", x->platform.hbm_bytes / SIM_GIB - x->platform.hbm_reserved_bytes / SIM_GIB,
-                     x->platform.hbm_bytes / SIM_GIB - x->platform.hbm_reserved_bytes / SIM_GIB);
+    compare_row_text("memory, usable (GiB)", m, s, "%.1f", cfg_usable_hbm_bytes(&x->platform) / SIM_GIB,
+                     cfg_usable_hbm_bytes(&x->platform) / SIM_GIB);
     compare_row_text("compute (critical rank)", m, s, "%.4f s", m ? m->compute_s : 0, s ? s->compute_s : 0);
     compare_row_text("pipeline bubble", m, s, "%.4f s", m ? m->bubble_s : 0, s ? s->bubble_s : 0);
     compare_row_text("optimizer", m, s, "%.4f s", m ? m->optimizer_s : 0, s ? s->optimizer_s : 0);

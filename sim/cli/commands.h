@@ -28,9 +28,6 @@ eng_symmetry cli_symmetry(const cli_args *a);
 /* Print err on stderr and return the exit status for rc. */
 int cli_fail(sim_rc rc, const sim_err *err);
 
-/* Seconds on a monotonic clock. */
-double cli_now_s(void);
-
 /* Each returns the process exit status. */
 int cmd_run(const cli_args *a);
 int cmd_memory(const cli_args *a);

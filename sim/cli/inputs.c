@@ -1,17 +1,9 @@
 /* inputs.c - what the subcommands share: loading the three inputs named
- * on the command line, error printing, the clock. */
+ * on the command line, error printing. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
-
-double cli_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int cli_fail(sim_rc rc, const sim_err *err)
 {

@@ -1,9 +1,17 @@
-/* common.c - result codes, error formatting and checked allocation. */
+/* common.c - result codes, error formatting, checked allocation and the wall clock. */
 #include "common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double sim_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 const char *sim_strerror(sim_rc rc)
 {

@@ -45,6 +45,10 @@ char *sim_xstrdup(const char *s);
 /* Copy src into dst of capacity cap, always NUL-terminated. */
 void sim_strlcpy(char *dst, const char *src, size_t cap);
 
+/* Wall-clock seconds from a monotonic clock (for timing the simulator
+ * itself, never a simulated figure). */
+double sim_now_s(void);
+
 /* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
  * _flops_per_s). */
 #define SIM_GIB (1024.0 * 1024.0 * 1024.0)

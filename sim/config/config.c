@@ -614,6 +614,26 @@ int cfg_micro_batches(const cfg_strategy *s)
     return per > 0 ? s->global_batch / per : 0;
 }
 
+double cfg_usable_hbm_bytes(const cfg_platform *p)
+{
+    return p->hbm_bytes - p->hbm_reserved_bytes;
+}
+
+int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
+{
+    switch (d) {
+    case CFG_DIM_TP_X: return s->tp_x;
+    case CFG_DIM_TP_Y: return s->tp_y;
+    case CFG_DIM_CP_ULYSSES: return s->cp_ulysses;
+    case CFG_DIM_CP_RING: return s->cp_ring;
+    case CFG_DIM_EP: return 1;
+    case CFG_DIM_DP: return s->dp;
+    case CFG_DIM_PP: return s->pp;
+    case CFG_NDIMS: break;
+    }
+    return 1;
+}
+
 /* ------------------------------------------------- layers on the pipeline */
 
 int cfg_stage_chunks(const cfg_strategy *s)

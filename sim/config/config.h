@@ -206,6 +206,11 @@ int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*c
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
+double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+/* The radix of dimension d in the rank numbering (a rank is a mixed-radix
+ * number over `order`): its size, but 1 for ep, which takes no digit: expert
+ * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
+int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
 /* Returns the most layers a pipeline stage holds: layers / pp when they
  * are split evenly, else the largest of the stages' counts
  * (cfg_stage_layers). */

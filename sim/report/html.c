@@ -259,7 +259,7 @@ static void summary_table(FILE *f, const rpt_run *run)
                  100 * mt.hfu, mt.tflops_per_device, mt.tokens_per_s);
         ROW("MFU", line);
     }
-    double cap = rpt_capacity_bytes(run->platform);
+    double cap = cfg_usable_hbm_bytes(run->platform);
     snprintf(line, sizeof line, "%s of %s usable (stage %d) %s", rpt_fmt_bytes(run->memory.total_bytes, a, sizeof a),
              rpt_fmt_bytes(cap, b, sizeof b), run->memory_stage,
              run->memory.total_bytes <= cap ? "- fits" : "- DOES NOT FIT (not simulated)");
@@ -318,7 +318,7 @@ static void memory_svg(FILE *f, const rpt_run *run)
 {
     const cfg_strategy *s = run->strategy;
     int pp = s->pp > 0 ? s->pp : 1;
-    double cap = rpt_capacity_bytes(run->platform), hi = cap;
+    double cap = cfg_usable_hbm_bytes(run->platform), hi = cap;
     mdl_memory *mem = sim_xcalloc((size_t)pp, sizeof *mem);
     for (int k = 0; k < pp; k++) {
         mdl_rank_memory(run->model, s, k, &mem[k]);

@@ -32,11 +32,6 @@ int rpt_devices(const rpt_run *run)
     return run->platform ? run->platform->devices : 0;
 }
 
-double rpt_capacity_bytes(const cfg_platform *p)
-{
-    return p->hbm_bytes - p->hbm_reserved_bytes;
-}
-
 void rpt_breakdown_compute(const rpt_run *run, rpt_breakdown *out)
 {
     memset(out, 0, sizeof *out);
@@ -95,7 +90,7 @@ static void add_num(cJSON *o, const char *key, double v)
 static cJSON *memory_json(const rpt_run *run)
 {
     const mdl_memory *mm = &run->memory;
-    double cap = rpt_capacity_bytes(run->platform);
+    double cap = cfg_usable_hbm_bytes(run->platform);
     cJSON *o = cJSON_CreateObject();
     add_num(o, "peak_bytes", mm->total_bytes);
     add_num(o, "capacity_bytes", cap);

@@ -68,9 +68,6 @@ void rpt_breakdown_compute(const rpt_run *run, rpt_breakdown *out);
 /* Devices of the run: the strategy's world size, else the platform's count. */
 int rpt_devices(const rpt_run *run);
 
-/* Usable device memory: HBM minus the reserved part. Bytes. */
-double rpt_capacity_bytes(const cfg_platform *p);
-
 /* Pipeline stage of `rank`: its pp digit in the mixed-radix numbering of the
  * strategy's order (innermost first; ep takes no digit, as it is carved out
  * of dp x cp). */

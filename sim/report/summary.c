@@ -130,7 +130,7 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
 static void memory_line(FILE *out, const rpt_run *run)
 {
     const mdl_memory *mm = &run->memory;
-    double cap = rpt_capacity_bytes(run->platform);
+    double cap = cfg_usable_hbm_bytes(run->platform);
     fprintf(out,
             "memory     %.1f GiB of %.1f GiB usable per device (stage %d): weights %.1f, grads %.1f, "
             "optimizer %.1f, activations %.1f, buffers %.1f",
@@ -154,7 +154,7 @@ void rpt_summary(FILE *out, const rpt_run *run)
     char b1[64], b2[64], b3[64];
     const cfg_strategy *s = run->strategy;
     int devices = rpt_devices(run);
-    double cap = rpt_capacity_bytes(run->platform);
+    double cap = cfg_usable_hbm_bytes(run->platform);
 
     fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
             run->platform->name, devices, s->name[0] ? s->name : "(unnamed)");
@@ -221,7 +221,7 @@ void rpt_summary(FILE *out, const rpt_run *run)
  * must have passed cfg_check. */
 void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
 {
-    double cap = rpt_capacity_bytes(p);
+    double cap = cfg_usable_hbm_bytes(p);
     fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, s->name[0] ? s->name : "(unnamed)",
             p->name);
     fprintf(out, "capacity %.1f GiB usable (%.1f GiB HBM - %.1f GiB reserved)\n", cap / SIM_GIB,

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../cost/cost.h"
@@ -23,17 +22,10 @@ typedef struct message {
     double wall_s;
 } message;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 sim_rc runner_simulate_here(run_case *c, const eng_options *opt)
 {
     sim_err err = {{0}};
-    double t0 = now_s();
+    double t0 = sim_now_s();
     memset(&c->result, 0, sizeof c->result);
     c->msg[0] = '\0';
     cost_model *cost = cost_new(&c->platform, &err);
@@ -45,7 +37,7 @@ sim_rc runner_simulate_here(run_case *c, const eng_options *opt)
     cost_free(cost);
     c->rc = rc;
     if (rc != SIM_OK) sim_strlcpy(c->msg, err.msg, sizeof c->msg);
-    c->wall_s = now_s() - t0;
+    c->wall_s = sim_now_s() - t0;
     return rc;
 }
 

@@ -332,20 +332,6 @@ static const cfg_dim order_table[SRCH_NORDERS][CFG_NDIMS] = {
 };
 static const char *const order_names[SRCH_NORDERS] = {"default", "dp<cp", "ep-outer", "pp-inner"};
 
-static int dim_size(const cfg_strategy *s, cfg_dim d)
-{
-    switch (d) {
-    case CFG_DIM_TP_X: return s->tp_x;
-    case CFG_DIM_TP_Y: return s->tp_y;
-    case CFG_DIM_CP_ULYSSES: return s->cp_ulysses;
-    case CFG_DIM_CP_RING: return s->cp_ring;
-    case CFG_DIM_EP: return s->ep;
-    case CFG_DIM_DP: return s->dp;
-    case CFG_DIM_PP: return s->pp;
-    default: return 1;
-    }
-}
-
 /* What an order decides for s: the sequence of rank digits larger than
  * one, and (with ep > 1) whether EP groups come before DP.  Two orders with
  * the same signature give the same rank layout and groups. */
@@ -356,7 +342,7 @@ static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig
         cfg_dim d = order[i];
         if (d == CFG_DIM_EP) pos_ep = i;
         if (d == CFG_DIM_DP) pos_dp = i;
-        if (d != CFG_DIM_EP && dim_size(s, d) > 1) sig[k++] = (int)d;
+        if (cfg_dim_radix(s, d) > 1) sig[k++] = (int)d;
     }
     while (k < CFG_NDIMS) sig[k++] = -1;
     sig[CFG_NDIMS] = s->ep > 1 ? (pos_ep < pos_dp) : -1;
@@ -408,7 +394,7 @@ bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p)
     for (int i = 0; i < CFG_NDIMS; i++) {
         cfg_dim d = s->order[i];
         if (d == CFG_DIM_TP_X) return true;
-        if (d != CFG_DIM_EP && dim_size(s, d) > 1) return false;
+        if (cfg_dim_radix(s, d) > 1) return false;
     }
     return false;
 }

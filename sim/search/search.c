@@ -16,18 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "internal.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int srch_cmp_estimate(const void *pa, const void *pb)
 {
@@ -319,7 +311,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     if (rq->keep < 1) return sim_fail(err, SIM_EINVAL, "heptasim: search: keep must be >= 1");
     if (rq->base.global_batch < 1)
         return sim_fail(err, SIM_EINVAL, "heptasim: search: global batch must be >= 1 (use --global-batch B)");
-    double t0 = now_s();
+    double t0 = sim_now_s();
     searcher x;
     memset(&x, 0, sizeof x);
     x.rq = rq;
@@ -329,7 +321,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     x.all.cap = x.meg.cap = rq->keep;
     x.all.a = sim_xcalloc((size_t)rq->keep, sizeof *x.all.a);
     x.meg.a = sim_xcalloc((size_t)rq->keep, sizeof *x.meg.a);
-    x.capacity = rq->platform->hbm_bytes - rq->platform->hbm_reserved_bytes;
+    x.capacity = cfg_usable_hbm_bytes(rq->platform);
 
     srch_dims *dims = NULL;
     int ndims = srch_dims_list(rq, &dims);
@@ -376,7 +368,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     inputs_id(rq, &x.res->counts, x.res->inputs_id);
     heap_finish(&x.all, &x.res->best, &x.res->nbest, x.res->inputs_id);
     heap_finish(&x.meg, &x.res->best_megatron, &x.res->nbest_megatron, x.res->inputs_id);
-    x.res->seconds = now_s() - t0;
+    x.res->seconds = sim_now_s() - t0;
     *out = x.res;
     return SIM_OK;
 }

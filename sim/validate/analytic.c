@@ -184,7 +184,7 @@ void val_step_metrics(const val_case *c, val_run *r, double step_time_s)
 
 bool val_run_fits(const val_run *r)
 {
-    double cap = (r->platform.hbm_bytes - r->platform.hbm_reserved_bytes) / SIM_GIB;
+    double cap = cfg_usable_hbm_bytes(&r->platform) / SIM_GIB;
     return !(val_memory_gib(r) > cap);
 }
 

@@ -7,27 +7,12 @@
  * cp_ulysses ranks that share tp and pp coordinates, as Megatron does. */
 #include "internal.h"
 
-static int dim_size(const cfg_strategy *s, cfg_dim d)
-{
-    switch (d) {
-    case CFG_DIM_TP_X: return s->tp_x;
-    case CFG_DIM_TP_Y: return s->tp_y;
-    case CFG_DIM_CP_ULYSSES: return s->cp_ulysses;
-    case CFG_DIM_CP_RING: return s->cp_ring;
-    case CFG_DIM_EP: return 1; /* carved out of the data space, not a rank digit */
-    case CFG_DIM_DP: return s->dp;
-    case CFG_DIM_PP: return s->pp;
-    case CFG_NDIMS: break;
-    }
-    return 1;
-}
-
 void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
 {
     int stride = 1, nd = 0, pos_ep = 0, pos_dp = 0;
     for (int i = 0; i < CFG_NDIMS; i++) {
         cfg_dim d = s->order[i];
-        lo->size[d] = dim_size(s, d);
+        lo->size[d] = cfg_dim_radix(s, d);
         lo->stride[d] = stride;
         stride *= lo->size[d];
         if (d == CFG_DIM_EP) pos_ep = i;
