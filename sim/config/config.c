@@ -12,11 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config_int.h"
 
 #ifndef HEPTASIM_DATADIR
 #define HEPTASIM_DATADIR "."
+#endif
+#ifndef HEPTASIM_DATA_FROM_BIN
+#define HEPTASIM_DATA_FROM_BIN "../share/heptasim"
 #endif
 
 #define CFG_MAX_FILE_BYTES (64L * 1024 * 1024)
@@ -250,12 +254,6 @@ static const cfg_key strategy_rows[] = {
 
 /* ------------------------------------------------------------- files */
 
-const char *cfg_data_dir(void)
-{
-    const char *env = getenv("HEPTASIM_DATA");
-    return (env && env[0]) ? env : HEPTASIM_DATADIR;
-}
-
 static bool is_file(const char *path)
 {
     struct stat st;
@@ -266,6 +264,51 @@ static bool is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The installed data directory: HEPTASIM_DATA_FROM_BIN taken from the
+ * directory of the running executable, its leading "../" resolved (the
+ * kernel's /proc/self/exe has no symbolic link or "..").  Writes "" when
+ * the executable's path is unknown. */
+static void installed_data_dir(char *out, size_t cap)
+{
+    char dir[CFG_PATH_LEN];
+    out[0] = '\0';
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0 || n >= (ssize_t)sizeof dir - 1) return;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash) return;
+    *slash = '\0'; /* the executable's directory; "" for the root */
+    const char *rel = HEPTASIM_DATA_FROM_BIN;
+    while (strncmp(rel, "../", 3) == 0 && (slash = strrchr(dir, '/')) != NULL) {
+        *slash = '\0';
+        rel += 3;
+    }
+    int len = snprintf(out, cap, "%s/%s", dir, rel);
+    if (len < 0 || (size_t)len >= cap) out[0] = '\0';
+}
+
+const char *cfg_data_dir(void)
+{
+    const char *env = getenv("HEPTASIM_DATA");
+    if (env && env[0]) return env;
+    static char installed[CFG_PATH_LEN];
+    installed_data_dir(installed, sizeof installed);
+    if (installed[0] && is_dir(installed)) return installed;
+    if (is_dir(HEPTASIM_DATADIR) || !installed[0]) return HEPTASIM_DATADIR;
+    return installed;
+}
+
+sim_rc cfg_data_check(sim_err *err)
+{
+    const char *env = getenv("HEPTASIM_DATA");
+    if (env && env[0] && !is_dir(env))
+        return sim_fail(err, SIM_EINVAL,
+                        "heptasim: HEPTASIM_DATA '%s' is not a directory (unset it, or set it to a directory "
+                        "holding models/, platforms/ and strategies/)",
+                        env);
+    return SIM_OK;
 }
 
 static const char *kind_singular(const char *kind)

@@ -155,9 +155,21 @@ typedef struct cfg_overrides {
     const char *const *items;      /* "KEY=VALUE", not owned */
 } cfg_overrides;
 
-/* Where names without a path are looked up: $HEPTASIM_DATA, else the
- * directory the build was configured from. Returns a static string. */
+/* The data directory: models/, platforms/, strategies/ (where names
+ * without a path are looked up) and results/published, results/golden.
+ * This is the one place that finds it, in this order:
+ *   1. $HEPTASIM_DATA, when set and not empty;
+ *   2. the installed data beside the running executable (/proc/self/exe),
+ *      <prefix>/share/heptasim for <prefix>/bin/heptasim, when it exists;
+ *   3. the source tree the build was configured from (an uninstalled
+ *      build), when it exists; else 2, so "not found" messages name the
+ *      installed location.
+ * Returns $HEPTASIM_DATA itself or a static string; never NULL. */
 const char *cfg_data_dir(void);
+
+/* SIM_EINVAL with one line when $HEPTASIM_DATA is set but is not a
+ * directory; checked once before any command runs. */
+sim_rc cfg_data_check(sim_err *err);
 
 /* Resolve "NAME" or a path into a readable file path: an existing path is
  * used as is, else <data>/<kind>/<NAME>.json (kind: "models", "platforms",
