@@ -70,12 +70,12 @@ _heptasim() {
     prev=${COMP_WORDS[cword - 2]}
   fi
   COMPREPLY=()
-  local IFS=$'\n'
+  local IFS=$'\n' # compgen -W splits its words on newlines only
 
   if [ "$cword" -eq 1 ]; then
     local commands
     commands=$("$exe" --help 2>/dev/null | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
-    COMPREPLY=($(compgen -W "$commands"$'\n'"--help"$'\n'"--version" -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -W "$commands"$'\n'"--help"$'\n'"--version" -- "$cur")
     return
   fi
 
@@ -95,16 +95,16 @@ _heptasim() {
   local i
   for i in "${!names[@]}"; do
     if [ "${names[i]}" = "$prev" ] && [ -n "${metavars[i]}" ]; then
-      COMPREPLY=($(_heptasim_value "$exe" "${metavars[i]}" "$cur" | sort -u))
+      mapfile -t COMPREPLY < <(_heptasim_value "$exe" "${metavars[i]}" "$cur" | sort -u)
       return
     fi
   done
   if [[ $cur == -* ]] || [ -z "$positional" ]; then
     local longs=()
     for i in "${names[@]}"; do [[ $i == --* ]] && longs+=("$i"); done
-    COMPREPLY=($(compgen -W "${longs[*]}" -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -W "${longs[*]}" -- "$cur")
   else
-    COMPREPLY=($(compgen -f -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
   fi
 }
 
