@@ -485,7 +485,8 @@ START_TEST(test_tp_halves_sharded)
         mdl_count_params(&m, &p);
         assert_rel(sharded * t, p.total - replicated, EXACT);
     }
-    /* 2D TP shards weights over tp_x * tp_y. */
+    /* 2D TP shards weights over tp_x * tp_y, and the norms over tp_y: a
+     * rank scales its slice of the hidden (MindSpeed's 2D norms). */
     cfg_strategy a = base_strategy(), b = base_strategy();
     a.tp_x = 8;
     b.tp_x = 4;
@@ -493,7 +494,7 @@ START_TEST(test_tp_halves_sharded)
     mdl_memory ma, mb;
     mdl_rank_memory(&m, &a, 0, &ma);
     mdl_rank_memory(&m, &b, 0, &mb);
-    assert_rel(mb.params, ma.params, EXACT);
+    assert_rel(mb.params, ma.params - replicated / 2.0, EXACT);
     /* With sequence parallel every activation halves with TP. */
     a.sequence_parallel = true;
     cfg_strategy a2 = a;
@@ -540,6 +541,52 @@ START_TEST(test_ep_halves_experts)
     two.zero = 1;
     mdl_rank_memory(&m, &two, 1, &m2);
     assert_rel(m2.optimizer_bytes, 12.0 * (d2 / 4.0 + e2 / 2.0), EXACT);
+}
+END_TEST
+
+START_TEST(test_placement_parts)
+{
+    /* Each part of a layer, as one rank holds it, times the ranks it is
+     * split over gives the part's count: attention, MLP and shared experts
+     * over t = tp_x*tp_y, norms over tp_y, the router over none, routed
+     * experts over ep*etp.  Only the routed experts reduce over expert DP. */
+    cfg_model m = mixtral_8x22b();
+    m.moe.shared_experts = 2;
+    m.moe.shared_ffn_hidden = 4096;
+    cfg_strategy s = base_strategy();
+    s.tp_x = 4;
+    s.tp_y = 2;
+    s.ep = 4;
+    s.etp = 2;
+    double h = m.hidden, q = m.heads * 128.0, kv = m.kv_heads * 128.0, t = 8;
+    mdl_held d, e;
+    mdl_layer_held(&m, &s, false, &d);
+    mdl_layer_held(&m, &s, true, &e);
+    assert_rel(d.params[MDL_PART_ATTENTION] * t, 2 * h * q + 2 * h * kv, EXACT);
+    assert_rel(d.params[MDL_PART_NORMS] * 2, 2 * h, EXACT);
+    assert_rel(d.params[MDL_PART_MLP] * t, 3 * h * m.ffn_hidden, EXACT);
+    ck_assert(d.params[MDL_PART_ROUTER] == 0 && d.params[MDL_PART_EXPERTS] == 0 && d.params[MDL_PART_SHARED] == 0);
+    ck_assert(e.params[MDL_PART_MLP] == 0);
+    assert_rel(e.params[MDL_PART_ATTENTION], d.params[MDL_PART_ATTENTION], EXACT);
+    assert_rel(e.params[MDL_PART_NORMS], d.params[MDL_PART_NORMS], EXACT);
+    assert_rel(e.params[MDL_PART_ROUTER], h * m.moe.experts, EXACT);
+    assert_rel(e.params[MDL_PART_SHARED] * t, 2 * 3 * h * 4096, EXACT);
+    assert_rel(e.params[MDL_PART_EXPERTS] * 4 * 2, m.moe.experts * 3 * h * m.moe.ffn_hidden, EXACT);
+    assert_rel(mdl_held_params(&e, MDL_SYNC_EDP), e.params[MDL_PART_EXPERTS], EXACT);
+    double all = 0;
+    for (int p = 0; p < MDL_NPARTS; p++) {
+        all += e.params[p];
+        ck_assert(mdl_part_sync((mdl_part)p) == (p == MDL_PART_EXPERTS ? MDL_SYNC_EDP : MDL_SYNC_DP));
+    }
+    assert_rel(mdl_held_params(&e, MDL_SYNC_DP) + mdl_held_params(&e, MDL_SYNC_EDP), all, EXACT);
+
+    /* tp_x = 16 > 8 KV heads: each rank holds one whole KV head. */
+    s.tp_x = 16;
+    s.tp_y = 1;
+    ck_assert_int_eq(mdl_kv_heads_tp(&m, &s), 16);
+    mdl_layer_held(&m, &s, false, &d);
+    assert_rel(d.params[MDL_PART_ATTENTION], (2 * h * q) / 16 + 2 * h * 128.0, EXACT);
+    assert_rel(d.params[MDL_PART_NORMS], 2 * h, EXACT);
 }
 END_TEST
 
@@ -715,6 +762,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_full_recompute_working_set);
     tcase_add_test(tc, test_tp_halves_sharded);
     tcase_add_test(tc, test_ep_halves_experts);
+    tcase_add_test(tc, test_placement_parts);
     tcase_add_test(tc, test_embedding_placement);
     tcase_add_test(tc, test_buffers_and_peak);
     tcase_add_test(tc, test_uneven_stage_memory);

@@ -1,6 +1,7 @@
 /* test_workload.c - rank layout, process groups, pipeline schedules and the
  * per-rank programs, checked against closed forms. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,25 +316,184 @@ START_TEST(test_no_tp_no_tp_traffic)
 }
 END_TEST
 
-START_TEST(test_dp_grad_bytes_equal_params)
+/* A placement case: the model kind and the strategy's dimensions. */
+typedef struct place_case {
+    const char *what;
+    bool moe, tied;
+    int kv_heads;                       /* 0: as many as heads */
+    int dp, pp, tp_x, tp_y, cp_ring, cp_ulysses, ep, etp, vpp;
+    bool sp;
+} place_case;
+
+static cfg_model place_model(const place_case *pc)
 {
-    /* zero 0: the gradients all-reduced over DP are 4 bytes per parameter
-     * held (fp32 main grads); zero 1: reduce-scattered, then 2 bytes per
-     * parameter all-gathered. */
-    for (int zero = 0; zero <= 1; zero++) {
-        fixture f;
-        cfg_strategy s = strategy(2, 1, 2);
-        s.zero = zero;
-        cfg_model m = model_gpt();
-        setup(&f, m, s);
-        mdl_params pa;
-        mdl_count_params(&m, &pa);
-        double held = (pa.per_dense_layer * m.layers + pa.embedding + pa.output) / 2 + m.hidden;
-        totals t = walk(f.plan, 0);
-        wl_coll kind = zero ? WL_REDUCESCATTER : WL_ALLREDUCE;
-        ck_assert_double_eq_tol(t.coll_bytes[WL_G_DP][kind], 4 * held, held * 1e-9);
-        ck_assert_double_eq_tol(t.coll_bytes[WL_G_DP][WL_ALLGATHER], zero ? 2 * held : 0, held * 1e-9);
-        teardown(&f);
+    cfg_model m = fx_dense_model(pc->vpp > 1 ? 8 : 4, 1024, 16, 4096, 32000, 1024);
+    m.tied_embeddings = pc->tied;
+    if (pc->kv_heads) m.kv_heads = pc->kv_heads;
+    if (pc->moe) { /* layer 0 dense, the others MoE with a shared expert */
+        m.moe.experts = 4;
+        m.moe.top_k = 2;
+        m.moe.ffn_hidden = 1024;
+        m.moe.shared_experts = 1;
+        m.moe.shared_ffn_hidden = 2048;
+        m.moe.first_dense_layers = 1;
+    }
+    return m;
+}
+
+static cfg_strategy place_strategy(const place_case *pc, int zero, bool overlap)
+{
+    cfg_strategy s = fx_strategy(pc->dp, pc->pp, pc->tp_x, pc->pp > 1 ? 4 : 2);
+    s.tp_y = pc->tp_y;
+    s.cp_ring = pc->cp_ring;
+    s.cp_ulysses = pc->cp_ulysses;
+    s.ep = pc->ep;
+    s.etp = pc->etp;
+    s.sequence_parallel = pc->sp;
+    if (pc->vpp > 1) {
+        s.schedule = CFG_SCHED_INTERLEAVED;
+        s.vpp = pc->vpp;
+    }
+    s.zero = zero;
+    s.overlap_grad_reduce = overlap;
+    return s;
+}
+
+/* Bytes of one rank's gradient reductions (label) and parameter gathers,
+ * by the group each collective runs on. */
+typedef struct sync_bytes {
+    double grad[WL_NGROUPS], edp_grad[WL_NGROUPS], gather;
+} sync_bytes;
+
+static sync_bytes walk_syncs(const wl_plan *plan, int rank)
+{
+    sync_bytes b;
+    memset(&b, 0, sizeof b);
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        if (in.op != WL_COLL) continue;
+        const char *label = wl_label_name(in.label);
+        if (!strcmp(label, "dp_grad_sync")) b.grad[in.group] += in.bytes;
+        if (!strcmp(label, "edp_grad_sync")) b.edp_grad[in.group] += in.bytes;
+        if (!strcmp(label, "dp_param_gather")) b.gather += in.bytes;
+    }
+    wl_program_free(p);
+    return b;
+}
+
+/* What the phases of a reduction of S bytes over the expert-data-parallel
+ * group carry, by group (wl_coll_phases): the whole group when experts are
+ * split like the rest (etp = tp); else the tp/etp TP ranks holding the same
+ * shard (inside: S for a reduce-scatter, 2S for an all-reduce) and the data
+ * part across them (S/(tp/etp)).  Groups of one carry nothing. */
+static int group_size(const wl_plan *plan, int rank, wl_group g)
+{
+    int *members = malloc((size_t)wl_world(plan) * sizeof *members), me;
+    ck_assert_ptr_nonnull(members);
+    int n = wl_group_members(plan, rank, g, members, &me);
+    free(members);
+    return n;
+}
+
+static void edp_phase_bytes(const wl_plan *plan, int rank, double S, bool allreduce, double out[WL_NGROUPS])
+{
+    const cfg_strategy *s = wl_strategy(plan);
+    memset(out, 0, WL_NGROUPS * sizeof *out);
+    int tp = s->tp_x * s->tp_y, parts = tp / s->etp;
+    if (parts == 1) {
+        if (group_size(plan, rank, WL_G_EDP) > 1) out[WL_G_EDP] = S;
+        return;
+    }
+    out[s->etp == 1 ? WL_G_TP : WL_G_EBLK] = allreduce ? 2 * S : S;
+    if (group_size(plan, rank, WL_G_EDPD) > 1) out[WL_G_EDPD] = S / parts;
+}
+
+START_TEST(test_grad_sync_moves_held_params)
+{
+    /* For every layer kind and stage, the gradients a rank's program
+     * reduces over DP and over expert DP are the parameters the memory
+     * model says the rank holds (mdl_rank_memory, by sync group:
+     * mdl_stage_params) times the gradient bytes: once per step; with
+     * ZeRO-3 the layers' once per micro-batch (each backward
+     * reduce-scatters them), the edges' once.  With ZeRO 1 and 2 the
+     * parameters are gathered back, 2 bytes each. */
+    static const place_case cases[] = {
+        {"dense, TP 2, SP", false, false, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, true},
+        {"dense, tied, one stage", false, true, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, false},
+        {"dense, tied, 2 stages (copy)", false, true, 0, 2, 2, 2, 1, 1, 1, 1, 2, 1, true},
+        {"dense, tied, 4 stages interleaved", false, true, 0, 2, 4, 1, 1, 1, 1, 1, 1, 2, false},
+        {"dense, 2D TP and ring CP", false, false, 0, 2, 1, 2, 2, 2, 1, 1, 4, 1, false},
+        {"dense, KV replicated over TP, Ulysses", false, false, 2, 2, 1, 4, 1, 1, 2, 1, 4, 1, true},
+        {"MoE, EP 2, etp 1 < tp", true, false, 0, 4, 2, 2, 1, 1, 1, 2, 1, 1, true},
+        {"MoE, EP 2, etp = tp, tied", true, true, 0, 4, 1, 2, 1, 1, 1, 2, 2, 1, false},
+        {"MoE, EP over dp x cp, expert DP of the TP blocks only", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int zero = 0; zero <= 3; zero++)
+            for (int overlap = 0; overlap <= 1; overlap++) {
+                const place_case *pc = &cases[k];
+                fixture f;
+                setup(&f, place_model(pc), place_strategy(pc, zero, overlap));
+                const cfg_model *m = &f.m;
+                const cfg_strategy *s = &f.s;
+                double gb = MDL_GRAD_BYTES_PER_PARAM, per_layer = zero == 3 ? cfg_micro_batches(s) : 1;
+                bool allreduce = zero == 0;
+                for (int rank = 0; rank < wl_world(f.plan); rank++) {
+                    int stage = wl_stage(f.plan, rank);
+                    mdl_memory mm;
+                    mdl_rank_memory(m, s, stage, &mm);
+                    double dense, expert;
+                    mdl_stage_params(m, s, stage, &dense, &expert);
+                    ck_assert_double_eq_tol(dense + expert, mm.params, mm.params * 1e-12);
+                    if (zero < 2) ck_assert_double_eq_tol(mm.grads_bytes, gb * mm.params, mm.grads_bytes * 1e-12);
+                    mdl_held edge;
+                    mdl_edge_held(m, s, stage, &edge);
+                    double edges = mdl_held_params(&edge, MDL_SYNC_DP);
+                    double want_dp = gb * (per_layer * (dense - edges) + edges);
+                    double want_edp[WL_NGROUPS];
+                    edp_phase_bytes(f.plan, rank, gb * per_layer * expert, allreduce, want_edp);
+
+                    sync_bytes got = walk_syncs(f.plan, rank);
+                    for (int g = 0; g < WL_NGROUPS; g++) {
+                        double want = g == WL_G_DP ? want_dp : 0.0;
+                        ck_assert_msg(fabs(got.grad[g] - want) <= 1e-9 * want_dp,
+                                      "%s, zero %d, overlap %d, rank %d: DP gradients on %s: %.17g bytes, "
+                                      "expected %.17g",
+                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.grad[g], want);
+                        ck_assert_msg(fabs(got.edp_grad[g] - want_edp[g]) <= 1e-9 * want_dp,
+                                      "%s, zero %d, overlap %d, rank %d: expert gradients on %s: %.17g bytes, "
+                                      "expected %.17g",
+                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.edp_grad[g],
+                                      want_edp[g]);
+                    }
+                    if (zero == 1 || zero == 2)
+                        ck_assert_msg(fabs(got.gather - m->dtype_bytes * dense) <= 1e-9 * dense,
+                                      "%s, zero %d, rank %d: DP parameter gathers %.17g bytes, expected %.17g",
+                                      pc->what, zero, rank, got.gather, m->dtype_bytes * dense);
+                }
+                teardown(&f);
+            }
+}
+END_TEST
+
+START_TEST(test_tied_embedding_syncs_once)
+{
+    /* Tied embeddings on one stage: one copy, so V*h/t fewer gradients
+     * reduced over DP than untied; with pp > 1 the last stage reduces its
+     * copy, as the untied output layer. */
+    for (int pp = 1; pp <= 2; pp++) {
+        double dp_bytes[2];
+        for (int tied = 0; tied <= 1; tied++) {
+            place_case pc = {"", false, tied, 0, 2, pp, 2, 1, 1, 1, 1, 2, 1, true};
+            fixture f;
+            setup(&f, place_model(&pc), place_strategy(&pc, 1, true));
+            int last = (pp - 1) * wl_strategy_stride(&f.s, CFG_DIM_PP);
+            dp_bytes[tied] = walk_syncs(f.plan, last).grad[WL_G_DP];
+            teardown(&f);
+        }
+        double vh = 32000.0 * 1024 / 2 * MDL_GRAD_BYTES_PER_PARAM;
+        ck_assert_double_eq_tol(dp_bytes[0] - dp_bytes[1], (pp == 1 ? vh : 0.0), 1e-3);
     }
 }
 END_TEST
@@ -662,7 +822,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_schedule_interleaved_complete);
     tcase_add_test(tc, test_tp_bytes_closed_form);
     tcase_add_test(tc, test_no_tp_no_tp_traffic);
-    tcase_add_test(tc, test_dp_grad_bytes_equal_params);
+    tcase_add_test(tc, test_grad_sync_moves_held_params);
+    tcase_add_test(tc, test_tied_embedding_syncs_once);
     tcase_add_test(tc, test_recompute_adds_forward_time);
     tcase_add_test(tc, test_overlap_uses_stream_and_waits);
     tcase_add_test(tc, test_2d_tp_bytes_closed_form);

@@ -1,4 +1,5 @@
-/* model.c - parameter counts, model FLOPs and memory per rank of a transformer.
+/* model.c - model FLOPs and memory per rank of a transformer (parameter
+ * counts and placement: placement.c).
  *
  * Everything here is a pure function of (model, strategy): no allocation, no
  * logging, no I/O.  The formulas come from:
@@ -21,15 +22,15 @@
  * Notation used in the comments: s seq_len, b micro_batch, h hidden, a heads,
  * d head_dim, g kv_heads, q = a*d, kv = g*d, f ffn_hidden, V vocab, L layers,
  * E experts, k top_k, fe expert ffn, t = tp_x*tp_y, c = cp_ring*cp_ulysses. */
-#include "model.h"
+#include "internal.h"
 
 #include <assert.h>
 #include <string.h>
 
 /* Megatron's default DP gradient bucket (40M, counted here as bytes). */
 #define MDL_GRAD_BUCKET_BYTES 40e6
-/* Mixed-precision Adam [MDO]: fp32 main grads, fp32 master + m + v. */
-#define MDL_GRAD_BYTES_PER_PARAM 4.0
+/* Mixed-precision Adam [MDO]: fp32 master + m + v (fp32 main grads:
+ * MDL_GRAD_BYTES_PER_PARAM in model.h). */
 #define MDL_ADAM_BYTES_PER_PARAM 12.0
 /* fp32 copy of the logits for the loss. */
 #define MDL_LOSS_BYTES_PER_LOGIT 4.0
@@ -40,150 +41,32 @@
 
 static int at_least_one(int v) { return v > 0 ? v : 1; }
 
-static double dtype_bytes(const cfg_model *m) { return m->dtype_bytes > 0 ? m->dtype_bytes : 2.0; }
-
-static double head_dim(const cfg_model *m)
-{
-    if (m->head_dim > 0) return m->head_dim;
-    return (double)m->hidden / at_least_one(m->heads);
-}
-
-/* Width of the query projection (a*d) and of K or V (g*d). */
-static double q_width(const cfg_model *m) { return m->heads * head_dim(m); }
-static double kv_width(const cfg_model *m)
-{
-    int g = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    return g * head_dim(m);
-}
-
-/* Number of weight matrices of one MLP (up and down; SwiGLU adds the gate). */
-static double mlp_matrices(const cfg_model *m) { return m->activation == CFG_ACT_SWIGLU ? 3.0 : 2.0; }
-
-/* Same rule as cfg_is_moe_layer, kept here so the module links alone. */
-static bool layer_is_moe(const cfg_model *m, int layer)
-{
-    const cfg_moe *e = &m->moe;
-    if (e->experts <= 0 || layer < e->first_dense_layers) return false;
-    return (layer - e->first_dense_layers) % at_least_one(e->layer_freq) == 0;
-}
-
-static int tp_of(const cfg_strategy *s) { return at_least_one(s->tp_x) * at_least_one(s->tp_y); }
-static int cp_of(const cfg_strategy *s) { return at_least_one(s->cp_ring) * at_least_one(s->cp_ulysses); }
-
 /* Activations sharded on sequence between the TP ranks: Megatron's sequence
  * parallel, or 2D TP (split on sequence over tp_x, hidden over tp_y). */
 static bool seq_sharded(const cfg_strategy *s) { return s->sequence_parallel || s->tp_y > 1; }
 
-/* Virtual stages that change the layer placement and the schedule. */
-static int chunks_per_stage(const cfg_strategy *s)
-{
-    return s->schedule == CFG_SCHED_INTERLEAVED ? at_least_one(s->vpp) : 1;
-}
-
-static int micro_batches(const cfg_strategy *s)
-{
-    int per_step = at_least_one(s->dp) * at_least_one(s->micro_batch);
-    return at_least_one(s->global_batch / per_step);
-}
-
 /* }===================================================== shape and strategy */
-
-/* {================================================================ params */
-
-static double mlp_params(const cfg_model *m, double ffn) { return mlp_matrices(m) * m->hidden * ffn; }
-
-/* Q, K, V and output projections (no biases). */
-static double attn_matrix_params(const cfg_model *m)
-{
-    double h = m->hidden, q = q_width(m), kv = kv_width(m);
-    return h * q + 2.0 * h * kv + q * h;
-}
-
-/* The two per-layer norms (one vector of h each). */
-static double layer_norm_params(const cfg_model *m) { return 2.0 * m->hidden; }
-
-/* Parameters of one layer held by one rank, after TP and EP sharding, split
- * into non-expert ones (replicated over dp*cp) and routed-expert ones.
- * Norms and the router are replicated over TP, as in Megatron. */
-static void layer_held_params(const cfg_model *m, const cfg_strategy *s, int layer, double *dense, double *expert)
-{
-    double t = tp_of(s);
-    double d = layer_norm_params(m) + attn_matrix_params(m) / t;
-    double e = 0.0;
-    if (layer_is_moe(m, layer)) {
-        const cfg_moe *mo = &m->moe;
-        d += (double)m->hidden * mo->experts;
-        d += mo->shared_experts * mlp_params(m, mo->shared_ffn_hidden) / t;
-        e = mo->experts * mlp_params(m, mo->ffn_hidden) / (at_least_one(s->ep) * (double)at_least_one(s->etp));
-    } else {
-        d += mlp_params(m, m->ffn_hidden) / t;
-    }
-    *dense = d;
-    *expert = e;
-}
-
-/* Counts after Narayanan et al. [N21] generalised: attention
- * h*q + 2*h*kv + q*h + 2h (norms); MLP 2hf (GELU) or 3hf (SwiGLU), biases
- * ignored; MoE layer = attention + router h*E + E routed experts + shared
- * experts; embedding V*h, output V*h unless tied, final norm h.  `active`
- * counts the top-k routed experts instead of all of them.  Fills *out with
- * parameter counts (not bytes). */
-void mdl_count_params(const cfg_model *m, mdl_params *out)
-{
-    memset(out, 0, sizeof *out);
-    const cfg_moe *mo = &m->moe;
-    double h = m->hidden;
-
-    out->embedding = (double)m->vocab * h;
-    out->output = m->tied_embeddings ? 0.0 : (double)m->vocab * h;
-    out->attention = attn_matrix_params(m) + layer_norm_params(m);
-    out->per_dense_layer = out->attention + mlp_params(m, m->ffn_hidden);
-
-    double moe_active = 0.0;
-    if (mo->experts > 0) {
-        double shared = mo->shared_experts * mlp_params(m, mo->shared_ffn_hidden);
-        double router = h * mo->experts;
-        out->expert = mlp_params(m, mo->ffn_hidden);
-        out->per_moe_layer = out->attention + router + mo->experts * out->expert + shared;
-        moe_active = out->attention + router + mo->top_k * out->expert + shared;
-    }
-
-    double edges = out->embedding + out->output + h;
-    out->total = edges;
-    out->active = edges;
-    for (int l = 0; l < m->layers; l++) {
-        if (layer_is_moe(m, l)) {
-            out->total += out->per_moe_layer;
-            out->active += moe_active;
-        } else {
-            out->total += out->per_dense_layer;
-            out->active += out->per_dense_layer;
-        }
-    }
-}
-
-/* }================================================================ params */
 
 /* {================================================================= FLOPs */
 
 /* Causal core attention, forward, per token: scores QK^T and context PV,
  * 2*2*s*q, halved by the causal mask [N21 with the mask]. */
-static double core_attn_token_flops(const cfg_model *m) { return 2.0 * 2.0 * m->seq_len * q_width(m) * 0.5; }
+static double core_attn_token_flops(const cfg_model *m) { return 2.0 * 2.0 * m->seq_len * mdl_q_width(m) * 0.5; }
 
 /* Forward FLOPs of one layer per token: every GEMM is 2 * (its parameters)
  * per token [N21]: QKV 2h(q + 2kv), output 2qh, MLP 2*(2 or 3)hf; MoE adds
  * the router 2hE and runs k routed experts plus the shared ones. */
 static double layer_token_flops(const cfg_model *m, int layer)
 {
-    double h = m->hidden, q = q_width(m), kv = kv_width(m);
+    double h = m->hidden, q = mdl_q_width(m), kv = mdl_kv_width(m);
     double f = 2.0 * h * (q + 2.0 * kv) + core_attn_token_flops(m) + 2.0 * q * h;
-    if (layer_is_moe(m, layer)) {
+    if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
         f += 2.0 * h * mo->experts;
-        f += mo->top_k * 2.0 * mlp_params(m, mo->ffn_hidden);
-        f += mo->shared_experts * 2.0 * mlp_params(m, mo->shared_ffn_hidden);
+        f += mo->top_k * 2.0 * mdl_mlp_params(m, mo->ffn_hidden);
+        f += mo->shared_experts * 2.0 * mdl_mlp_params(m, mo->shared_ffn_hidden);
     } else {
-        f += 2.0 * mlp_params(m, m->ffn_hidden);
+        f += 2.0 * mdl_mlp_params(m, m->ffn_hidden);
     }
     return f;
 }
@@ -254,10 +137,10 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
  * recompute keeps the layer input eBh only (/t with sequence parallel). */
 static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int layer, cfg_recompute mode)
 {
-    double e = dtype_bytes(m), mk = MDL_MASK_BYTES;
-    double t = tp_of(s), c = cp_of(s);
+    double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES;
+    double t = cfg_tp(s), c = cfg_cp(s);
     double t_seq = seq_sharded(s) ? t : 1.0;
-    double h = m->hidden, q = q_width(m), kv = kv_width(m);
+    double h = m->hidden, q = mdl_q_width(m), kv = mdl_kv_width(m);
     double tok = (double)m->seq_len / c * at_least_one(s->micro_batch); /* sl * b */
 
     if (mode == CFG_RECOMP_FULL) return e * tok * h / t_seq;
@@ -265,17 +148,17 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
     double replicated = tok * h * (e + mk + e + mk + 2.0 * e);
     double sharded = e * tok * (2.0 * q + 2.0 * kv);
     double routed = 0.0;
-    if (layer_is_moe(m, layer)) {
+    if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
         double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
         double etp = at_least_one(s->etp);
         /* Tokens reaching this rank's experts: its own routed tokens, and
          * with sequence sharding those its etp peers gather to it. */
         double rtok = mo->top_k * cf * tok * (seq_sharded(s) ? etp / t : 1.0);
-        routed = rtok * (e * h + mlp_matrices(m) * e * mo->ffn_hidden / etp);
-        sharded += mo->shared_experts * mlp_matrices(m) * e * tok * mo->shared_ffn_hidden;
+        routed = rtok * (e * h + mdl_mlp_matrices(m) * e * mo->ffn_hidden / etp);
+        sharded += mo->shared_experts * mdl_mlp_matrices(m) * e * tok * mo->shared_ffn_hidden;
     } else {
-        sharded += mlp_matrices(m) * e * tok * m->ffn_hidden;
+        sharded += mdl_mlp_matrices(m) * e * tok * m->ffn_hidden;
     }
     double scores = 0.0;
     if (mode == CFG_RECOMP_NONE) scores = (2.0 * e + mk) * m->heads * tok * m->seq_len;
@@ -300,7 +183,7 @@ double mdl_layer_activation_bytes(const cfg_model *m, const cfg_strategy *s, int
  * holds consecutive layers, chunks in that order. */
 int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
 {
-    int pp = at_least_one(s->pp), v = chunks_per_stage(s);
+    int pp = at_least_one(s->pp), v = cfg_stage_chunks(s);
     for (int j = 0; j < v; j++)
         for (int p = 0; p < pp; p++) {
             int first, n = cfg_stage_layers(m, s, p, j, &first);
@@ -316,7 +199,7 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
  * gpipe and 1f1b a stage is one chunk, so this counts micro-batches. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 {
-    int P = at_least_one(s->pp), mb = micro_batches(s), v = chunks_per_stage(s);
+    int P = at_least_one(s->pp), mb = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
     int n;
     if (s->schedule == CFG_SCHED_GPIPE) {
         n = mb;
@@ -334,9 +217,9 @@ int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 
 /* {================================================================ memory */
 
-/* What one rank holds for the transformer layers of its stage. */
+/* What one rank needs for the transformer layers of its stage besides
+ * their parameters (mdl_stage_params). */
 typedef struct stage_sums {
-    double dense, expert;   /* held parameters of the layers */
     double largest_layer;   /* held parameters of the largest layer */
     double act_per_micro;   /* activation bytes of one micro-batch, all chunks */
     double act_full_layer;  /* largest layer's activations without recompute */
@@ -345,15 +228,14 @@ typedef struct stage_sums {
 static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stage_sums *out)
 {
     memset(out, 0, sizeof *out);
-    int v = chunks_per_stage(s);
+    int v = cfg_stage_chunks(s);
     for (int j = 0; j < v; j++) {
         int first, n = cfg_stage_layers(m, s, stage, j, &first);
         for (int l = first; l < first + n; l++) {
-            double d, e;
-            layer_held_params(m, s, l, &d, &e);
-            out->dense += d;
-            out->expert += e;
-            if (d + e > out->largest_layer) out->largest_layer = d + e;
+            mdl_held h;
+            mdl_layer_held(m, s, cfg_is_moe_layer(m, l), &h);
+            double held = mdl_held_params(&h, MDL_SYNC_DP) + mdl_held_params(&h, MDL_SYNC_EDP);
+            if (held > out->largest_layer) out->largest_layer = held;
             out->act_per_micro += layer_act_bytes(m, s, l, s->recompute);
             double full = layer_act_bytes(m, s, l, CFG_RECOMP_NONE);
             if (full > out->act_full_layer) out->act_full_layer = full;
@@ -361,43 +243,9 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
     }
 }
 
-/* Embedding on stage 0, output projection (or, with pp > 1, the tied copy
- * Megatron keeps) and final norm on the last stage; vocab-parallel over TP. */
-static double stage_edge_params(const cfg_model *m, const cfg_strategy *s, int stage, double *largest)
-{
-    int pp = at_least_one(s->pp);
-    double vh = (double)m->vocab * m->hidden / tp_of(s);
-    double p = 0.0;
-    *largest = 0.0;
-    if (stage == 0) {
-        p += vh;
-        *largest = vh;
-    }
-    if (stage == pp - 1) {
-        p += m->hidden;
-        if (!m->tied_embeddings || pp > 1) {
-            p += vh;
-            *largest = vh;
-        }
-    }
-    return p;
-}
-
-/* Fills dense_params (replicated over the dp*cp ranks) and expert_params
- * (routed experts, replicated over the expert-data-parallel ranks) held by
- * one rank of stage `stage`, after TP, EP and PP sharding, before ZeRO. */
-void mdl_stage_params(const cfg_model *m, const cfg_strategy *s, int stage, double *dense_params,
-                      double *expert_params)
-{
-    stage_sums ss;
-    double largest;
-    stage_sum(m, s, stage, &ss);
-    *dense_params = ss.dense + stage_edge_params(m, s, stage, &largest);
-    *expert_params = ss.expert;
-}
-
 /* Fills *out with the memory (bytes) of one rank of stage `stage`, 0-based
  * and below pp (asserted):
+ *  - the parameters of mdl_stage_params (placement.c);
  *  - weights dtype_bytes, fp32 main grads 4, Adam 12 bytes per parameter
  *    [MDO]; ZeRO stage z shards the optimizer (z >= 1), the grads (z >= 2)
  *    and the weights (z >= 3) over D ranks [R20]: D = dp*c for non-expert
@@ -407,26 +255,30 @@ void mdl_stage_params(const cfg_model *m, const cfg_strategy *s, int stage, doub
  *    per chunk, plus one layer without recompute as the working set of full
  *    recompute [K23];
  *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the last stage, the largest
- *    gathered layer with ZeRO-3, one 40 MB DP gradient bucket when dp*c > 1. */
+ *    gathered layer (or embedding, or output layer) with ZeRO-3, one 40 MB
+ *    DP gradient bucket when dp*c > 1. */
 void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_memory *out)
 {
     memset(out, 0, sizeof *out);
-    int pp = at_least_one(s->pp), v = chunks_per_stage(s);
+    int pp = at_least_one(s->pp), v = cfg_stage_chunks(s);
     assert(stage >= 0 && stage < pp);
 
     stage_sums ss;
-    double edge_largest;
     stage_sum(m, s, stage, &ss);
-    double dense = ss.dense + stage_edge_params(m, s, stage, &edge_largest);
-    double expert = ss.expert;
-    double largest = ss.largest_layer > edge_largest ? ss.largest_layer : edge_largest;
+    double dense, expert;
+    mdl_stage_params(m, s, stage, &dense, &expert);
+    mdl_held edge;
+    mdl_edge_held(m, s, stage, &edge);
+    double largest = ss.largest_layer;
+    if (edge.params[MDL_PART_EMBEDDING] > largest) largest = edge.params[MDL_PART_EMBEDDING];
+    if (edge.params[MDL_PART_OUTPUT] > largest) largest = edge.params[MDL_PART_OUTPUT];
 
-    double t = tp_of(s), c = cp_of(s), dpc = at_least_one(s->dp) * c;
+    double t = cfg_tp(s), c = cfg_cp(s), dpc = at_least_one(s->dp) * c;
     double dp_expert = dpc * t / (at_least_one(s->ep) * (double)at_least_one(s->etp));
     if (dp_expert < 1.0) dp_expert = 1.0;
     double full = dense + expert;
     double sharded = dense / dpc + expert / dp_expert;
-    double wb = dtype_bytes(m);
+    double wb = mdl_dtype_bytes(m);
 
     out->params = full;
     out->weights_bytes = wb * (s->zero >= 3 ? sharded : full);

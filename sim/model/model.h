@@ -75,11 +75,66 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer);
  * mdl_memory.inflight_microbatches is this divided by vpp, rounded up. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage);
 
-/* Parameters held by one rank of stage `stage` after TP, EP and PP
- * sharding (before ZeRO): *dense_params are replicated over the
- * dp*cp_ring*cp_ulysses ranks, *expert_params (routed experts) over the
- * expert-data-parallel ranks.  Counts, not bytes. */
+/* {============================================ which parameters a rank holds */
+
+/* Gradient bytes per parameter: fp32 main grads, as Megatron keeps them.
+ * The data-parallel gradient reduction moves this many bytes per
+ * parameter held. */
+#define MDL_GRAD_BYTES_PER_PARAM 4.0
+
+/* The parts of a layer or of a stage's edges, each with one placement
+ * (placement.c).  t = tp_x*tp_y.  ORDER MDL_PART: the rows of part_rows
+ * in placement.c. */
+typedef enum mdl_part {
+    MDL_PART_ATTENTION = 0, /* Q, K, V, output projection: split over t (KV heads replicated up to tp_x) */
+    MDL_PART_NORMS,         /* a layer's two norms or the final norm: split over tp_y, replicated over tp_x */
+    MDL_PART_MLP,           /* dense MLP: split over t */
+    MDL_PART_ROUTER,        /* MoE router: replicated over t */
+    MDL_PART_SHARED,        /* shared experts: split over t */
+    MDL_PART_EXPERTS,       /* routed experts: split over ep*etp */
+    MDL_PART_EMBEDDING,     /* word embedding, first stage: vocab-parallel over t */
+    MDL_PART_OUTPUT,        /* output layer, last stage: vocab-parallel over t (tied, pp > 1: the copy) */
+    MDL_NPARTS
+} mdl_part;
+
+/* The data-parallel group a part's gradients are reduced over, and over
+ * which ZeRO shards its optimizer state, gradients and weights. */
+typedef enum mdl_sync {
+    MDL_SYNC_DP = 0,  /* the dp*cp_ring*cp_ulysses ranks with the same tp and pp coordinates */
+    MDL_SYNC_EDP,     /* expert data parallel: the dp*cp_ring*cp_ulysses*t/(ep*etp) ranks with the same expert shard */
+    MDL_NSYNCS
+} mdl_sync;
+
+/* Parameters (counts) one rank holds, by part. */
+typedef struct mdl_held {
+    double params[MDL_NPARTS];
+} mdl_held;
+
+mdl_sync mdl_part_sync(mdl_part part);
+const char *mdl_part_name(mdl_part part);
+
+/* Returns the KV heads of one layer over its TP group: kv_heads, or tp_x
+ * when tp_x > kv_heads (each TP rank holds a whole head, replicated). */
+int mdl_kv_heads_tp(const cfg_model *m, const cfg_strategy *s);
+
+/* One layer of the kind (moe or dense), as held by one rank. */
+void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_held *out);
+
+/* The edges one rank of pipeline stage `stage` holds: the embedding on
+ * stage 0, the final norm and the output layer on the last (with tied
+ * embeddings: no output layer when pp = 1, a copy of the embedding when
+ * pp > 1). */
+void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out);
+
+/* Returns the sum of the parts of h whose gradients reduce over g. */
+double mdl_held_params(const mdl_held *h, mdl_sync g);
+
+/* Parameters held by one rank of stage `stage`, its layers and edges
+ * (before ZeRO): *dense_params reduce over MDL_SYNC_DP, *expert_params
+ * (routed experts) over MDL_SYNC_EDP.  Counts, not bytes. */
 void mdl_stage_params(const cfg_model *m, const cfg_strategy *s, int stage, double *dense_params,
                       double *expert_params);
+
+/* }============================================ which parameters a rank holds */
 
 #endif

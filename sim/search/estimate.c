@@ -463,20 +463,15 @@ long long srch_estimator_probes(const srch_estimator *e) { return e ? e->probes 
 
 /* {========================================================= closed form */
 
-/* Parameters one rank holds for a layer of each kind, as the workload
- * counts them: replicated over the DP group, and routed experts over the
+/* Parameters one rank holds for a layer of each kind (mdl_layer_held):
+ * replicated over the DP group, and routed experts over the
  * expert-data-parallel group. */
 static void layer_params(const srch_estimator *e, const cfg_strategy *s, int kind, double *dp, double *edp)
 {
-    double t = (double)s->tp_x * s->tp_y;
-    if (kind == K_MOE) {
-        double experts = (double)e->m->moe.experts * e->params.expert;
-        *dp = (e->params.per_moe_layer - experts) / t;
-        *edp = experts / s->ep / s->etp;
-    } else {
-        *dp = e->params.per_dense_layer / t;
-        *edp = 0.0;
-    }
+    mdl_held h;
+    mdl_layer_held(e->m, s, kind == K_MOE, &h);
+    *dp = mdl_held_params(&h, MDL_SYNC_DP);
+    *edp = mdl_held_params(&h, MDL_SYNC_EDP);
 }
 
 static void rows_reserve(srch_estimator *e, int pp)
@@ -555,8 +550,6 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
             zb[k] = fmax(0.0, ag[k] + (s->overlap_grad_reduce ? rs[k] : 0.0) - bwd);
         }
     }
-    double t = (double)s->tp_x * s->tp_y;
-    double embed_params = (double)m->vocab * m->hidden / t, head_params = embed_params + m->hidden;
 
     e->p2p = 0.0;
     if (pp > 1) {
@@ -592,7 +585,9 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
         stage_cost *c = &e->costs[st];
         double sdp = r->nd * pdp[K_DENSE] + r->nmoe * pdp[K_MOE];
         double sedp = r->nd * pedp[K_DENSE] + r->nmoe * pedp[K_MOE];
-        double edge = (st == 0 ? embed_params : 0.0) + (st == pp - 1 ? head_params : 0.0);
+        mdl_held eh;
+        mdl_edge_held(m, s, st, &eh);
+        double edge = mdl_held_params(&eh, MDL_SYNC_DP);
         double nl = r->nd + r->nmoe, bwd = c->B - c->zx;
         double edge_gs = coll_s(e, gdp, z == 3 ? WL_REDUCESCATTER : gkind, edge * 4);
         if (z == 3) {

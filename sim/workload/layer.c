@@ -136,8 +136,7 @@ static shape layer_shape(const wl_plan *plan)
     sh.tok_sp = sh.sp ? sh.tok / sh.t : sh.tok;
     sh.h = m->hidden;
     sh.q = (double)m->heads * m->head_dim;
-    double kv_heads = m->kv_heads < s->tp_x ? s->tp_x : m->kv_heads;
-    sh.qkv = sh.q + 2.0 * kv_heads * m->head_dim;
+    sh.qkv = sh.q + 2.0 * mdl_kv_heads_tp(m, s) * m->head_dim;
     return sh;
 }
 
@@ -373,18 +372,10 @@ void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
         emit_compute(&e, WL_L_ATTN, cost_attention_s(plan->c, flops, bytes));
     }
 
-    mdl_params pa;
-    mdl_count_params(m, &pa);
-    double t = cfg_tp(s);
-    if (moe) {
-        double experts = (double)m->moe.experts * pa.expert;
-        out->params_dp = (pa.per_moe_layer - experts) / t;
-        out->params_edp = experts / s->ep / s->etp;
-        (void)t;
-    } else {
-        out->params_dp = pa.per_dense_layer / t;
-        out->params_edp = 0;
-    }
+    mdl_held held;
+    mdl_layer_held(m, s, moe, &held);
+    out->params_dp = mdl_held_params(&held, MDL_SYNC_DP);
+    out->params_edp = mdl_held_params(&held, MDL_SYNC_EDP);
 }
 
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
@@ -420,8 +411,14 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
     tp_reduce(&e, WL_G_TP, rows, sh.sp);
     norm(&e, &sh, true);
 
-    out->embed_params = (double)m->vocab * m->hidden / sh.t;
-    out->head_params = (double)m->vocab * m->hidden / sh.t + m->hidden;
+    /* The embedding's gradient is complete after the embedding's backward
+     * (with tied embeddings and one stage, after the head's too); the final
+     * norm's and the output layer's after the head's. */
+    mdl_held first, last;
+    mdl_edge_held(m, plan->s, 0, &first);
+    mdl_edge_held(m, plan->s, plan->s->pp - 1, &last);
+    out->embed_params = first.params[MDL_PART_EMBEDDING];
+    out->head_params = last.params[MDL_PART_NORMS] + last.params[MDL_PART_OUTPUT];
 }
 
 void wl_layer_ops_free(wl_layer_ops *ops)

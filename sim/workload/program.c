@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/model.h"
 #include "internal.h"
 
 /* The layers of one model chunk of the rank's stage (cfg_stage_layers). */
@@ -109,8 +110,9 @@ static void grad_sync(wl_program *p, double dp_params, double edp_params, int la
         return;
     }
     wl_coll kind = s->zero >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
-    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, dp_params * 4, WL_S_DP, layer);
-    put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * 4, WL_S_DP, layer);
+    double gb = MDL_GRAD_BYTES_PER_PARAM;
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, dp_params * gb, WL_S_DP, layer);
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * gb, WL_S_DP, layer);
 }
 
 /* ZeRO-3: gather one layer's parameters on the DP stream; returns the
@@ -229,8 +231,9 @@ static void epilogue(wl_program *p)
             put(p, w, -1, -1);
         }
     } else {
-        put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * 4, WL_S_MAIN, -1);
-        put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * 4, WL_S_MAIN, -1);
+        double gb = MDL_GRAD_BYTES_PER_PARAM;
+        put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * gb, WL_S_MAIN, -1);
+        put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * gb, WL_S_MAIN, -1);
     }
     double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
     double held = s->zero >= 1 ? p->dp_params / ddp + p->edp_params / dedp : p->dp_params + p->edp_params;
@@ -274,14 +277,7 @@ wl_program *wl_program_new(const wl_plan *plan, int rank)
     double act = (double)s->micro_batch * m->seq_len / cfg_cp(s) * m->hidden * m->dtype_bytes;
     if (s->sequence_parallel || s->tp_y > 1) act /= cfg_tp(s);
     p->act_bytes = act;
-    for (int c = 0; c < p->vchunks; c++)
-        for (int i = 0; i < p->chunk[c].count; i++) {
-            const wl_layer_ops *lo = layer_ops(plan, p->chunk[c].first + i);
-            p->dp_params += lo->params_dp;
-            p->edp_params += lo->params_edp;
-        }
-    if (p->stage == 0) p->dp_params += plan->edge.embed_params;
-    if (p->stage == s->pp - 1) p->dp_params += plan->edge.head_params;
+    mdl_stage_params(m, s, p->stage, &p->dp_params, &p->edp_params);
     return p;
 }
 

@@ -1,0 +1,186 @@
+/* placement.c - parameter counts of a transformer, and which of them one
+ * rank holds: how each part is split over tensor, expert and expert-tensor
+ * parallel ranks or replicated, and which data-parallel group reduces its
+ * gradients.  Memory, the workload's gradient and parameter traffic and
+ * the estimator all take their parameters from here.
+ *
+ * Sources:
+ *  [N21] Narayanan et al., SC'21 (see model.c): the counts.
+ *  [MLM] Megatron-LM (megatron/core): VocabParallelEmbedding and the
+ *        vocab-parallel output layer, column/row-parallel linears split
+ *        over the TP group; norms and the MoE router (TopKRouter) hold
+ *        whole vectors on every TP rank; shared experts are TP-split like
+ *        the dense MLP; routed experts are split over EP x ETP and reduce
+ *        over the expert-data-parallel group; with tied embeddings and
+ *        pp > 1 the last stage keeps a copy of the word embedding
+ *        (shared_embedding_or_output_weight).
+ *  [MS2D] MindSpeed tp-2d (LayerNorm2D, RMSNorm2D): with tp_y > 1 a norm's
+ *        weight is split over tp_y, like the hidden it scales, and
+ *        replicated over tp_x; TopKRouter2D keeps the whole router.
+ *
+ * Not modelled (small): Megatron all-reduces the replicated norm and
+ * router gradients over TP once per step when activations are sequence
+ * sharded (finalize_model_grads; over tp_x with 2D TP), and with tied
+ * embeddings and pp > 1 all-reduces the two embedding copies' gradients
+ * between the first and the last stage.  The copy is held and reduced over
+ * DP on the last stage like any other parameter. */
+#include <string.h>
+
+#include "internal.h"
+
+/* {================================================================ counts */
+
+/* Q, K, V and output projections (no biases) with g KV heads:
+ * h*q + 2*h*g*d + q*h. */
+static double attn_matrix_params(const cfg_model *m, double kv_heads)
+{
+    double h = m->hidden, q = mdl_q_width(m), kv = kv_heads * mdl_head_dim(m);
+    return h * q + 2.0 * h * kv + q * h;
+}
+
+static double model_kv_heads(const cfg_model *m) { return m->kv_heads > 0 ? m->kv_heads : m->heads; }
+
+/* The two per-layer norms (one vector of h each). */
+static double layer_norm_params(const cfg_model *m) { return 2.0 * m->hidden; }
+
+/* Counts after Narayanan et al. [N21] generalised: attention
+ * h*q + 2*h*kv + q*h + 2h (norms); MLP 2hf (GELU) or 3hf (SwiGLU), biases
+ * ignored; MoE layer = attention + router h*E + E routed experts + shared
+ * experts; embedding V*h, output V*h unless tied, final norm h.  `active`
+ * counts the top-k routed experts instead of all of them.  Fills *out with
+ * parameter counts (not bytes). */
+void mdl_count_params(const cfg_model *m, mdl_params *out)
+{
+    memset(out, 0, sizeof *out);
+    const cfg_moe *mo = &m->moe;
+    double h = m->hidden;
+
+    out->embedding = (double)m->vocab * h;
+    out->output = m->tied_embeddings ? 0.0 : (double)m->vocab * h;
+    out->attention = attn_matrix_params(m, model_kv_heads(m)) + layer_norm_params(m);
+    out->per_dense_layer = out->attention + mdl_mlp_params(m, m->ffn_hidden);
+
+    double moe_active = 0.0;
+    if (mo->experts > 0) {
+        double shared = mo->shared_experts * mdl_mlp_params(m, mo->shared_ffn_hidden);
+        double router = h * mo->experts;
+        out->expert = mdl_mlp_params(m, mo->ffn_hidden);
+        out->per_moe_layer = out->attention + router + mo->experts * out->expert + shared;
+        moe_active = out->attention + router + mo->top_k * out->expert + shared;
+    }
+
+    double edges = out->embedding + out->output + h;
+    out->total = edges;
+    out->active = edges;
+    for (int l = 0; l < m->layers; l++) {
+        if (cfg_is_moe_layer(m, l)) {
+            out->total += out->per_moe_layer;
+            out->active += moe_active;
+        } else {
+            out->total += out->per_dense_layer;
+            out->active += out->per_dense_layer;
+        }
+    }
+}
+
+/* }================================================================ counts */
+
+/* {============================================================= placement */
+
+/* ORDER MDL_PART: one row per mdl_part. */
+static const struct part_row {
+    const char *name;
+    mdl_sync sync;
+} part_rows[MDL_NPARTS] = {
+    {"attention", MDL_SYNC_DP}, {"norms", MDL_SYNC_DP},   {"mlp", MDL_SYNC_DP},
+    {"router", MDL_SYNC_DP},    {"shared_experts", MDL_SYNC_DP}, {"experts", MDL_SYNC_EDP},
+    {"embedding", MDL_SYNC_DP}, {"output", MDL_SYNC_DP},
+};
+
+mdl_sync mdl_part_sync(mdl_part part) { return part_rows[part].sync; }
+
+const char *mdl_part_name(mdl_part part) { return (unsigned)part < MDL_NPARTS ? part_rows[part].name : "?"; }
+
+/* Returns g, or tp_x when tp_x > g: a TP rank needs at least one whole KV
+ * head, so KV heads are replicated over tp_x / g ranks. */
+int mdl_kv_heads_tp(const cfg_model *m, const cfg_strategy *s)
+{
+    int g = (int)model_kv_heads(m);
+    return s->tp_x > g ? s->tp_x : g;
+}
+
+static double tp_y_of(const cfg_strategy *s) { return s->tp_y > 0 ? s->tp_y : 1; }
+
+/* Fills *out with the parameters one rank holds of one layer of the kind
+ * (moe or dense), t = tp_x*tp_y [MLM, MS2D]:
+ *   attention (h*q + 2*h*kv' + q*h) / t, kv' = mdl_kv_heads_tp * d;
+ *   norms 2h / tp_y;
+ *   dense: MLP (2 or 3)*h*f / t;
+ *   MoE:   router h*E whole; shared experts (2 or 3)*h*fs*n_s / t;
+ *          routed experts E*(2 or 3)*h*fe / (ep*etp).
+ * Counts, not bytes. */
+void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_held *out)
+{
+    memset(out, 0, sizeof *out);
+    double t = cfg_tp(s);
+    out->params[MDL_PART_ATTENTION] = attn_matrix_params(m, mdl_kv_heads_tp(m, s)) / t;
+    out->params[MDL_PART_NORMS] = layer_norm_params(m) / tp_y_of(s);
+    if (!moe) {
+        out->params[MDL_PART_MLP] = mdl_mlp_params(m, m->ffn_hidden) / t;
+        return;
+    }
+    const cfg_moe *mo = &m->moe;
+    double ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 0 ? s->etp : 1;
+    out->params[MDL_PART_ROUTER] = (double)m->hidden * mo->experts;
+    out->params[MDL_PART_SHARED] = mo->shared_experts * mdl_mlp_params(m, mo->shared_ffn_hidden) / t;
+    out->params[MDL_PART_EXPERTS] = mo->experts * mdl_mlp_params(m, mo->ffn_hidden) / (ep * etp);
+}
+
+/* Fills *out with the edge parameters a rank of pipeline stage `stage`
+ * holds [MLM]: the word embedding V*h/t on stage 0; the final norm h/tp_y
+ * and the output layer V*h/t on the last stage.  With tied embeddings the
+ * output layer is the embedding: nothing more with pp = 1, Megatron's copy
+ * of it with pp > 1. */
+void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out)
+{
+    memset(out, 0, sizeof *out);
+    int pp = s->pp > 0 ? s->pp : 1;
+    double vh = (double)m->vocab * m->hidden / cfg_tp(s);
+    if (stage == 0) out->params[MDL_PART_EMBEDDING] = vh;
+    if (stage == pp - 1) {
+        out->params[MDL_PART_NORMS] = m->hidden / tp_y_of(s);
+        if (!m->tied_embeddings || pp > 1) out->params[MDL_PART_OUTPUT] = vh;
+    }
+}
+
+/* Returns the sum of h's parts whose gradients reduce over g. */
+double mdl_held_params(const mdl_held *h, mdl_sync g)
+{
+    double sum = 0.0;
+    for (int p = 0; p < MDL_NPARTS; p++)
+        if (part_rows[p].sync == g) sum += h->params[p];
+    return sum;
+}
+
+/* Fills the parameters one rank of stage `stage` holds, its layers
+ * (cfg_stage_layers, all chunks) and edges together, by the group their
+ * gradients reduce over. */
+void mdl_stage_params(const cfg_model *m, const cfg_strategy *s, int stage, double *dense_params,
+                      double *expert_params)
+{
+    mdl_held h;
+    mdl_edge_held(m, s, stage, &h);
+    double d = mdl_held_params(&h, MDL_SYNC_DP), e = mdl_held_params(&h, MDL_SYNC_EDP);
+    for (int j = 0; j < cfg_stage_chunks(s); j++) {
+        int first, n = cfg_stage_layers(m, s, stage, j, &first);
+        for (int l = first; l < first + n; l++) {
+            mdl_layer_held(m, s, cfg_is_moe_layer(m, l), &h);
+            d += mdl_held_params(&h, MDL_SYNC_DP);
+            e += mdl_held_params(&h, MDL_SYNC_EDP);
+        }
+    }
+    *dense_params = d;
+    *expert_params = e;
+}
+
+/* }============================================================= placement */
