@@ -34,6 +34,21 @@ static inline cfg_model fx_dense_model(int layers, int hidden, int heads, int ff
     return m;
 }
 
+/* Makes m a mixture of experts: `experts` routed experts of width ffn,
+ * top_k of them per token, `shared` shared experts of width shared_ffn;
+ * the first `first_dense` layers dense, then every freq-th layer MoE. */
+static inline void fx_moe(cfg_model *m, int experts, int top_k, int ffn, int shared, int shared_ffn, int first_dense,
+                          int freq)
+{
+    m->moe.experts = experts;
+    m->moe.top_k = top_k;
+    m->moe.ffn_hidden = ffn;
+    m->moe.shared_experts = shared;
+    m->moe.shared_ffn_hidden = shared_ffn;
+    m->moe.first_dense_layers = first_dense;
+    m->moe.layer_freq = freq;
+}
+
 /* dp x pp x tp_x, 1F1B, micro-batches of 1, `per_replica` sequences per
  * data-parallel replica, overlapped gradient reduction, default order. */
 static inline cfg_strategy fx_strategy(int dp, int pp, int tp, int per_replica)

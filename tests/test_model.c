@@ -138,13 +138,7 @@ START_TEST(test_params_moe_layout)
      * experts.  Layers 0..6: MoE at 1, 3, 5; dense at 0, 2, 4, 6. */
     cfg_model m = dense_model(7, 1024, 16, 4096, 1000, 512);
     m.activation = CFG_ACT_SWIGLU;
-    m.moe.experts = 16;
-    m.moe.top_k = 4;
-    m.moe.ffn_hidden = 512;
-    m.moe.shared_experts = 2;
-    m.moe.shared_ffn_hidden = 768;
-    m.moe.first_dense_layers = 1;
-    m.moe.layer_freq = 2;
+    fx_moe(&m, 16, 4, 512, 2, 768, 1, 2);
     mdl_params p;
     mdl_count_params(&m, &p);
     double h = m.hidden;

@@ -79,6 +79,9 @@ static void teardown(fixture *f)
 /* Totals of one rank's program. */
 typedef struct totals {
     double coll_bytes[WL_NGROUPS][4]; /* by group and collective kind */
+    double grad_bytes[WL_NGROUPS];    /* DP gradient reduction, by the group each phase runs on */
+    double edp_grad_bytes[WL_NGROUPS]; /* the same for the expert gradients */
+    double gather_bytes;              /* DP parameter gathers */
     int colls[WL_NGROUPS];
     int sends, recvs, waits, computes;
     double compute_s;
@@ -98,6 +101,10 @@ static totals walk(const wl_plan *plan, int rank)
             int g = wl_group_dim((wl_group)in.group) == WL_DIM_TP ? WL_G_TP : in.group;
             t.colls[g]++;
             t.coll_bytes[g][in.coll] += in.bytes;
+            const char *label = wl_label_name(in.label);
+            if (!strcmp(label, "dp_grad_sync")) t.grad_bytes[in.group] += in.bytes;
+            if (!strcmp(label, "edp_grad_sync")) t.edp_grad_bytes[in.group] += in.bytes;
+            if (!strcmp(label, "dp_param_gather")) t.gather_bytes += in.bytes;
             break;
         }
         case WL_SEND: t.sends++; break;
@@ -330,14 +337,7 @@ static cfg_model place_model(const place_case *pc)
     cfg_model m = fx_dense_model(pc->vpp > 1 ? 8 : 4, 1024, 16, 4096, 32000, 1024);
     m.tied_embeddings = pc->tied;
     if (pc->kv_heads) m.kv_heads = pc->kv_heads;
-    if (pc->moe) { /* layer 0 dense, the others MoE with a shared expert */
-        m.moe.experts = 4;
-        m.moe.top_k = 2;
-        m.moe.ffn_hidden = 1024;
-        m.moe.shared_experts = 1;
-        m.moe.shared_ffn_hidden = 2048;
-        m.moe.first_dense_layers = 1;
-    }
+    if (pc->moe) fx_moe(&m, 4, 2, 1024, 1, 2048, 1, 1); /* layer 0 dense, the others MoE, a shared expert */
     return m;
 }
 
@@ -359,34 +359,6 @@ static cfg_strategy place_strategy(const place_case *pc, int zero, bool overlap)
     return s;
 }
 
-/* Bytes of one rank's gradient reductions (label) and parameter gathers,
- * by the group each collective runs on. */
-typedef struct sync_bytes {
-    double grad[WL_NGROUPS], edp_grad[WL_NGROUPS], gather;
-} sync_bytes;
-
-static sync_bytes walk_syncs(const wl_plan *plan, int rank)
-{
-    sync_bytes b;
-    memset(&b, 0, sizeof b);
-    wl_program *p = wl_program_new(plan, rank);
-    wl_instr in;
-    while (wl_program_next(p, &in)) {
-        if (in.op != WL_COLL) continue;
-        const char *label = wl_label_name(in.label);
-        if (!strcmp(label, "dp_grad_sync")) b.grad[in.group] += in.bytes;
-        if (!strcmp(label, "edp_grad_sync")) b.edp_grad[in.group] += in.bytes;
-        if (!strcmp(label, "dp_param_gather")) b.gather += in.bytes;
-    }
-    wl_program_free(p);
-    return b;
-}
-
-/* What the phases of a reduction of S bytes over the expert-data-parallel
- * group carry, by group (wl_coll_phases): the whole group when experts are
- * split like the rest (etp = tp); else the tp/etp TP ranks holding the same
- * shard (inside: S for a reduce-scatter, 2S for an all-reduce) and the data
- * part across them (S/(tp/etp)).  Groups of one carry nothing. */
 static int group_size(const wl_plan *plan, int rank, wl_group g)
 {
     int *members = malloc((size_t)wl_world(plan) * sizeof *members), me;
@@ -454,23 +426,23 @@ START_TEST(test_grad_sync_moves_held_params)
                     double want_edp[WL_NGROUPS];
                     edp_phase_bytes(f.plan, rank, gb * per_layer * expert, allreduce, want_edp);
 
-                    sync_bytes got = walk_syncs(f.plan, rank);
+                    totals got = walk(f.plan, rank);
                     for (int g = 0; g < WL_NGROUPS; g++) {
                         double want = g == WL_G_DP ? want_dp : 0.0;
-                        ck_assert_msg(fabs(got.grad[g] - want) <= 1e-9 * want_dp,
+                        ck_assert_msg(fabs(got.grad_bytes[g] - want) <= 1e-9 * want_dp,
                                       "%s, zero %d, overlap %d, rank %d: DP gradients on %s: %.17g bytes, "
                                       "expected %.17g",
-                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.grad[g], want);
-                        ck_assert_msg(fabs(got.edp_grad[g] - want_edp[g]) <= 1e-9 * want_dp,
+                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.grad_bytes[g], want);
+                        ck_assert_msg(fabs(got.edp_grad_bytes[g] - want_edp[g]) <= 1e-9 * want_dp,
                                       "%s, zero %d, overlap %d, rank %d: expert gradients on %s: %.17g bytes, "
                                       "expected %.17g",
-                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.edp_grad[g],
+                                      pc->what, zero, overlap, rank, wl_group_name((wl_group)g), got.edp_grad_bytes[g],
                                       want_edp[g]);
                     }
                     if (zero == 1 || zero == 2)
-                        ck_assert_msg(fabs(got.gather - m->dtype_bytes * dense) <= 1e-9 * dense,
+                        ck_assert_msg(fabs(got.gather_bytes - m->dtype_bytes * dense) <= 1e-9 * dense,
                                       "%s, zero %d, rank %d: DP parameter gathers %.17g bytes, expected %.17g",
-                                      pc->what, zero, rank, got.gather, m->dtype_bytes * dense);
+                                      pc->what, zero, rank, got.gather_bytes, m->dtype_bytes * dense);
                 }
                 teardown(&f);
             }
@@ -489,11 +461,11 @@ START_TEST(test_tied_embedding_syncs_once)
             fixture f;
             setup(&f, place_model(&pc), place_strategy(&pc, 1, true));
             int last = (pp - 1) * wl_strategy_stride(&f.s, CFG_DIM_PP);
-            dp_bytes[tied] = walk_syncs(f.plan, last).grad[WL_G_DP];
+            dp_bytes[tied] = walk(f.plan, last).grad_bytes[WL_G_DP];
             teardown(&f);
         }
-        double vh = 32000.0 * 1024 / 2 * MDL_GRAD_BYTES_PER_PARAM;
-        ck_assert_double_eq_tol(dp_bytes[0] - dp_bytes[1], (pp == 1 ? vh : 0.0), 1e-3);
+        double vh = 32000.0 * 1024 / 2 * MDL_GRAD_BYTES_PER_PARAM, fewer = dp_bytes[0] - dp_bytes[1];
+        ck_assert_double_eq_tol(fewer, pp == 1 ? vh : 0.0, 1e-3);
     }
 }
 END_TEST
