@@ -2,14 +2,17 @@
  * reduction and calibration: case files read with clear errors, the
  * source's FLOP formula reproducing its own derived step time, probe
  * layer times equal to the closed form of the same instructions, one
- * simulated replica agreeing with all of them, and a calibration that
- * recovers efficiencies used to make synthetic measurements. */
+ * simulated replica agreeing with all of them, a calibration that
+ * recovers efficiencies used to make synthetic measurements, and cases
+ * that need what heptasim does not model skipped with their reason. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "validate/validate.h"
 
@@ -124,6 +127,120 @@ START_TEST(test_case_errors_name_file_and_key)
     ck_assert_int_eq(val_case_load(p, NULL, c, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, "tp_x"), "%s", err.msg);
     drop(p);
+    free(c);
+}
+END_TEST
+
+/* A case of 8 devices with model dtype and extra case keys to fill in. */
+#define TINY_CASE(dtype, extra_model, extra_case)                                                                  \
+    "{\"id\": \"tiny\", \"group\": \"g\", \"source\": \"s\", \"platform\": \"dgx-h100\", \"devices\": 8," extra_case \
+    " \"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1024,"            \
+    " \"seq_len\": 1024, \"dtype\": \"" dtype "\"" extra_model "}, \"strategy\": {\"dp\": 8, \"global_batch\": 8},"  \
+    " \"runs\": [{\"name\": \"a\", \"compare\": {\"step_time_s\": 1}}]}"
+
+static sim_rc load_text(const char *text, val_case *c, sim_err *err)
+{
+    const char *p = temp_json(text);
+    sim_rc rc = val_case_load(p, NULL, c, err);
+    drop(p);
+    return rc;
+}
+
+START_TEST(test_not_modelled_cases_are_skipped_with_reason)
+{
+    val_case *c = calloc(2, sizeof *c);
+    sim_err err = {{0}};
+    /* a listed feature: the model keeps keys heptasim does not know, and is not parsed */
+    ck_assert_msg(load_text(TINY_CASE("bf16", ", \"attention\": \"mla\"", " \"not_modelled\": [\"MLA attention\"],"),
+                            &c[0], &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(c[0].nruns, 0);
+    ck_assert_str_eq(c[0].not_modelled, "MLA attention");
+    /* fp8: checked as bf16, then skipped */
+    ck_assert_msg(load_text(TINY_CASE("fp8", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(c[1].nruns, 0);
+    ck_assert_msg(strstr(c[1].not_modelled, "needs fp8"), "%s", c[1].not_modelled);
+    ck_assert_msg(load_text(TINY_CASE("mxfp8", "", " \"not_modelled\": [\"MLA attention\"],"), &c[1], &err) == SIM_OK,
+                  "%s", err.msg);
+    ck_assert_msg(strstr(c[1].not_modelled, "needs fp8") && strstr(c[1].not_modelled, "; MLA attention"), "%s",
+                  c[1].not_modelled);
+    /* a skipped case is still read: bad keys, strategies and metrics are errors */
+    ck_assert_int_eq(load_text(TINY_CASE("fp8", ", \"kv_heads\": 3", ""), &c[1], &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "kv_heads"), "%s", err.msg);
+    ck_assert_int_eq(load_text(TINY_CASE("bf16", "", " \"not_modelled\": [],"), &c[1], &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, ".not_modelled: expected a non-empty array"), "%s", err.msg);
+    ck_assert_int_eq(load_text(TINY_CASE("bf16", "", " \"not_modelled\": [\"\"],"), &c[1], &err), SIM_EINVAL);
+    const char *bad_metric = "{\"id\": \"x\", \"group\": \"g\", \"source\": \"s\", \"platform\": \"dgx-h100\","
+                             " \"devices\": 8, \"not_modelled\": [\"f\"], \"model\": {}, \"strategy\": {},"
+                             " \"runs\": [{\"name\": \"a\", \"compare\": {\"step\": 1}}]}";
+    ck_assert_int_eq(load_text(bad_metric, &c[1], &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, ".runs[0].compare.step: unknown metric"), "%s", err.msg);
+
+    /* statistics: counted apart, never as comparisons; the JSON names the reason */
+    ck_assert_msg(load_text(TINY_CASE("bf16", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(c[1].nruns, 1);
+    ck_assert_str_eq(c[1].not_modelled, "");
+    c[1].runs[0].cmp[0].error = 0.1;
+    val_group_stats g[2];
+    ck_assert_int_eq(val_group_stats_compute(c, 2, g, 2), 1);
+    ck_assert_int_eq(g[0].n, 1);
+    ck_assert_int_eq(g[0].skipped, 1);
+    ck_assert_int_eq(g[0].failed, 0);
+    ck_assert_double_eq_tol(g[0].mean_abs, 0.1, 1e-15);
+    cJSON *doc = val_to_json(c, 2, g, 1);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(first, "not_modelled")->valuestring, "MLA attention");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(first, "runs")), 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "groups"), 0), "skipped")->valueint,
+                     1);
+    cJSON_Delete(doc);
+    free(c);
+}
+END_TEST
+
+static cJSON *read_json_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    ck_assert_uint_lt(n, sizeof buf - 1);
+    buf[n] = '\0';
+    cJSON *root = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(root);
+    return root;
+}
+
+/* Every shipped case loads; it is skipped exactly when its file lists
+ * features not modelled or states an fp8 model dtype (read here from the
+ * file itself), and every case that runs compares something. */
+START_TEST(test_every_published_case_loads)
+{
+    char **paths = NULL;
+    int n = 0;
+    sim_err err = {{0}};
+    ck_assert_msg(val_list_dir(data_path("results/published"), &paths, &n, &err) == SIM_OK, "%s", err.msg);
+    val_case *c = calloc(1, sizeof *c);
+    int skipped = 0, fp8 = 0;
+    for (int i = 0; i < n; i++) {
+        sim_rc rc = val_case_load(paths[i], NULL, c, &err);
+        ck_assert_msg(rc == SIM_OK, "%s", err.msg);
+        cJSON *root = read_json_file(paths[i]);
+        const cJSON *dt = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "model"), "dtype");
+        bool is_fp8 = cJSON_IsString(dt) && strstr(dt->valuestring, "fp8");
+        bool skip = is_fp8 || cJSON_GetObjectItem(root, "not_modelled");
+        cJSON_Delete(root);
+        ck_assert_msg(skip == (c->not_modelled[0] != '\0'), "%s: skipped '%s'", paths[i], c->not_modelled);
+        ck_assert_msg(skip ? c->nruns == 0 : c->nruns > 0, "%s: %d runs", paths[i], c->nruns);
+        if (is_fp8) ck_assert_msg(strstr(c->not_modelled, "needs fp8"), "%s: %s", paths[i], c->not_modelled);
+        for (int r = 0; r < c->nruns; r++) ck_assert_int_gt(c->runs[r].ncmp, 0);
+        skipped += skip;
+        fp8 += is_fp8;
+    }
+    ck_assert_int_gt(skipped, 0);
+    ck_assert_int_gt(fp8, 0);
+    ck_assert_int_gt(n - skipped, 0);
+    val_free_paths(paths, n);
     free(c);
 }
 END_TEST
@@ -285,6 +402,8 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, test_case_errors_name_file_and_key);
     tcase_add_test(tc, test_params_apply);
     tcase_add_test(tc, test_overlapped_grads_not_reduced);
+    tcase_add_test(tc, test_not_modelled_cases_are_skipped_with_reason);
+    tcase_add_test(tc, test_every_published_case_loads);
     suite_add_tcase(s, tc);
     tc = tcase_create("simulated");
     tcase_set_timeout(tc, 300);

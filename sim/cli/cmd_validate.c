@@ -285,12 +285,14 @@ int cmd_calibrate(const cli_args *a)
     int nall = 0;
     rc = load_cases(a, &all, &nall, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
-    /* loose cases are never targets */
-    int n = 0, loose = 0;
+    /* loose and not-modelled cases are never targets */
+    int n = 0, loose = 0, skipped = 0;
     val_case *cases = sim_xcalloc((size_t)nall, sizeof *cases);
     for (int i = 0; i < nall; i++) {
         if (all[i].loose)
             loose++;
+        else if (all[i].not_modelled[0])
+            skipped++;
         else
             cases[n++] = all[i];
     }
@@ -298,9 +300,12 @@ int cmd_calibrate(const cli_args *a)
     bool to_stdout = a->json_path && strcmp(a->json_path, "-") == 0;
     FILE *out = to_stdout ? stderr : stdout;
     if (!a->quiet && loose && n > 0) fprintf(stderr, "heptasim calibrate: leaving out %d loose case(s)\n", loose);
+    if (!a->quiet && skipped && n > 0)
+        fprintf(stderr, "heptasim calibrate: leaving out %d case(s) not modelled\n", skipped);
     if (n == 0) {
         free(cases);
-        fprintf(stderr, "heptasim calibrate: no case to fit (loose cases are never calibration targets)\n");
+        fprintf(stderr, "heptasim calibrate: no case to fit (loose cases are never calibration targets, nor cases "
+                        "not modelled)\n");
         return 2;
     }
     cfg_platform base = cases[0].runs[0].platform;

@@ -32,6 +32,7 @@ int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, 
             out[g].max_abs = -1.0;
         }
         val_group_stats *s = &out[g];
+        s->skipped += c->not_modelled[0] != '\0';
         if (c->target_mean_abs > 0) s->target_mean_abs = c->target_mean_abs;
         if (c->target_max_abs > 0) s->target_max_abs = c->target_max_abs;
         for (int k = 0; k < c->nruns; k++) {
@@ -82,6 +83,7 @@ void val_print_table(FILE *f, const val_case *cases, int n)
             "simulated as");
     for (int i = 0; i < n; i++) {
         const val_case *c = &cases[i];
+        if (c->not_modelled[0]) fprintf(f, "%-38.38s skipped, not modelled: %s\n", c->id, c->not_modelled);
         for (int k = 0; k < c->nruns; k++) {
             const val_run *r = &c->runs[k];
             for (int m = 0; m < r->ncmp; m++) {
@@ -123,7 +125,10 @@ void val_print_groups(FILE *f, const val_group_stats *g, int ng)
             fprintf(f, " %10.1f%% %9.1f%% %+8.1f%%", 100 * s->mean_abs, 100 * s->max_abs, 100 * s->mean_signed);
         else
             fprintf(f, " %11s %10s %9s", "-", "-", "-");
-        if (s->target_mean_abs > 0 || s->target_max_abs > 0) {
+        bool all_skipped = s->n == 0 && s->failed == 0 && s->skipped > 0;
+        if (all_skipped) {
+            fprintf(f, "  skipped");
+        } else if (s->target_mean_abs > 0 || s->target_max_abs > 0) {
             fprintf(f, "  ");
             if (s->target_mean_abs > 0) fprintf(f, "mean <= %.0f%% ", 100 * s->target_mean_abs);
             if (s->target_max_abs > 0) fprintf(f, "max <= %.0f%% ", 100 * s->target_max_abs);
@@ -132,6 +137,8 @@ void val_print_groups(FILE *f, const val_group_stats *g, int ng)
             fprintf(f, "  %s", s->loose ? "none (settings not published)" : "none");
         }
         if (s->failed) fprintf(f, " (%d failed)", s->failed);
+        if (s->skipped)
+            fprintf(f, " (%d case%s not modelled%s)", s->skipped, s->skipped > 1 ? "s" : "", all_skipped ? "" : ", skipped");
         fprintf(f, "\n");
         if (s->n > 0 && s->worst[0]) fprintf(f, "%-34s      worst: %s\n", "", s->worst);
     }
@@ -186,6 +193,7 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
         cJSON_AddStringToObject(o, "file", c->path);
         cJSON_AddStringToObject(o, "source", c->source);
         cJSON_AddBoolToObject(o, "loose", c->loose);
+        if (c->not_modelled[0]) cJSON_AddStringToObject(o, "not_modelled", c->not_modelled);
         cJSON *as = cJSON_AddArrayToObject(o, "assumptions");
         for (int k = 0; k < c->nassumptions; k++) cJSON_AddItemToArray(as, cJSON_CreateString(c->assumptions[k]));
         cJSON *runs = cJSON_AddArrayToObject(o, "runs");
@@ -200,6 +208,7 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
         cJSON_AddBoolToObject(o, "loose", s->loose);
         cJSON_AddNumberToObject(o, "n", s->n);
         cJSON_AddNumberToObject(o, "failed", s->failed);
+        cJSON_AddNumberToObject(o, "skipped", s->skipped);
         cJSON_AddItemToObject(o, "mean_abs_error", number_or_null(s->mean_abs));
         cJSON_AddItemToObject(o, "max_abs_error", number_or_null(s->max_abs));
         cJSON_AddItemToObject(o, "mean_error", number_or_null(s->mean_signed));

@@ -7,7 +7,11 @@
  * one or more runs: a run may change strategy or model keys ("set") and
  * names the figures it is compared on ("compare": metric -> measured
  * value).  Cases marked "loose" (the source leaves settings unstated) are
- * reported apart and never used as calibration targets.
+ * reported apart and never used as calibration targets.  A case that needs
+ * what heptasim does not model (its "not_modelled" list, or a model dtype
+ * the cost model does not run, such as fp8) is loaded, kept with no runs,
+ * and reported as skipped with the reason: never simulated as something
+ * else.
  *
  * Files: cases.c (reading case files), measure.c (simulating the runs in
  * child processes, the one-layer probe, data-parallel reduction),
@@ -104,6 +108,7 @@ typedef struct val_case {
     char source[VAL_TEXT_LEN];
     char hardware[CFG_NAME_LEN];
     bool loose;
+    char not_modelled[VAL_TEXT_LEN]; /* why the case is skipped ("" = it is simulated); then nruns = 0 */
     val_flops flops;
     double target_mean_abs;  /* the group's targets on |error| (0: none) */
     double target_max_abs;
@@ -173,6 +178,7 @@ typedef struct val_group_stats {
     bool loose;
     int n;                       /* comparisons with a value */
     int failed;                  /* comparisons whose run failed */
+    int skipped;                 /* cases not modelled (not simulated, no comparison) */
     double mean_abs, max_abs, mean_signed;
     char worst[VAL_ID_LEN + 64]; /* "case/run metric" of the largest |error| */
     double target_mean_abs, target_max_abs;
