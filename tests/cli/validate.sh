@@ -3,7 +3,11 @@
 # cases (Korthikanti's one layer on 8 GPUs, Narayanan's 1.7B on 32): the
 # table and JSON carry every comparison, the calibrated platform file loads
 # and lowers the error when validated with it, leave-one-out reports each
-# case, and bad command lines exit 2 with one line.
+# case, and bad command lines exit 2 with one line.  Then the 2024-2026
+# cases: those not modelled are listed as skipped with their reason and
+# counted per source, never simulated; every platform preset runs a tiny
+# step; a calibrated platform keeps its base's physical figures; the SimuMax
+# B200 cases meet their targets on hgx-b200-calibrated.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 pub=$data/results/published
 cases="$pub/korthikanti23-table4-22b-layer.json $pub/narayanan21-table1-gpt-1.7b.json"
@@ -74,5 +78,56 @@ expect 2 "unknown parameter 'bogus'" -- calibrate --fit attention,bogus
 expect 2 "no-such.json: cannot read the file" -- validate "$tmp/no-such.json"
 expect 2 "loose cases are never calibration targets" -- calibrate "$pub/megatron-readme-h100-weak-1.7b.json"
 expect 2 "option '--bless' does not apply to this command" -- validate --bless
+
+# 4. cases heptasim does not model: listed, counted, never simulated
+fp8=$pub/nemo2407-h100-llama2-7b.json
+mla=$pub/simumax-b200-deepseekv3-l4-tp1-ep8-pp1-dp8-mbc8-cef.json
+"$bin" validate -q -j 2 --json "$tmp/s.json" "$fp8" "$mla" >/dev/null 2>"$tmp/err"
+check "validate of skipped cases exits 0" test $? -eq 0
+"$bin" validate -q -j 2 "$fp8" "$mla" >"$tmp/table" 2>&1
+check "a case in fp8 is listed as skipped, needs fp8" \
+  grep -Eq '^nemo2407-h100-llama2-7b +skipped, not modelled: needs fp8' "$tmp/table"
+check "a case with MLA is listed as skipped with the feature" \
+  grep -Eq '^simumax-b200-deepseekv3.* skipped, not modelled: MLA attention' "$tmp/table"
+check "the source line counts the skipped case" grep -Eq '^simumax-b200 +0 .* skipped \(1 case not modelled\)' "$tmp/table"
+python3 - "$tmp/s.json" >"$tmp/py" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(c["runs"] == [] and c["not_modelled"] for c in d["cases"]), d["cases"]
+assert {g["group"]: g["skipped"] for g in d["groups"]} == {"nemo-2407-h100": 1, "simumax-b200": 1}, d["groups"]
+assert all(g["n"] == 0 for g in d["groups"])
+EOF
+check "validate JSON: skipped cases have no runs, a reason, and are counted per source" test $? -eq 0 || cat "$tmp/py"
+"$bin" calibrate -q -j 2 "$fp8" >"$tmp/out" 2>"$tmp/err"
+check "calibrate on cases not modelled exits 2" test $? -eq 2
+check "and says why" grep -q "nor cases not modelled" "$tmp/err"
+
+# 5. every platform preset loads and runs a tiny step; calibration changes no physical figure
+for p in "$data"/platforms/*.json; do
+  name=$(basename "$p" .json)
+  "$bin" run -q -p "$name" --devices 8 -m llama3-8b --set model.layers=2 --set model.seq_len=1024 --set dp=8 \
+    --set pp=1 --set vpp=1 --set tp_x=1 --set schedule=1f1b --set global_batch=8 --set micro_batch=1 \
+    --json "$tmp/run.json" >/dev/null 2>"$tmp/err"
+  check "run -p $name --devices 8 exits 0" test $? -eq 0 || sed 's/^/    /' "$tmp/err"
+  check "run -p $name gives a step time" \
+    python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["step_time_s"] > 0' "$tmp/run.json"
+done
+for p in "$data"/platforms/*-calibrated.json; do
+  base=${p%-calibrated.json}.json
+  python3 - "$p" "$base" >"$tmp/py" 2>&1 <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for k in ("device", "node", "supernode", "network"):
+    assert a[k] == b[k], (k, a[k], b[k])
+assert [x for x, _ in a["efficiency"]["gemm"]] == [x for x, _ in b["efficiency"]["gemm"]]
+EOF
+  check "$(basename "$p") keeps the physical figures of $(basename "$base")" test $? -eq 0 || cat "$tmp/py"
+done
+
+# 6. the shipped B200 calibration still meets its targets; when a change of
+# the cost model moves it, refit with scripts/calibrate-all.sh hgx-b200
+"$bin" validate -q -j 2 -p "$data/platforms/hgx-b200-calibrated.json" "$pub"/simumax-b200-*.json >"$tmp/table" 2>&1
+check "simumax-b200 on hgx-b200-calibrated meets its targets (refit: scripts/calibrate-all.sh hgx-b200)" \
+  grep -Eq '^simumax-b200 +7 .* met' "$tmp/table" || grep -A1 '^simumax-b200 ' "$tmp/table"
 
 summary
