@@ -45,9 +45,10 @@ flags=(-std=c11 -g -O1 -Wall -Wextra -D_POSIX_C_SOURCE=200809L "-DHEPTASIM_DATAD
        $(pkg-config --cflags libcjson gsl))
 libs=($(pkg-config --libs libcjson gsl) -lm)
 
-# The simulator sources the harnesses use, compiled once for all of them.
-srcs=(common/common.c config/config.c config/schema.c config/check.c config/hf.c model/model.c cost/cost.c
-      cli/options.c)
+# The simulator sources the harnesses use (the pure modules whole, so a new
+# file in one of them is picked up), compiled once for all of them.
+srcs=()
+for f in "$top"/sim/{common,config,model,cost}/*.c "$top/sim/cli/options.c"; do srcs+=("${f#"$top/sim/"}"); done
 objs=()
 for s in "${srcs[@]}"; do
   o="$out/obj/$(echo "$s" | tr / _).o"
