@@ -6,10 +6,6 @@
 
 #include "../config/config.h"
 
-#define CLI_MAX_SETS 256
-#define CLI_MAX_FILES 1024
-#define CLI_MAX_SIMGRID 8
-
 /* Everything a subcommand may be given on the command line. */
 typedef struct cli_args {
     const char *model, *platform, *strategy;

@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "sim_limits.h"
+
 typedef enum sim_rc {
     SIM_OK = 0,
     SIM_EINVAL,   /* bad user input: file, key, value, flag */
@@ -18,8 +20,6 @@ typedef enum sim_rc {
     SIM_EOOM,     /* the strategy does not fit in device memory */
     SIM_EINTERNAL /* simulation failed (deadlock, engine error) */
 } sim_rc;
-
-#define SIM_ERR_LEN 512
 
 typedef struct sim_err {
     char msg[SIM_ERR_LEN];

@@ -23,8 +23,6 @@
 #define HEPTASIM_DATA_FROM_BIN "../share/heptasim"
 #endif
 
-#define CFG_MAX_FILE_BYTES (64L * 1024 * 1024)
-
 _Static_assert(sizeof(cfg_schedule) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_recompute) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_activation) == sizeof(int), "enum fields are stored as int");
@@ -137,28 +135,27 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 #define OPEN CFG_KF_MIN_OPEN
 
 #define MAXDIM CFG_MAX_DEVICES
-#define MAXWIDTH 16777216 /* 2^24 */
-#define MAX_HEAD_DIM 65536
+#define MAXWIDTH CFG_MAX_WIDTH
 
 static const cfg_key moe_rows[] = {
-    ROW_INT("experts", cfg_model, moe.experts, 0, 65536, 0, REQ),
-    ROW_INT("top_k", cfg_model, moe.top_k, 1, 65536, 0, REQ),
+    ROW_INT("experts", cfg_model, moe.experts, 0, CFG_MAX_EXPERTS, 0, REQ),
+    ROW_INT("top_k", cfg_model, moe.top_k, 1, CFG_MAX_EXPERTS, 0, REQ),
     ROW_INT("ffn_hidden", cfg_model, moe.ffn_hidden, 1, MAXWIDTH, 0, REQ),
-    ROW_INT("shared_experts", cfg_model, moe.shared_experts, 0, 65536, 0, 0),
+    ROW_INT("shared_experts", cfg_model, moe.shared_experts, 0, CFG_MAX_EXPERTS, 0, 0),
     ROW_INT("shared_ffn_hidden", cfg_model, moe.shared_ffn_hidden, 0, MAXWIDTH, 0, 0),
-    ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, 16384, 0, 0),
-    ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, 16384, 1, 0),
+    ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, CFG_MAX_LAYERS, 0, 0),
+    ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, CFG_MAX_LAYERS, 1, 0),
     ROW_END,
 };
 
 static const cfg_key model_rows[] = {
     ROW_STR("name", cfg_model, name, DRV),
     ROW_STR("description", cfg_model, description, 0),
-    ROW_INT("layers", cfg_model, layers, 1, 16384, 0, REQ),
-    ROW_INT("hidden", cfg_model, hidden, 1, 1048576, 0, REQ),
-    ROW_INT("heads", cfg_model, heads, 1, 65536, 0, REQ),
-    ROW_INT("kv_heads", cfg_model, kv_heads, 1, 65536, 0, DRV),
-    ROW_INT("head_dim", cfg_model, head_dim, 1, MAX_HEAD_DIM, 0, DRV),
+    ROW_INT("layers", cfg_model, layers, 1, CFG_MAX_LAYERS, 0, REQ),
+    ROW_INT("hidden", cfg_model, hidden, 1, CFG_MAX_HIDDEN, 0, REQ),
+    ROW_INT("heads", cfg_model, heads, 1, CFG_MAX_HEADS, 0, REQ),
+    ROW_INT("kv_heads", cfg_model, kv_heads, 1, CFG_MAX_HEADS, 0, DRV),
+    ROW_INT("head_dim", cfg_model, head_dim, 1, CFG_MAX_HEAD_DIM, 0, DRV),
     ROW_INT("ffn_hidden", cfg_model, ffn_hidden, 1, MAXWIDTH, 0, REQ),
     ROW_INT("vocab", cfg_model, vocab, 1, MAXWIDTH, 0, REQ),
     ROW_INT("seq_len", cfg_model, seq_len, 1, MAXWIDTH, 0, REQ),
@@ -233,9 +230,9 @@ static const cfg_key strategy_rows[] = {
     ROW_INT("cp_ulysses", cfg_strategy, cp_ulysses, 1, MAXDIM, 1, 0),
     ROW_INT("ep", cfg_strategy, ep, 1, MAXDIM, 1, 0),
     ROW_INT("etp", cfg_strategy, etp, 0, MAXDIM, 0, 0),
-    ROW_INT("vpp", cfg_strategy, vpp, 1, 16384, 1, 0),
-    ROW_INT("first_stage_layers", cfg_strategy, first_stage_layers, 0, 16384, 0, CFG_KF_OMIT_ZERO),
-    ROW_INT("last_stage_layers", cfg_strategy, last_stage_layers, 0, 16384, 0, CFG_KF_OMIT_ZERO),
+    ROW_INT("vpp", cfg_strategy, vpp, 1, CFG_MAX_LAYERS, 1, 0),
+    ROW_INT("first_stage_layers", cfg_strategy, first_stage_layers, 0, CFG_MAX_LAYERS, 0, CFG_KF_OMIT_ZERO),
+    ROW_INT("last_stage_layers", cfg_strategy, last_stage_layers, 0, CFG_MAX_LAYERS, 0, CFG_KF_OMIT_ZERO),
     ROW_ENUM("schedule", cfg_strategy, schedule, schedule_names, NULL, "1f1b"),
     ROW_INT("micro_batch", cfg_strategy, micro_batch, 1, MAXWIDTH, 1, 0),
     ROW_INT("global_batch", cfg_strategy, global_batch, 1, MAXWIDTH, 0, REQ),
@@ -452,11 +449,11 @@ static sim_rc model_derive(cfg_model *m, const char *origin, sim_err *err)
                             "%s: .heads: %d does not divide hidden=%d (use a divisor of %d, or give head_dim)", origin,
                             m->heads, m->hidden, m->hidden);
         m->head_dim = m->hidden / m->heads;
-        if (m->head_dim > MAX_HEAD_DIM)
+        if (m->head_dim > CFG_MAX_HEAD_DIM)
             return sim_fail(err, SIM_EINVAL,
                             "%s: .heads: hidden/heads = %d/%d = %d is more than the largest head_dim %d (use more "
                             "heads, or give head_dim)",
-                            origin, m->hidden, m->heads, m->head_dim, MAX_HEAD_DIM);
+                            origin, m->hidden, m->heads, m->head_dim, CFG_MAX_HEAD_DIM);
     }
     if (m->moe.experts == 0) {
         memset(&m->moe, 0, sizeof m->moe);

@@ -24,11 +24,6 @@
 
 #include "../common/common.h"
 
-#define CFG_NAME_LEN 64
-#define CFG_TEXT_LEN 256
-#define CFG_PATH_LEN 512
-#define CFG_CURVE_MAX 16
-
 /* ---------------------------------------------------------------- model */
 
 typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU } cfg_activation;

@@ -14,10 +14,6 @@
 
 #include "config.h"
 
-/* Upper bounds shared by the schema and the cross checks. */
-#define CFG_MAX_DEVICES 131072
-#define CFG_MAX_MICRO_BATCHES 65536
-
 /* What replaying one step costs, measured on SimGrid 3.32 (x86-64): a rank
  * (its actors, host and links) holds about 85 KiB resident and 300 KiB of
  * address space, and one layer of one micro-batch on one rank (forward and

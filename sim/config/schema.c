@@ -171,9 +171,9 @@ static const cfg_key *find_row(const cfg_key *rows, const char *key)
 
 static sim_rc unknown_key(cfg_reader *r, const cfg_key *rows, const char *key, const char *origin, const char *path)
 {
-    const char *cands[64];
+    const char *cands[CFG_MAX_OBJECT_KEYS];
     int n = 0;
-    for (const cfg_key *k = rows; k->key && n < 64; k++) cands[n++] = k->key;
+    for (const cfg_key *k = rows; k->key && n < CFG_MAX_OBJECT_KEYS; k++) cands[n++] = k->key;
     const char *close = cfg_suggest(key, cands, n);
     if (close) return fail_at(r, origin, path, "unknown key (did you mean '%s'?)", close);
     char list[320] = "";
@@ -467,7 +467,7 @@ cJSON *cfg_schema_write(const cfg_key *rows, const void *base)
 
 /* Split "a.b.c" into at most `max` parts of at most `len` characters.
  * Returns the count, or -1 for an empty part, -2 for too many or too long. */
-static int split_key(const char *key, size_t keylen, char parts[][64], int max)
+static int split_key(const char *key, size_t keylen, char parts[][CFG_SET_MAX_PART], int max)
 {
     int n = 0;
     size_t start = 0;
@@ -475,7 +475,7 @@ static int split_key(const char *key, size_t keylen, char parts[][64], int max)
         if (i < keylen && key[i] != '.') continue;
         size_t len = i - start;
         if (len == 0) return -1;
-        if (n == max || len >= 64) return -2;
+        if (n == max || len >= CFG_SET_MAX_PART) return -2;
         memcpy(parts[n], key + start, len);
         parts[n][len] = '\0';
         n++;
@@ -495,7 +495,6 @@ static void untag_tree(cfg_reader *r, const cJSON *node)
 
 static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON *root)
 {
-    enum { MAXPARTS = 8 };
     const char *eq = strchr(item, '=');
     if (!eq) return sim_fail(r->err, SIM_EINVAL, "--set %s: expected KEY=VALUE", item);
     size_t keylen = (size_t)(eq - item);
@@ -513,8 +512,8 @@ static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON
             key = item + kl + 1;
         }
     }
-    char parts[MAXPARTS][64];
-    int n = split_key(key, (size_t)(eq - key), parts, MAXPARTS);
+    char parts[CFG_SET_MAX_DEPTH][CFG_SET_MAX_PART];
+    int n = split_key(key, (size_t)(eq - key), parts, CFG_SET_MAX_DEPTH);
     if (n == -1) return sim_fail(r->err, SIM_EINVAL, "--set %s: empty name in the key (expected KEY=VALUE)", item);
     if (n < 0) return sim_fail(r->err, SIM_EINVAL, "--set %s: key too long or too deep", item);
     if (strcmp(item_kind, kind) != 0) return SIM_OK;

@@ -118,7 +118,6 @@ typedef struct rpt_timeline rpt_timeline;
 /* Samples the ranks set in the world-sized array ranks, at most
  * RPT_TIMELINE_MAX_RANKS of them (the first ones).  Free with
  * rpt_timeline_free (NULL is fine). s must outlive the timeline. */
-#define RPT_TIMELINE_MAX_RANKS 64
 rpt_timeline *rpt_timeline_new(const cfg_strategy *s, const bool *ranks);
 void rpt_timeline_add(rpt_timeline *tl, int rank, const wl_instr *in, int stream, double start_s, double end_s);
 void rpt_timeline_free(rpt_timeline *tl);

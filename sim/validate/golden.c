@@ -23,7 +23,6 @@
 
 #define GOLDEN_DEFAULT_TOL 1e-6
 #define GOLDEN_ABS_FLOOR 1e-12
-#define GOLDEN_MAX_SET 64
 
 struct val_golden {
     char path[CFG_PATH_LEN];
@@ -100,7 +99,7 @@ sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err)
             devices = (int)dev->valuedouble;
     }
 
-    const char *items[GOLDEN_MAX_SET];
+    const char *items[VAL_GOLDEN_MAX_SET];
     int nitems = 0;
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(root, "set");
     if (rc == SIM_OK && set) {
@@ -111,8 +110,8 @@ sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err)
             if (rc != SIM_OK) break;
             if (!cJSON_IsString(it) || !strchr(it->valuestring, '=') || it->valuestring[0] == '=')
                 rc = sim_fail(err, SIM_EINVAL, "%s: .set[%d]: expected \"KEY=VALUE\" (as for --set)", path, nitems);
-            else if (nitems == GOLDEN_MAX_SET)
-                rc = sim_fail(err, SIM_EINVAL, "%s: .set: at most %d items", path, GOLDEN_MAX_SET);
+            else if (nitems == VAL_GOLDEN_MAX_SET)
+                rc = sim_fail(err, SIM_EINVAL, "%s: .set: at most %d items", path, VAL_GOLDEN_MAX_SET);
             else
                 items[nitems++] = it->valuestring;
         }

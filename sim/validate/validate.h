@@ -61,11 +61,6 @@ double val_flops_per_step(val_flops f, const cfg_model *m, int global_batch);
 
 /* --------------------------------------------------------------- cases */
 
-#define VAL_ID_LEN 96
-#define VAL_TEXT_LEN 512
-#define VAL_MAX_RUNS 16
-#define VAL_MAX_ASSUMPTIONS 12
-
 /* One measured figure of a run and, once simulated, the simulator's. */
 typedef struct val_compare {
     val_metric metric;
