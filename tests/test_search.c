@@ -164,7 +164,7 @@ START_TEST(megatron_space_is_the_megatron_style_part)
     }
     /* the best Megatron-style estimate of the 7D search is the Megatron search's best */
     ck_assert_int_gt(all->nbest_megatron, 0);
-    ck_assert(srch_same_strategy(&all->best_megatron[0].strategy, &meg->best[0].strategy));
+    ck_assert(cfg_strategy_same(&all->best_megatron[0].strategy, &meg->best[0].strategy));
     ck_assert_double_eq(all->best_megatron[0].est.step_s, meg->best[0].est.step_s);
     ck_assert(all->best[0].est.step_s <= meg->best[0].est.step_s);
     srch_result_free(all);
@@ -425,7 +425,7 @@ START_TEST(record_round_trip)
     sim_err err = {{0}};
     ck_assert_msg(srch_record_from_json(o, "record", &back, &err) == SIM_OK, "%s", err.msg);
     ck_assert_int_eq(back.index, c.index);
-    ck_assert(srch_same_strategy(&back.strategy, &c.strategy));
+    ck_assert(cfg_strategy_same(&back.strategy, &c.strategy));
     ck_assert_double_eq(back.est.step_s, c.est.step_s);
     ck_assert_double_eq(back.step_time_s, c.step_time_s);
     ck_assert_double_eq(back.exposed_s[WL_DIM_DP], c.exposed_s[WL_DIM_DP]);
@@ -556,7 +556,7 @@ START_TEST(reasons_name_the_component_and_the_key)
     strategy("{\"pp\": 4, \"dp\": 4, \"vpp\": 2, \"schedule\": \"interleaved\", \"global_batch\": 32, "
              "\"zero\": 3}",
              &a.strategy);
-    srch_strategy_compact(&a.strategy, name, sizeof name);
+    cfg_strategy_compact(&a.strategy, name, sizeof name);
     ck_assert_msg(strstr(name, "pp4v2") && strstr(name, "dp4") && strstr(name, "z3"), "%s", name);
 }
 END_TEST

@@ -111,7 +111,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
         key[len] = '\0';
         x->pinned |= srch_pin_of_key(key);
     }
-    if ((x->pinned & SRCH_PIN_DP) && x->base.dp == 0) x->pinned &= ~(unsigned)SRCH_PIN_DP; /* dp=0: derived */
+    if ((x->pinned & srch_pin_of_key("dp")) && x->base.dp == 0) x->pinned &= ~srch_pin_of_key("dp"); /* dp=0: derived */
     x->space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
     x->opt.symmetry = cli_symmetry(a);
     x->top = a->top > 0 ? a->top : top_default;
@@ -185,7 +185,7 @@ static sim_rc session_resume(session *x, sim_err *err)
         srch_candidate *c = NULL;
         for (int k = 0; k < x->nchosen && !c; k++)
             if (x->chosen[k]->index == r->index) c = x->chosen[k];
-        if (r->space != x->space || strcmp(r->inputs_id, id) != 0 || (c && !srch_same_strategy(&r->strategy, &c->strategy))) {
+        if (r->space != x->space || strcmp(r->inputs_id, id) != 0 || (c && !cfg_strategy_same(&r->strategy, &c->strategy))) {
             rc = sim_fail(err, SIM_EINVAL,
                           "%s: candidate %d comes from another search (other model, platform, devices, space, --set "
                           "pins or global batch: inputs %s, this sweep %s); use another '--out' file",
@@ -550,8 +550,8 @@ static void compare_row_text(const char *label, const srch_candidate *m, const s
 static void print_compare(const session *x, const srch_candidate *m, const srch_candidate *s)
 {
     char nm[256] = "-", ns[256] = "-";
-    if (m) srch_strategy_compact(&m->strategy, nm, sizeof nm);
-    if (s) srch_strategy_compact(&s->strategy, ns, sizeof ns);
+    if (m) cfg_strategy_compact(&m->strategy, nm, sizeof nm);
+    if (s) cfg_strategy_compact(&s->strategy, ns, sizeof ns);
     compare_width = (int)strlen(nm) + 2 > 28 ? (int)strlen(nm) + 2 : 28;
     printf("\n  %-34s %-*s %s\n", "", compare_width, "Megatron-style best", "7D best");
     printf("  %-34s %-*s %s\n", "strategy", compare_width, nm, ns);
@@ -717,7 +717,7 @@ int cmd_merge(const cli_args *a)
             rows[nrows++] = &recs[i];
             continue;
         }
-        if (!srch_same_strategy(&rows[dup]->strategy, &recs[i].strategy)) {
+        if (!cfg_strategy_same(&rows[dup]->strategy, &recs[i].strategy)) {
             rc = sim_fail(&err, SIM_EINVAL,
                           "heptasim merge: candidate %d differs between %s and %s (the files come from different "
                           "sweeps)",

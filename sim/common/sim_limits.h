@@ -46,6 +46,7 @@
                                      * count <= CFG_MAX_DEVICES has at most 144 divisors) */
 #define CFG_SEARCH_MAX_MICRO_BATCH 16 /* largest micro-batch a search tries */
 #define CFG_SEARCH_MAX_VPP 8        /* largest vpp a search tries */
+#define SRCH_MAX_LEVELS 32          /* searched strategy keys, and pinnable ones (bits of an unsigned) */
 
 /* ------------------------------------------------------ command line */
 

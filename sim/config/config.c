@@ -33,21 +33,7 @@ _Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
 static const char *const activation_names[] = {"gelu", "swiglu", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
-static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
-static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL};
-
-#define CFG_DEFAULT_ORDER "tp_x-tp_y-cp_ulysses-cp_ring-ep-dp-pp"
-
-const char *cfg_schedule_name(cfg_schedule s)
-{
-    return (unsigned)s < 3 ? schedule_names[s] : "?";
-}
-
-const char *cfg_recompute_name(cfg_recompute r)
-{
-    return (unsigned)r < 3 ? recompute_names[r] : "?";
-}
 
 const char *cfg_activation_name(cfg_activation a)
 {
@@ -113,22 +99,6 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 }
 
 /* ----------------------------------------------------------- the schemas */
-
-#define ROW_INT(k, st, f, lo, hi, d, fl) \
-    { .key = k, .type = CFG_K_INT, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d }
-#define ROW_DBL(k, st, f, lo, hi, d, sc, fl)                                                                   \
-    {                                                                                                          \
-        .key = k, .type = CFG_K_DOUBLE, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d, \
-        .scale = sc                                                                                            \
-    }
-#define ROW_BOOL(k, st, f, d) { .key = k, .type = CFG_K_BOOL, .offset = offsetof(st, f), .def = d }
-#define ROW_STR(k, st, f, fl) \
-    { .key = k, .type = CFG_K_STRING, .flags = fl, .offset = offsetof(st, f), .size = sizeof(((st *)0)->f) }
-#define ROW_ENUM(k, st, f, nm, vals, d) \
-    { .key = k, .type = CFG_K_ENUM, .offset = offsetof(st, f), .names = nm, .values = vals, .def_str = d }
-#define ROW_OBJ(k, st, f, rows, fl) \
-    { .key = k, .type = CFG_K_OBJECT, .flags = fl, .offset = offsetof(st, f), .sub = rows }
-#define ROW_END { .key = NULL }
 
 #define REQ CFG_KF_REQUIRED
 #define DRV CFG_KF_DERIVED
@@ -216,36 +186,6 @@ static const cfg_key platform_rows[] = {
     ROW_OBJ("supernode", cfg_platform, devices_per_supernode, supernode_rows, REQ),
     ROW_OBJ("network", cfg_platform, nic_bytes_per_s, network_rows, REQ),
     ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
-    ROW_END,
-};
-
-static const cfg_key strategy_rows[] = {
-    ROW_STR("name", cfg_strategy, name, DRV),
-    ROW_STR("description", cfg_strategy, description, 0),
-    ROW_INT("dp", cfg_strategy, dp, 0, MAXDIM, 0, 0),
-    ROW_INT("pp", cfg_strategy, pp, 1, MAXDIM, 1, 0),
-    ROW_INT("tp_x", cfg_strategy, tp_x, 1, MAXDIM, 1, 0),
-    ROW_INT("tp_y", cfg_strategy, tp_y, 1, MAXDIM, 1, 0),
-    ROW_INT("cp_ring", cfg_strategy, cp_ring, 1, MAXDIM, 1, 0),
-    ROW_INT("cp_ulysses", cfg_strategy, cp_ulysses, 1, MAXDIM, 1, 0),
-    ROW_INT("ep", cfg_strategy, ep, 1, MAXDIM, 1, 0),
-    ROW_INT("etp", cfg_strategy, etp, 0, MAXDIM, 0, 0),
-    ROW_INT("vpp", cfg_strategy, vpp, 1, CFG_MAX_LAYERS, 1, 0),
-    ROW_INT("first_stage_layers", cfg_strategy, first_stage_layers, 0, CFG_MAX_LAYERS, 0, CFG_KF_OMIT_ZERO),
-    ROW_INT("last_stage_layers", cfg_strategy, last_stage_layers, 0, CFG_MAX_LAYERS, 0, CFG_KF_OMIT_ZERO),
-    ROW_ENUM("schedule", cfg_strategy, schedule, schedule_names, NULL, "1f1b"),
-    ROW_INT("micro_batch", cfg_strategy, micro_batch, 1, MAXWIDTH, 1, 0),
-    ROW_INT("global_batch", cfg_strategy, global_batch, 1, MAXWIDTH, 0, REQ),
-    ROW_BOOL("sequence_parallel", cfg_strategy, sequence_parallel, 0),
-    ROW_ENUM("recompute", cfg_strategy, recompute, recompute_names, NULL, "none"),
-    ROW_INT("zero", cfg_strategy, zero, 0, 3, 0, 0),
-    ROW_BOOL("overlap_grad_reduce", cfg_strategy, overlap_grad_reduce, 1),
-    ROW_BOOL("overlap_param_gather", cfg_strategy, overlap_param_gather, 1),
-    ROW_BOOL("overlap_tp_comm", cfg_strategy, overlap_tp_comm, 0),
-    ROW_BOOL("overlap_cp_comm", cfg_strategy, overlap_cp_comm, 1),
-    ROW_BOOL("fuse_tpy_cp", cfg_strategy, fuse_tpy_cp, 0),
-    {.key = "order", .type = CFG_K_ORDER, .offset = offsetof(cfg_strategy, order), .def_str = CFG_DEFAULT_ORDER},
-    ROW_DBL("moe_capacity_factor", cfg_strategy, moe_capacity_factor, 1, 1000, 1, 1, 0),
     ROW_END,
 };
 
@@ -559,7 +499,7 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
     memset(&s, 0, sizeof s);
     sim_rc rc = SIM_OK;
     if (cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "strategy", root);
-    if (!rc) rc = cfg_schema_read(&r, strategy_rows, root, &s);
+    if (!rc) rc = cfg_schema_read(&r, cfg_strategy_keys, root, &s);
     cJSON_Delete(root);
     cfg_reader_free(&r);
     if (rc) return cfg_one_line(rc, err);
@@ -594,7 +534,7 @@ void *cfg_platform_to_json(const cfg_platform *p)
 
 void *cfg_strategy_to_json(const cfg_strategy *s)
 {
-    return cfg_schema_write(strategy_rows, s);
+    return cfg_schema_write(cfg_strategy_keys, s);
 }
 
 /* --------------------------------------------------- in-memory structs */
@@ -628,7 +568,7 @@ sim_rc cfg_strategy_revalidate(const cfg_strategy *s, sim_err *err)
 {
     cfg_strategy tmp;
     memset(&tmp, 0, sizeof tmp);
-    return revalidate(strategy_rows, s, cfg_origin(s->path, "strategy"), &tmp, err);
+    return revalidate(cfg_strategy_keys, s, cfg_origin(s->path, "strategy"), &tmp, err);
 }
 
 /* ------------------------------------------------------------ products */
@@ -646,6 +586,17 @@ int cfg_tp(const cfg_strategy *s)
 int cfg_cp(const cfg_strategy *s)
 {
     return s->cp_ring * s->cp_ulysses;
+}
+
+int cfg_dp_group(const cfg_strategy *s)
+{
+    return s->dp * s->cp_ring * s->cp_ulysses;
+}
+
+int cfg_edp_group(const cfg_strategy *s)
+{
+    int ep = s->ep > 0 ? s->ep : 1, tp = s->tp_x * s->tp_y, etp = s->etp > 0 ? s->etp : tp;
+    return cfg_dp_group(s) / ep * (tp / etp);
 }
 
 int cfg_micro_batches(const cfg_strategy *s)

@@ -218,6 +218,8 @@ double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_
  * number over `order`): its size, but 1 for ep, which takes no digit: expert
  * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
+int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
+int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
 /* Returns the most layers a pipeline stage holds: layers / pp when they
  * are split evenly, else the largest of the stages' counts
  * (cfg_stage_layers). */

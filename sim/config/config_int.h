@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "keys.h"
 
 /* What replaying one step costs, measured on SimGrid 3.32 (x86-64): a rank
  * (its actors, host and links) holds about 85 KiB resident and 300 KiB of
@@ -33,39 +34,26 @@
 
 /* ----------------------------------------------------------- the schema */
 
-typedef enum cfg_ktype {
-    CFG_K_INT = 0, /* int field; JSON number with no fraction */
-    CFG_K_DOUBLE,  /* double field = JSON number * scale */
-    CFG_K_BOOL,    /* bool field */
-    CFG_K_STRING,  /* char[size] field, one line */
-    CFG_K_ENUM,    /* int field = values[i] (or i) for the string names[i] */
-    CFG_K_CURVE,   /* cfg_curve field from [[x, y], ...] */
-    CFG_K_ORDER,   /* cfg_dim[CFG_NDIMS] field from "tp_x-tp_y-..." */
-    CFG_K_OBJECT   /* nested object whose rows (sub) use offsets of the same struct */
-} cfg_ktype;
+/* Rows of the model and platform tables (config.c); the strategy's have
+ * their own in keys.c. */
+#define ROW_INT(k, st, f, lo, hi, d, fl) \
+    { .key = k, .type = CFG_K_INT, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d }
+#define ROW_DBL(k, st, f, lo, hi, d, sc, fl)                                                                   \
+    {                                                                                                          \
+        .key = k, .type = CFG_K_DOUBLE, .flags = fl, .offset = offsetof(st, f), .min = lo, .max = hi, .def = d, \
+        .scale = sc                                                                                            \
+    }
+#define ROW_BOOL(k, st, f, d) { .key = k, .type = CFG_K_BOOL, .offset = offsetof(st, f), .def = d }
+#define ROW_STR(k, st, f, fl) \
+    { .key = k, .type = CFG_K_STRING, .flags = fl, .offset = offsetof(st, f), .size = sizeof(((st *)0)->f) }
+#define ROW_ENUM(k, st, f, nm, vals, d) \
+    { .key = k, .type = CFG_K_ENUM, .offset = offsetof(st, f), .names = nm, .values = vals, .def_str = d }
+#define ROW_OBJ(k, st, f, rows, fl) \
+    { .key = k, .type = CFG_K_OBJECT, .flags = fl, .offset = offsetof(st, f), .sub = rows }
+#define ROW_END { .key = NULL }
 
-#define CFG_KF_REQUIRED 1u  /* absent key is an error */
-#define CFG_KF_DERIVED 2u   /* optional, no fixed default: absent leaves 0 for the loader */
-#define CFG_KF_MIN_OPEN 4u  /* the lower bound is excluded (x > min) */
-#define CFG_KF_OMIT_ZERO 8u /* int, or object: not written when the int at `offset` is 0 */
-
-/* One row of a schema table: one JSON key.  Bounds and default are in the
- * units of the JSON key; scale converts them to the SI value stored.
- * A table ends with a row whose key is NULL. */
-typedef struct cfg_key {
-    const char *key;
-    cfg_ktype type;
-    unsigned flags;
-    size_t offset;             /* into the root struct, also for nested rows */
-    size_t size;               /* string capacity */
-    double min, max;           /* numbers, and the y of a curve */
-    double def;                /* numbers and bools */
-    const char *def_str;       /* strings, enums, order */
-    double scale;              /* JSON unit -> SI; 0 means 1 */
-    const char *const *names;  /* enum names, NULL-terminated */
-    const int *values;         /* stored value of names[i]; NULL means i */
-    const struct cfg_key *sub; /* rows of a nested object */
-} cfg_key;
+/* The rank order of a strategy without "order". */
+#define CFG_DEFAULT_ORDER "tp_x-tp_y-cp_ulysses-cp_ring-ep-dp-pp"
 
 /* Where a node of a JSON tree came from, when not from the file itself:
  * a `--set` item (origin) or a HuggingFace key (path). */
@@ -96,9 +84,17 @@ void cfg_reader_tag(cfg_reader *r, const cJSON *node, const char *origin, const 
  * Returns SIM_OK or SIM_EINVAL with one line in r->err. */
 sim_rc cfg_schema_read(cfg_reader *r, const cfg_key *rows, const cJSON *obj, void *base);
 
+/* Fill the default of one row into the struct at base (an object row: the
+ * defaults of its optional keys). */
+void cfg_schema_default(const cfg_key *row, void *base);
+
 /* The struct at base as a JSON object with the keys and units of the
  * table.  Caller owns the tree (cJSON_Delete). */
 cJSON *cfg_schema_write(const cfg_key *rows, const void *base);
+
+/* The same with only the top-level rows that have one of the CFG_KF_*
+ * flags in `only` (0: every row). */
+cJSON *cfg_schema_write_only(const cfg_key *rows, const void *base, unsigned only);
 
 /* Apply the `--set` items of ov that belong to kind ("model", "platform",
  * "strategy") to root, creating intermediate objects as needed and tagging

@@ -334,8 +334,7 @@ static sim_rc read_value(cfg_reader *r, const cfg_key *row, const cJSON *node, v
 #undef GOT
 }
 
-/* Fill the default of an absent key (objects: of their optional keys). */
-static void apply_default(const cfg_key *row, void *base)
+void cfg_schema_default(const cfg_key *row, void *base)
 {
     void *field = (char *)base + row->offset;
     switch (row->type) {
@@ -356,7 +355,7 @@ static void apply_default(const cfg_key *row, void *base)
     case CFG_K_CURVE: break;
     case CFG_K_OBJECT:
         for (const cfg_key *k = row->sub; k->key; k++)
-            if (!(k->flags & (CFG_KF_REQUIRED | CFG_KF_DERIVED))) apply_default(k, base);
+            if (!(k->flags & (CFG_KF_REQUIRED | CFG_KF_DERIVED))) cfg_schema_default(k, base);
         break;
     }
 }
@@ -379,7 +378,7 @@ static sim_rc read_object(cfg_reader *r, const cfg_key *rows, const cJSON *obj, 
                 snprintf(cpath, sizeof cpath, "%s.%s", path, k->key);
                 return fail_at(r, origin, cpath, "required key is missing");
             }
-            if (!(k->flags & CFG_KF_DERIVED)) apply_default(k, base);
+            if (!(k->flags & CFG_KF_DERIVED)) cfg_schema_default(k, base);
             continue;
         }
         const char *o = locate(r, c, origin, path, k->key, 0, cpath, sizeof cpath);
@@ -401,7 +400,7 @@ sim_rc cfg_schema_read(cfg_reader *r, const cfg_key *rows, const cJSON *obj, voi
 
 /* ---------------------------------------------------------------- writing */
 
-static void write_rows(const cfg_key *rows, const void *base, cJSON *obj);
+static void write_rows(const cfg_key *rows, const void *base, cJSON *obj, unsigned only);
 
 static cJSON *write_value(const cfg_key *row, const void *base)
 {
@@ -441,25 +440,30 @@ static cJSON *write_value(const cfg_key *row, const void *base)
     case CFG_K_OBJECT: {
         if ((row->flags & CFG_KF_OMIT_ZERO) && *(const int *)field == 0) return NULL;
         cJSON *obj = cJSON_CreateObject();
-        write_rows(row->sub, base, obj);
+        write_rows(row->sub, base, obj, 0);
         return obj;
     }
     }
     return NULL;
 }
 
-static void write_rows(const cfg_key *rows, const void *base, cJSON *obj)
+static void write_rows(const cfg_key *rows, const void *base, cJSON *obj, unsigned only)
 {
     for (const cfg_key *k = rows; k->key; k++) {
-        cJSON *v = write_value(k, base);
+        cJSON *v = (!only || (k->flags & only)) ? write_value(k, base) : NULL;
         if (v) cJSON_AddItemToObject(obj, k->key, v);
     }
 }
 
 cJSON *cfg_schema_write(const cfg_key *rows, const void *base)
 {
+    return cfg_schema_write_only(rows, base, 0);
+}
+
+cJSON *cfg_schema_write_only(const cfg_key *rows, const void *base, unsigned only)
+{
     cJSON *obj = cJSON_CreateObject();
-    write_rows(rows, base, obj);
+    write_rows(rows, base, obj, only);
     return obj;
 }
 

@@ -173,19 +173,6 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     return SIM_OK;
 }
 
-bool srch_same_strategy(const cfg_strategy *a, const cfg_strategy *b)
-{
-    return a->dp == b->dp && a->pp == b->pp && a->tp_x == b->tp_x && a->tp_y == b->tp_y &&
-           a->cp_ring == b->cp_ring && a->cp_ulysses == b->cp_ulysses && a->ep == b->ep && a->etp == b->etp &&
-           a->vpp == b->vpp && a->first_stage_layers == b->first_stage_layers &&
-           a->last_stage_layers == b->last_stage_layers && a->schedule == b->schedule && a->micro_batch == b->micro_batch &&
-           a->global_batch == b->global_batch && a->sequence_parallel == b->sequence_parallel &&
-           a->recompute == b->recompute && a->zero == b->zero && a->overlap_grad_reduce == b->overlap_grad_reduce &&
-           a->overlap_param_gather == b->overlap_param_gather && a->overlap_tp_comm == b->overlap_tp_comm &&
-           a->overlap_cp_comm == b->overlap_cp_comm && a->fuse_tpy_cp == b->fuse_tpy_cp &&
-           memcmp(a->order, b->order, sizeof a->order) == 0 && a->moe_capacity_factor == b->moe_capacity_factor;
-}
-
 /* The whole file into a NUL-terminated buffer (caller frees), or NULL. */
 static char *slurp(const char *path, size_t *len)
 {

@@ -1,16 +1,22 @@
 /* search.c - enumerate a strategy space, prune it by memory, estimate what
  * is left and keep the best candidates (srch_run).
  *
- * The loops nest so that what a check or a probe depends on changes as
- * rarely as possible: validity (cfg_check) is decided per dimension tuple,
- * experts, micro-batch, sequence parallel and schedule; memory per
- * recompute mode, schedule and zero stage; the workload probe per order,
- * fusion and CP overlap.  vpp, zero and the data-parallel overlap switches
- * vary innermost and reuse all three.  Candidates are numbered in that
- * order (their `index`), which is the same on every run with the same
- * inputs.  Only the best `keep` candidates are stored (two bounded heaps:
- * the whole space and its Megatron-style part), so memory does not grow
- * with the size of the space. */
+ * The enumeration is an odometer over the searched keys of the strategy
+ * key table, in their search positions (the last key turns fastest); each
+ * key's values are recomputed whenever a key above it turns, as its row's
+ * rules depend on them.  It runs in three stages, so that what a check or
+ * a probe depends on changes as rarely as possible: the rank dimensions
+ * (the progress counts their tuples); the shape keys (experts,
+ * micro-batch, sequence parallel), after which the checked keys' values
+ * (schedule, fusion) are checked with cfg_check once; and the inner keys
+ * (recompute, fusion, CP overlap, order, schedule, zero and the
+ * data-parallel overlap switches), each combination a candidate.  The
+ * estimator's probe depends on the keys above the schedule, so vpp, zero
+ * and the switches vary innermost and reuse it.  Candidates are numbered
+ * in that order (their `index`), which is the same on every run with the
+ * same inputs.  Only the best `keep` candidates are stored (two bounded
+ * heaps: the whole space and its Megatron-style part), so memory does not
+ * grow with the size of the space. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,9 +112,39 @@ static void heap_put(heap *h, const srch_candidate *c)
 
 /* }=============================================================== heaps */
 
-/* The state of one search, shared by the loops. */
+/* One level of the enumeration: a searched key and the values it takes
+ * under the values of the levels above. */
+typedef struct level {
+    const cfg_key *key;
+    bool pinned;
+    int n, i;                          /* its values, and the one set in the strategy */
+    cfg_value v[CFG_MAX_CHOICES];
+    int nvalid;                        /* checked keys: the values valid for the current shape */
+    cfg_value valid[CFG_MAX_CHOICES];
+} level;
+
+/* Peak memory of the candidates of one shape, by the values of the inner
+ * keys the memory model reads (those without CFG_KF_NO_MEMORY): slots
+ * found by a hash of the values' positions, each checked against the
+ * values it holds. */
+#define MEM_SLOTS 256
+
+typedef struct mem_slot {
+    long long shape;                   /* the shape it belongs to (searcher.shape) */
+    cfg_value key[SRCH_MAX_LEVELS];
+    double peak_bytes;
+} mem_slot;
+
+/* The state of one search, shared by the stages. */
 typedef struct searcher {
     const srch_request *rq;
+    cfg_space space;
+    level *lv;
+    int nlv, dims_end, shape_end;      /* levels [0, dims_end) dimensions, then shape, then inner */
+    long long tuples, tuple;           /* dimension tuples, and the one being expanded */
+    int mem_levels[SRCH_MAX_LEVELS], nmem; /* inner levels the memory depends on */
+    mem_slot *mem;                     /* MEM_SLOTS */
+    long long shape;                   /* valid shapes so far, 1 for the first */
     srch_estimator *est;
     srch_result *res;
     heap all, meg;
@@ -116,13 +152,36 @@ typedef struct searcher {
     int index;
 } searcher;
 
-/* Candidate s (complete, checked) with its peak memory: count, prune,
- * estimate and offer it to the heaps. */
-static sim_rc visit(searcher *x, const cfg_strategy *s, double peak_bytes, sim_err *err)
+/* Memory of the peak stage of candidate s (mdl_peak_memory), computed
+ * once for the values of the keys it depends on in the current shape. */
+static double peak_of(searcher *x, const cfg_strategy *s)
+{
+    unsigned h = 0;
+    for (int j = 0; j < x->nmem; j++) h = h * 31u + (unsigned)x->lv[x->mem_levels[j]].i;
+    mem_slot *slot = &x->mem[h % MEM_SLOTS];
+    bool hit = slot->shape == x->shape;
+    for (int j = 0; j < x->nmem && hit; j++) {
+        const level *l = &x->lv[x->mem_levels[j]];
+        hit = cfg_value_same(l->key, &slot->key[j], &l->v[l->i]);
+    }
+    if (!hit) {
+        mdl_memory mm;
+        mdl_peak_memory(x->rq->model, s, &mm);
+        slot->shape = x->shape;
+        slot->peak_bytes = mm.total_bytes;
+        for (int j = 0; j < x->nmem; j++) slot->key[j] = x->lv[x->mem_levels[j]].v[x->lv[x->mem_levels[j]].i];
+    }
+    return slot->peak_bytes;
+}
+
+/* Candidate s (complete, checked): count, prune by memory, estimate and
+ * offer it to the heaps. */
+static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
 {
     srch_counts *k = &x->res->counts;
     int index = x->index++;
     k->enumerated++;
+    double peak_bytes = peak_of(x, s);
     if (peak_bytes > x->capacity) {
         k->pruned_memory++;
         return SIM_OK;
@@ -150,109 +209,168 @@ static sim_rc visit(searcher *x, const cfg_strategy *s, double peak_bytes, sim_e
     return SIM_OK;
 }
 
-/* Memory of the peak stage, computed once per (schedule, zero) of the
- * current recompute mode. */
-typedef struct mem_table {
-    double v[SRCH_MAX_CHOICES][4];
-} mem_table;
-
-static double peak_of(mem_table *t, int j, const cfg_model *m, const cfg_strategy *s)
+/* The values level l's key takes for s: the base value when pinned (what
+ * it stands for, with a derive rule), else its choices; then only those
+ * that pass its fits rule (and, for a dimension, divide the devices left).
+ * Writes at most CFG_MAX_CHOICES into out and returns how many. */
+static int values_of(searcher *x, const level *l, const cfg_strategy *s, cfg_value *out)
 {
-    double *slot = &t->v[j][s->zero & 3];
-    if (isnan(*slot)) {
-        mdl_memory mm;
-        mdl_peak_memory(m, s, &mm);
-        *slot = mm.total_bytes;
+    const cfg_key *k = l->key;
+    int n;
+    if (l->pinned) {
+        cfg_key_get(k, &x->rq->base, &out[0]);
+        if (k->derive) k->derive(s, &out[0]);
+        n = 1;
+    } else {
+        n = k->choices(k, &x->space, s, out);
     }
-    return *slot;
+    int kept = 0;
+    for (int j = 0; j < n; j++) {
+        if (k->stage == CFG_STAGE_DIMS && (out[j].i < 1 || x->space.room % out[j].i != 0)) continue;
+        if (k->fits && !k->fits(&x->space, s, &out[j])) continue;
+        out[kept++] = out[j];
+    }
+    return kept;
 }
 
-/* Everything below a (dims, ep, etp, micro_batch, sp) choice. */
-static sim_rc expand(searcher *x, cfg_strategy *s, sim_err *err)
+/* Compute the values of level d for s (the levels above set in it). */
+static void fill(searcher *x, int d, const cfg_strategy *s)
 {
-    const srch_request *rq = x->rq;
-    const cfg_model *m = rq->model;
-    const cfg_platform *p = rq->platform;
-    srch_sched sch[SRCH_MAX_CHOICES];
-    bool valid[SRCH_MAX_CHOICES];
-    int nsch = srch_sched_choices(rq, s, sch), nvalid = 0, first_valid = -1;
-    int dp = s->dp;
-    for (int j = 0; j < nsch; j++) {
-        cfg_strategy c = *s;
-        c.schedule = sch[j].schedule;
-        c.vpp = sch[j].vpp;
-        c.fuse_tpy_cp = false;
-        if (!(rq->pinned & SRCH_PIN_DP)) c.dp = 0; /* derived by cfg_check */
-        sim_err quiet;
-        valid[j] = cfg_check(m, p, &c, &quiet) == SIM_OK && c.dp == dp;
-        if (valid[j]) {
-            nvalid++;
-            if (first_valid < 0) first_valid = j;
-        } else {
-            x->res->counts.rejected++;
+    level *l = &x->lv[d];
+    l->i = 0;
+    if (l->key->flags & CFG_KF_CHECKED) { /* prepared for this shape by check_shape */
+        memcpy(l->v, l->valid, (size_t)l->nvalid * sizeof l->v[0]);
+        l->n = l->nvalid;
+        return;
+    }
+    if (l->key->stage == CFG_STAGE_DIMS) {
+        x->space.room = x->rq->platform->devices;
+        for (int j = 0; j < d; j++) {
+            cfg_value v;
+            cfg_key_get(x->lv[j].key, s, &v);
+            x->space.room /= v.i;
         }
     }
-    if (nvalid == 0) return SIM_OK;
+    l->n = values_of(x, l, s, l->v);
+}
 
-    bool fuses[2];
-    int nfuse = srch_fuse_choices(rq, s, fuses);
-    for (int f = 0; f < nfuse; f++) {
-        if (!fuses[f]) continue;
-        cfg_strategy c = *s;
-        c.schedule = sch[first_valid].schedule;
-        c.vpp = sch[first_valid].vpp;
-        c.fuse_tpy_cp = true;
-        sim_err quiet;
-        if (cfg_check(m, p, &c, &quiet) != SIM_OK) {
-            x->res->counts.rejected++;
-            fuses[f] = fuses[--nfuse]; /* drop it */
-            f--;
+typedef sim_rc (*leaf_fn)(searcher *x, cfg_strategy *s, sim_err *err);
+
+/* Set every combination of the values of levels [lo, hi) in s, the last
+ * level turning fastest, and call leaf on each. */
+static sim_rc turn(searcher *x, int lo, int hi, cfg_strategy *s, leaf_fn leaf, sim_err *err)
+{
+    if (lo == hi) return leaf(x, s, err);
+    int d = lo;
+    fill(x, d, s);
+    for (;;) {
+        level *l = &x->lv[d];
+        if (l->i == l->n) { /* this level is done: turn the one above */
+            if (d == lo) return SIM_OK;
+            x->lv[--d].i++;
+            continue;
         }
+        cfg_key_set(l->key, s, &l->v[l->i]);
+        if (d + 1 < hi) {
+            fill(x, ++d, s);
+            continue;
+        }
+        sim_rc rc = leaf(x, s, err);
+        if (rc != SIM_OK) return rc;
+        l->i++;
     }
+}
 
-    cfg_recompute rcs[3];
-    int nrc = srch_recompute_choices(rq, rcs);
-    for (int r = 0; r < nrc; r++) {
-        s->recompute = rcs[r];
-        mem_table mt;
-        for (int j = 0; j < SRCH_MAX_CHOICES; j++)
-            for (int z = 0; z < 4; z++) mt.v[j][z] = NAN;
-        for (int f = 0; f < nfuse; f++) {
-            s->fuse_tpy_cp = fuses[f];
-            bool ocp[2];
-            int nocp = srch_overlap_cp_choices(rq, s, ocp);
-            for (int oc = 0; oc < nocp; oc++) {
-                s->overlap_cp_comm = ocp[oc];
-                cfg_dim orders[SRCH_NORDERS][CFG_NDIMS];
-                int nord = srch_order_choices(rq, s, orders);
-                for (int o = 0; o < nord; o++) {
-                    memcpy(s->order, orders[o], sizeof s->order);
-                    for (int j = 0; j < nsch; j++) {
-                        if (!valid[j]) continue;
-                        s->schedule = sch[j].schedule;
-                        s->vpp = sch[j].vpp;
-                        int zs[4], nz = srch_zero_choices(rq, s, zs);
-                        for (int zi = 0; zi < nz; zi++) {
-                            s->zero = zs[zi];
-                            double peak = peak_of(&mt, j, m, s);
-                            bool og[2], op[2];
-                            int nog = srch_overlap_grad_choices(rq, s, og);
-                            int nop = srch_overlap_param_choices(rq, s, op);
-                            for (int a = 0; a < nog; a++) {
-                                s->overlap_grad_reduce = og[a];
-                                for (int b = 0; b < nop; b++) {
-                                    s->overlap_param_gather = op[b];
-                                    sim_rc rc = visit(x, s, peak, err);
-                                    if (rc != SIM_OK) return rc;
-                                }
-                            }
-                        }
-                    }
-                }
+/* The values of the checked keys for shape s, each kept when cfg_check
+ * accepts it, the rejected ones counted.  The keys are checked in table
+ * order: the first one's values with the other checked keys at their
+ * default; each later one's values with the earlier ones at their first
+ * valid value (its default value needs no check: that strategy passed with
+ * the earlier key).  Returns false, and stops, when a key has no valid
+ * value: the shape gives no candidate. */
+static bool check_shape(searcher *x, const cfg_strategy *s)
+{
+    cfg_strategy c = *s; /* dp is the dimensions' (their product is the device count) */
+    for (int d = x->shape_end; d < x->nlv; d++)
+        if (x->lv[d].key->flags & CFG_KF_CHECKED) {
+            cfg_value def;
+            cfg_key_default(x->lv[d].key, &def);
+            cfg_key_set(x->lv[d].key, &c, &def);
+        }
+    int checked = 0;
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        level *l = NULL;
+        for (int d = x->shape_end; d < x->nlv && !l; d++)
+            if (x->lv[d].key == k && (k->flags & CFG_KF_CHECKED)) l = &x->lv[d];
+        if (!l) continue;
+        cfg_value cand[CFG_MAX_CHOICES], def;
+        int n = values_of(x, l, s, cand);
+        cfg_key_default(k, &def);
+        l->nvalid = 0;
+        for (int j = 0; j < n; j++) {
+            bool ok = checked > 0 && cfg_value_same(k, &cand[j], &def);
+            if (!ok) {
+                cfg_strategy t = c;
+                cfg_key_set(k, &t, &cand[j]);
+                sim_err quiet;
+                ok = cfg_check(x->rq->model, x->rq->platform, &t, &quiet) == SIM_OK;
+                if (!ok) x->res->counts.rejected++;
             }
+            if (ok) l->valid[l->nvalid++] = cand[j];
         }
+        if (l->nvalid == 0) return false;
+        cfg_key_set(k, &c, &l->valid[0]);
+        checked++;
     }
+    return true;
+}
+
+static sim_rc shape_leaf(searcher *x, cfg_strategy *s, sim_err *err)
+{
+    if (!check_shape(x, s)) return SIM_OK;
+    x->shape++; /* empties the memory slots */
+    return turn(x, x->shape_end, x->nlv, s, visit, err);
+}
+
+/* A tuple of rank dimensions: the base strategy with them, its own uneven
+ * split of the layers kept only for its own pp. */
+static sim_rc dims_leaf(searcher *x, cfg_strategy *s, sim_err *err)
+{
+    (void)s; /* the values are read from the levels */
+    const srch_request *rq = x->rq;
+    if (rq->progress) rq->progress(rq->progress_ctx, x->tuple, x->tuples);
+    x->tuple++;
+    cfg_strategy t = rq->base;
+    for (int d = 0; d < x->dims_end; d++) cfg_key_set(x->lv[d].key, &t, &x->lv[d].v[x->lv[d].i]);
+    if (t.pp != rq->base.pp) t.first_stage_layers = t.last_stage_layers = 0; /* even split */
+    return turn(x, x->dims_end, x->shape_end, &t, shape_leaf, err);
+}
+
+static sim_rc count_leaf(searcher *x, cfg_strategy *s, sim_err *err)
+{
+    (void)s, (void)err;
+    x->tuples++;
     return SIM_OK;
+}
+
+/* The levels of the request's space: the searched keys in order, pinned
+ * or not, and where each stage starts. */
+static void levels_init(searcher *x)
+{
+    const cfg_key *keys[SRCH_MAX_LEVELS];
+    x->nlv = srch_levels(keys);
+    x->lv = sim_xcalloc((size_t)x->nlv, sizeof *x->lv);
+    x->dims_end = x->shape_end = 0;
+    for (int d = 0; d < x->nlv; d++) {
+        x->lv[d].key = keys[d];
+        x->lv[d].pinned = (x->rq->pinned & srch_pin_of(keys[d])) != 0;
+        if (keys[d]->stage == CFG_STAGE_DIMS) x->dims_end = d + 1;
+        if (keys[d]->stage <= CFG_STAGE_SHAPE) x->shape_end = d + 1;
+    }
+    x->nmem = 0;
+    for (int d = x->shape_end; d < x->nlv; d++)
+        if (!(keys[d]->flags & CFG_KF_NO_MEMORY)) x->mem_levels[x->nmem++] = d;
+    x->mem = sim_xcalloc(MEM_SLOTS, sizeof *x->mem);
 }
 
 /* FNV-1a, 64 bits, of the text. */
@@ -271,13 +389,12 @@ static uint64_t fnv1a(uint64_t h, const char *text)
 static void inputs_id(const srch_request *rq, const srch_counts *k, char out[17])
 {
     uint64_t h = 1469598103934665603ULL;
-    cfg_strategy base = rq->base;
-    base.name[0] = base.description[0] = base.path[0] = '\0';
     cfg_model model = *rq->model;
     model.description[0] = model.path[0] = '\0';
     cfg_platform platform = *rq->platform;
     platform.description[0] = platform.path[0] = '\0';
-    void *trees[3] = {cfg_model_to_json(&model), cfg_platform_to_json(&platform), cfg_strategy_to_json(&base)};
+    void *trees[3] = {cfg_model_to_json(&model), cfg_platform_to_json(&platform),
+                      cfg_strategy_fingerprint_json(&rq->base)};
     for (int i = 0; i < 3; i++) {
         char *text = trees[i] ? cJSON_PrintUnformatted(trees[i]) : NULL;
         h = fnv1a(h, text ? text : "?");
@@ -297,7 +414,7 @@ static void heap_finish(heap *h, srch_candidate **out, int *n, const char *id)
     for (int i = 0; i < h->n; i++) {
         cfg_strategy *s = &h->a[i].strategy;
         snprintf(s->name, sizeof s->name, "%s-%d", srch_space_name(h->a[i].space), h->a[i].index);
-        srch_strategy_compact(s, s->description, sizeof s->description);
+        cfg_strategy_compact(s, s->description, sizeof s->description);
         s->path[0] = '\0';
         sim_strlcpy(h->a[i].inputs_id, id, sizeof h->a[i].inputs_id);
     }
@@ -323,40 +440,15 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     x.meg.a = sim_xcalloc((size_t)rq->keep, sizeof *x.meg.a);
     x.capacity = cfg_usable_hbm_bytes(rq->platform);
 
-    srch_dims *dims = NULL;
-    int ndims = srch_dims_list(rq, &dims);
-    sim_rc rc = SIM_OK;
-    for (int i = 0; i < ndims && rc == SIM_OK; i++) {
-        if (rq->progress) rq->progress(rq->progress_ctx, i, ndims);
-        cfg_strategy s = rq->base;
-        s.tp_x = dims[i].tp_x;
-        s.tp_y = dims[i].tp_y;
-        s.cp_ulysses = dims[i].cp_ulysses;
-        s.cp_ring = dims[i].cp_ring;
-        s.pp = dims[i].pp;
-        s.dp = dims[i].dp;
-        if (s.pp != rq->base.pp) s.first_stage_layers = s.last_stage_layers = 0; /* even split */
-        int eps[SRCH_MAX_CHOICES], nep = srch_ep_choices(rq, &s, eps);
-        for (int a = 0; a < nep && rc == SIM_OK; a++) {
-            s.ep = eps[a];
-            int etps[2], netp = srch_etp_choices(rq, &s, etps);
-            for (int b = 0; b < netp && rc == SIM_OK; b++) {
-                s.etp = etps[b];
-                int mbs[SRCH_MAX_CHOICES], nmb = srch_mb_choices(rq, &s, mbs);
-                for (int c = 0; c < nmb && rc == SIM_OK; c++) {
-                    s.micro_batch = mbs[c];
-                    bool sps[2];
-                    int nsp = srch_sp_choices(rq, &s, sps);
-                    for (int d = 0; d < nsp && rc == SIM_OK; d++) {
-                        s.sequence_parallel = sps[d];
-                        rc = expand(&x, &s, err);
-                    }
-                }
-            }
-        }
-    }
-    if (rq->progress && rc == SIM_OK) rq->progress(rq->progress_ctx, ndims, ndims);
-    free(dims);
+    x.space = (cfg_space){.model = rq->model, .platform = rq->platform, .base = &rq->base,
+                          .megatron = rq->space == SRCH_SPACE_MEGATRON};
+    levels_init(&x);
+    cfg_strategy s = rq->base;
+    sim_rc rc = turn(&x, 0, x.dims_end, &s, count_leaf, err);
+    if (rc == SIM_OK) rc = turn(&x, 0, x.dims_end, &s, dims_leaf, err);
+    if (rq->progress && rc == SIM_OK) rq->progress(rq->progress_ctx, x.tuples, x.tuples);
+    free(x.lv);
+    free(x.mem);
     x.res->counts.probes = srch_estimator_probes(x.est);
     srch_estimator_free(x.est);
     if (rc != SIM_OK) {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "../config/config.h"
+#include "../config/keys.h"
 #include "../engine/engine.h"
 #include "../model/model.h"
 #include "../workload/workload.h"
@@ -36,31 +37,11 @@ typedef enum srch_space {
 /* "7d" or "megatron" (static). */
 const char *srch_space_name(srch_space sp);
 
-/* Strategy keys a search holds fixed (the value of the base strategy)
- * instead of enumerating them; set from `--set KEY=VALUE`. */
-enum {
-    SRCH_PIN_DP = 1u << 0,
-    SRCH_PIN_PP = 1u << 1,
-    SRCH_PIN_TP_X = 1u << 2,
-    SRCH_PIN_TP_Y = 1u << 3,
-    SRCH_PIN_CP_RING = 1u << 4,
-    SRCH_PIN_CP_ULYSSES = 1u << 5,
-    SRCH_PIN_EP = 1u << 6,
-    SRCH_PIN_ETP = 1u << 7,
-    SRCH_PIN_SCHEDULE = 1u << 8, /* schedule and vpp together */
-    SRCH_PIN_MICRO_BATCH = 1u << 9,
-    SRCH_PIN_SP = 1u << 10,
-    SRCH_PIN_RECOMPUTE = 1u << 11,
-    SRCH_PIN_ZERO = 1u << 12,
-    SRCH_PIN_OVERLAP_GRAD = 1u << 13,
-    SRCH_PIN_OVERLAP_PARAM = 1u << 14,
-    SRCH_PIN_OVERLAP_CP = 1u << 15,
-    SRCH_PIN_FUSE = 1u << 16,
-    SRCH_PIN_ORDER = 1u << 17
-};
-
-/* Returns the SRCH_PIN_* bit of a strategy key ("tp_x", "vpp", ...), or 0
- * for a key the search never enumerates (global_batch, name, ...). */
+/* The bit of a strategy key in srch_request.pinned: a search holds a
+ * pinned key at the base strategy's value instead of enumerating it.
+ * Returns 0 for a key that cannot be pinned (global_batch, name, ...);
+ * keys pinned together (vpp and schedule) share a bit.  The rows of the
+ * strategy key table say which (config/keys.h). */
 unsigned srch_pin_of_key(const char *key);
 
 /* Whether s (checked) is in the Megatron-style subspace on platform p:
@@ -125,10 +106,6 @@ typedef struct srch_candidate {
     char error[SIM_ERR_LEN];
 } srch_candidate;
 
-/* Describe a strategy in one short line ("dp16 pp8v2 tp8 sp mb1 sel z1"),
- * naming only what differs from the defaults.  Writes at most cap bytes. */
-void srch_strategy_compact(const cfg_strategy *s, char *out, int cap);
-
 /* ------------------------------------------------------------ the search */
 
 typedef struct srch_counts {
@@ -147,7 +124,7 @@ typedef struct srch_request {
     const cfg_model *model;
     const cfg_platform *platform;
     cfg_strategy base;            /* global_batch, moe_capacity_factor, overlap_tp_comm, pinned values */
-    unsigned pinned;              /* SRCH_PIN_* keys taken from base */
+    unsigned pinned;              /* keys taken from base (srch_pin_of_key bits) */
     srch_space space;
     int keep;                     /* best candidates kept per list, >= 1 */
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
@@ -228,9 +205,6 @@ void *srch_record_to_json(const srch_candidate *c);
  * line 3").  Returns SIM_EINVAL with a message naming the key when the
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
-
-/* Whether two records describe the same strategy (same resolved keys). */
-bool srch_same_strategy(const cfg_strategy *a, const cfg_strategy *b);
 
 /* Read every record of a JSONL file, appending to *arr (grown, *n and *cap
  * updated; the caller frees *arr).  A last line without its newline (an

@@ -141,7 +141,7 @@ static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
     case K_OVL_GRAD: snprintf(out, (size_t)cap, "%s", s->overlap_grad_reduce ? "on" : "off"); break;
     case K_OVL_PARAM: snprintf(out, (size_t)cap, "%s", s->overlap_param_gather ? "on" : "off"); break;
     case K_RECOMP: snprintf(out, (size_t)cap, "%s", cfg_recompute_name(s->recompute)); break;
-    case K_ORDER: srch_order_name(s, out, cap); break;
+    case K_ORDER: cfg_order_name(s, out, cap); break;
     default: out[0] = '\0'; break;
     }
 }

@@ -10,7 +10,7 @@ void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const
     int w = 8;
     char name[256];
     for (int i = 0; i < n; i++) {
-        srch_strategy_compact(&rows[i]->strategy, name, sizeof name);
+        cfg_strategy_compact(&rows[i]->strategy, name, sizeof name);
         int len = (int)strlen(name);
         if (len > w) w = len;
     }
@@ -20,7 +20,7 @@ void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const
     for (int i = 0; i < n; i++) {
         const srch_candidate *c = rows[i];
         char sim[32], mfu[16], why[SIM_ERR_LEN + 64] = "";
-        srch_strategy_compact(&c->strategy, name, sizeof name);
+        cfg_strategy_compact(&c->strategy, name, sizeof name);
         if (c->state == SRCH_SIM_DONE) {
             snprintf(sim, sizeof sim, "%.4f s", c->step_time_s);
             snprintf(mfu, sizeof mfu, "%.1f%%", 100.0 * c->mfu);

@@ -1,0 +1,540 @@
+/* keys.c - the strategy keys: one table row per key (cfg_strategy_keys),
+ * the rules its rows name, and the readers of the table (equality,
+ * fingerprint, compact strings, values).
+ *
+ * A row is the key's schema entry (JSON name, type, bounds or enum names,
+ * default, field) followed by what the rest of the simulator needs: flags
+ * (equality, fingerprint, pin, checked), the search columns (position,
+ * stage, the values tried, the rule every value must pass, what a pinned
+ * value stands for, when the key matters) and the compact-string columns
+ * (position and token).  keys.h describes the columns; the search reads
+ * them in search/search.c and search/enumerate.c.
+ *
+ * The space a search tries (the values of each key): every factorisation
+ * of the devices into tp_x, tp_y, cp_ulysses, cp_ring and pp, dp taking
+ * the rest (the Megatron-style subspace: tp_y = cp_ulysses = 1 and TP
+ * inside a node); ep a divisor of the experts and of the data-parallel
+ * group; etp = tp, or 1 for MoE models with TP; micro_batch a power of two
+ * up to CFG_SEARCH_MAX_MICRO_BATCH that divides the sequences per replica;
+ * schedule 1f1b, or interleaved with vpp a divisor (2..CFG_SEARCH_MAX_VPP)
+ * of every stage's layers (GPipe is left out: 1F1B's bubble with more
+ * activation memory); every recompute mode; zero 0..3; the switches both
+ * ways; the distinct rank orders among four.  A key whose value changes
+ * nothing in a strategy (its `matters` rule is false) takes its default
+ * only, so that every candidate is a distinct strategy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_int.h"
+
+/* {========================================================== enum names */
+
+/* ORDER cfg_schedule: the names follow the enum in config.h. */
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+/* ORDER cfg_recompute: the names follow the enum in config.h. */
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+/* ORDER cfg_recompute: the compact tokens of the modes. */
+static const char *const recompute_tokens[] = {"norc", "sel", "full"};
+
+const char *cfg_schedule_name(cfg_schedule s)
+{
+    return (unsigned)s < 3 ? schedule_names[s] : "?";
+}
+
+const char *cfg_recompute_name(cfg_recompute r)
+{
+    return (unsigned)r < 3 ? recompute_names[r] : "?";
+}
+
+/* }========================================================== enum names */
+
+/* {======================================================= named orders */
+
+#define NORDERS 4
+
+/* The rank orders a search tries, with their short names. */
+static const struct {
+    const char *name;
+    cfg_dim order[CFG_NDIMS];
+} named_orders[NORDERS] = {
+    /* TP, then CP, EP, DP, PP outermost */
+    {"default", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_DP, CFG_DIM_PP}},
+    /* data parallel inside context parallel */
+    {"dp<cp", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_EP, CFG_DIM_DP, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_PP}},
+    /* expert groups strided over data-parallel replicas */
+    {"ep-outer", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_DP, CFG_DIM_EP, CFG_DIM_PP}},
+    /* pipeline neighbours close, data parallel outermost */
+    {"pp-inner", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_PP, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_DP}},
+};
+
+/* What an order decides for s: the sequence of rank digits larger than
+ * one, and (with ep > 1) whether EP groups come before DP.  Two orders with
+ * the same signature give the same rank layout and groups. */
+static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig[CFG_NDIMS + 1])
+{
+    int k = 0, pos_ep = 0, pos_dp = 0;
+    for (int i = 0; i < CFG_NDIMS; i++) {
+        cfg_dim d = order[i];
+        if (d == CFG_DIM_EP) pos_ep = i;
+        if (d == CFG_DIM_DP) pos_dp = i;
+        if (cfg_dim_radix(s, d) > 1) sig[k++] = (int)d;
+    }
+    while (k < CFG_NDIMS) sig[k++] = -1;
+    sig[CFG_NDIMS] = s->ep > 1 ? (pos_ep < pos_dp) : -1;
+}
+
+void cfg_order_name(const cfg_strategy *s, char *out, int cap)
+{
+    int sig[CFG_NDIMS + 1];
+    order_signature(s, s->order, sig);
+    for (int i = 0; i < NORDERS; i++) {
+        int ref[CFG_NDIMS + 1];
+        order_signature(s, named_orders[i].order, ref);
+        if (memcmp(ref, sig, sizeof sig) == 0) {
+            sim_strlcpy(out, named_orders[i].name, (size_t)cap);
+            return;
+        }
+    }
+    cfg_order_format(s, out, cap);
+}
+
+/* }======================================================= named orders */
+
+/* {================================================ the rows' rules */
+
+static bool has_data_parallel(const cfg_strategy *s) { return cfg_dp_group(s) > 1 || cfg_edp_group(s) > 1; }
+
+/* Divisors of n in increasing order; returns the count (at most cap). */
+static int divisors(int n, cfg_value *out, int cap)
+{
+    int k = 0;
+    for (int d = 1; d <= n && k < cap; d++)
+        if (n % d == 0) out[k++] = (cfg_value){.i = d};
+    return k;
+}
+
+/* rank dimensions: every divisor of the devices left */
+static int dims_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k, (void)s;
+    return divisors(sp->room, out, CFG_MAX_CHOICES);
+}
+
+static bool tp_x_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    (void)s;
+    const cfg_model *m = sp->model;
+    int tx = v->i, node = sp->platform->devices_per_node;
+    if (sp->megatron && (tx > node || node % tx != 0)) return false; /* TP inside a node */
+    return m->heads % tx == 0 && m->hidden % tx == 0;
+}
+
+static bool tp_y_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    int t = s->tp_x * v->i;
+    return (!sp->megatron || v->i == 1) && sp->model->hidden % t == 0 && sp->model->ffn_hidden % t == 0;
+}
+
+static bool cp_ulysses_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    return (!sp->megatron || v->i == 1) && sp->model->heads % (s->tp_x * v->i) == 0;
+}
+
+/* layers split evenly, or the base strategy's own uneven split */
+static bool pp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    (void)s;
+    return sp->model->layers % v->i == 0 || (v->i == sp->base->pp && cfg_uneven_stages(sp->base));
+}
+
+/* dp: the devices the other dimensions leave */
+static int dp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k, (void)s;
+    out[0] = (cfg_value){.i = sp->room};
+    return 1;
+}
+
+static bool dp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    (void)s;
+    return v->i == sp->room;
+}
+
+/* ep: divisors of the experts that divide the data-parallel group (cfg_check) */
+static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k;
+    int experts = sp->model->moe.experts;
+    if (experts <= 0) {
+        out[0] = (cfg_value){.i = 1};
+        return 1;
+    }
+    cfg_value all[CFG_MAX_CHOICES];
+    int n = divisors(experts, all, CFG_MAX_CHOICES), data = cfg_dp_group(s), j = 0;
+    for (int i = 0; i < n; i++)
+        if (data % all[i].i == 0) out[j++] = all[i];
+    return j;
+}
+
+/* etp: experts split like the dense layers (Megatron's default), or whole on each TP rank */
+static int etp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k;
+    int tp = s->tp_x * s->tp_y;
+    out[0] = (cfg_value){.i = tp};
+    if (sp->model->moe.experts <= 0 || tp == 1) return 1;
+    out[1] = (cfg_value){.i = 1};
+    return 2;
+}
+
+/* etp 0 stands for the TP size */
+static void etp_derive(const cfg_strategy *s, cfg_value *v)
+{
+    if (v->i <= 0) v->i = s->tp_x * s->tp_y;
+}
+
+/* micro_batch: powers of two that divide the sequences of one replica */
+static int micro_batch_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k;
+    int per_rank = sp->base->global_batch / (s->dp > 0 ? s->dp : 1), n = 0;
+    for (int b = 1; b <= CFG_SEARCH_MAX_MICRO_BATCH && b <= per_rank; b *= 2)
+        if (per_rank % b == 0) out[n++] = (cfg_value){.i = b};
+    if (n == 0) out[n++] = (cfg_value){.i = 1}; /* cfg_check names the batch rule */
+    return n;
+}
+
+/* A bool: the default, then the other value when the key matters. */
+static int switch_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)sp;
+    out[0] = (cfg_value){.i = k->def != 0};
+    if (!cfg_key_matters(k, s)) return 1;
+    out[1] = (cfg_value){.i = k->def == 0};
+    return 2;
+}
+
+/* sequence_parallel: on first (with 1D TP, Megatron runs it on) */
+static int sequence_parallel_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)sp;
+    if (!cfg_key_matters(k, s)) {
+        out[0] = (cfg_value){.i = 0};
+        return 1;
+    }
+    out[0] = (cfg_value){.i = 1};
+    out[1] = (cfg_value){.i = 0};
+    return 2;
+}
+
+/* An int or an enum: every value from min to max (every name) when the
+ * key matters, else the default. */
+static int every_choice(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)sp;
+    if (!cfg_key_matters(k, s)) {
+        cfg_key_default(k, &out[0]);
+        return 1;
+    }
+    int n = 0;
+    if (k->type == CFG_K_ENUM)
+        for (; k->names[n] && n < CFG_MAX_CHOICES; n++) out[n] = (cfg_value){.i = k->values ? k->values[n] : n};
+    else
+        for (int v = (int)k->min; v <= (int)k->max && n < CFG_MAX_CHOICES; v++) out[n++] = (cfg_value){.i = v};
+    return n;
+}
+
+/* schedule (with its vpp): 1f1b, then interleaved with every vpp that
+ * divides the layers of every stage */
+static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k;
+    const cfg_model *m = sp->model;
+    out[0] = (cfg_value){.i = CFG_SCHED_1F1B, .with = 1};
+    if (s->pp < 2) return 1;
+    int n = 1;
+    if (!cfg_uneven_stages(s)) {
+        int per_stage = m->layers / s->pp;
+        for (int v = 2; v <= CFG_SEARCH_MAX_VPP && v <= per_stage; v++)
+            if (per_stage % v == 0) out[n++] = (cfg_value){.i = CFG_SCHED_INTERLEAVED, .with = v};
+        return n;
+    }
+    /* uneven: v divides the first, a middle and the last stage's layers */
+    cfg_strategy one = *s;
+    one.schedule = CFG_SCHED_1F1B;
+    one.vpp = 1;
+    int layers[3] = {cfg_stage_layer_total(m, &one, 0), cfg_stage_layer_total(m, &one, s->pp / 2),
+                     cfg_stage_layer_total(m, &one, s->pp - 1)};
+    for (int v = 2; v <= CFG_SEARCH_MAX_VPP; v++) {
+        bool fits = true;
+        for (int i = 0; i < 3; i++) fits = fits && layers[i] >= v && layers[i] % v == 0;
+        if (fits) out[n++] = (cfg_value){.i = CFG_SCHED_INTERLEAVED, .with = v};
+    }
+    return n;
+}
+
+/* order: the named orders that give s distinct rank layouts */
+static int order_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    (void)k, (void)sp;
+    int sigs[NORDERS][CFG_NDIMS + 1], n = 0;
+    for (int i = 0; i < NORDERS; i++) {
+        int sig[CFG_NDIMS + 1];
+        order_signature(s, named_orders[i].order, sig);
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = memcmp(sigs[j], sig, sizeof sig) == 0;
+        if (seen) continue;
+        memcpy(sigs[n], sig, sizeof sig);
+        memset(&out[n], 0, sizeof out[n]);
+        memcpy(out[n].order, named_orders[i].order, sizeof out[n].order);
+        n++;
+    }
+    return n;
+}
+
+/* when a key matters */
+static bool one_d_tp(const cfg_strategy *s) { return s->tp_y == 1 && s->tp_x > 1; }
+static bool two_d_tp_and_ulysses(const cfg_strategy *s) { return s->tp_y > 1 && s->cp_ulysses > 1; }
+static bool ring_cp(const cfg_strategy *s) { return s->cp_ring > 1; }
+static bool sharded_data_parallel(const cfg_strategy *s) { return has_data_parallel(s) && (s->zero == 1 || s->zero == 2); }
+
+/* compact tokens */
+static void tp_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    if (s->tp_y > 1)
+        snprintf(out, cap, "tp%dx%d", s->tp_x, s->tp_y);
+    else
+        snprintf(out, cap, "tp%d", s->tp_x);
+}
+
+static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    if (s->schedule == CFG_SCHED_INTERLEAVED)
+        snprintf(out, cap, "v%d", s->vpp);
+    else
+        sim_strlcpy(out, s->schedule == CFG_SCHED_GPIPE ? "-gpipe" : "", cap);
+}
+
+static void etp_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    if (s->etp > 0 && s->etp != s->tp_x * s->tp_y)
+        snprintf(out, cap, "etp%d", s->etp);
+    else
+        out[0] = '\0';
+}
+
+static void recompute_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    sim_strlcpy(out, (unsigned)s->recompute < 3 ? recompute_tokens[s->recompute] : "?", cap);
+}
+
+static void order_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    cfg_order_name(s, out, (int)cap);
+    if (strcmp(out, "default") == 0) out[0] = '\0';
+}
+
+/* }================================================ the rows' rules */
+
+/* {========================================================= the table */
+
+#define MAXDIM CFG_MAX_DEVICES
+#define S_INT(k, f, lo, hi, d) .key = k, .type = CFG_K_INT, .offset = offsetof(cfg_strategy, f), .min = lo, .max = hi, .def = d
+#define S_DBL(k, f, lo, hi, d) .key = k, .type = CFG_K_DOUBLE, .offset = offsetof(cfg_strategy, f), .min = lo, .max = hi, .def = d
+#define S_BOOL(k, f, d) .key = k, .type = CFG_K_BOOL, .offset = offsetof(cfg_strategy, f), .def = d
+#define S_ENUM(k, f, nm, d) .key = k, .type = CFG_K_ENUM, .offset = offsetof(cfg_strategy, f), .names = nm, .def_str = d
+#define S_STR(k, f) .key = k, .type = CFG_K_STRING, .offset = offsetof(cfg_strategy, f), .size = sizeof(((cfg_strategy *)0)->f)
+#define S_ORDER(k, f, d) .key = k, .type = CFG_K_ORDER, .offset = offsetof(cfg_strategy, f), .def_str = d
+
+#define SAME (CFG_KF_SAME | CFG_KF_FINGERPRINT)
+#define PIN CFG_KF_PIN
+#define ALWAYS CFG_KF_TOKEN_ALWAYS
+#define NOMEM CFG_KF_NO_MEMORY
+#define DIMS .stage = CFG_STAGE_DIMS
+#define SHAPE .stage = CFG_STAGE_SHAPE
+#define INNER .stage = CFG_STAGE_INNER
+
+/* One row per key.  Columns after the schema entry: flags; search position,
+ * stage and rules; compact position and token. */
+const cfg_key cfg_strategy_keys[] = {
+    {S_STR("name", name), .flags = CFG_KF_DERIVED},
+    {S_STR("description", description)},
+    {S_INT("dp", dp, 0, MAXDIM, 0), .flags = SAME | PIN | ALWAYS,
+     .search = 6, DIMS, .choices = dp_choices, .fits = dp_fits, .compact = 1, .token = "dp%d"},
+    {S_INT("pp", pp, 1, MAXDIM, 1), .flags = SAME | PIN | ALWAYS,
+     .search = 5, DIMS, .choices = dims_choices, .fits = pp_fits, .compact = 2, .token = "pp%d"},
+    {S_INT("tp_x", tp_x, 1, MAXDIM, 1), .flags = SAME | PIN,
+     .search = 1, DIMS, .choices = dims_choices, .fits = tp_x_fits, .compact = 6, .format = tp_token},
+    {S_INT("tp_y", tp_y, 1, MAXDIM, 1), .flags = SAME | PIN, /* token: tp_x's */
+     .search = 2, DIMS, .choices = dims_choices, .fits = tp_y_fits},
+    {S_INT("cp_ring", cp_ring, 1, MAXDIM, 1), .flags = SAME | PIN,
+     .search = 4, DIMS, .choices = dims_choices, .compact = 8, .token = "ring%d"},
+    {S_INT("cp_ulysses", cp_ulysses, 1, MAXDIM, 1), .flags = SAME | PIN,
+     .search = 3, DIMS, .choices = dims_choices, .fits = cp_ulysses_fits, .compact = 9, .token = "uly%d"},
+    {S_INT("ep", ep, 1, MAXDIM, 1), .flags = SAME | PIN,
+     .search = 7, SHAPE, .choices = ep_choices, .compact = 11, .token = "ep%d"},
+    {S_INT("etp", etp, 0, MAXDIM, 0), .flags = SAME | PIN,
+     .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token},
+    {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN, .pin_as = "schedule"}, /* searched, token: schedule's */
+    {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
+     .matters = cfg_uneven_stages, .compact = 3, .token = "first%d"},
+    {S_INT("last_stage_layers", last_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
+     .matters = cfg_uneven_stages, .compact = 4, .token = "last%d"},
+    {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
+     .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
+     .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
+    {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS,
+     .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
+    {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED},
+    {S_BOOL("sequence_parallel", sequence_parallel, 0), .flags = SAME | PIN,
+     .search = 10, SHAPE, .choices = sequence_parallel_choices, .matters = one_d_tp, .compact = 7, .token = "sp"},
+    {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN,
+     .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
+    {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS,
+     .search = 16, INNER, .choices = every_choice, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
+    {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM,
+     .search = 17, INNER, .choices = switch_choices, .matters = has_data_parallel, .compact = 16, .token = "no-ovl-grad"},
+    {S_BOOL("overlap_param_gather", overlap_param_gather, 1), .flags = SAME | PIN | NOMEM,
+     .search = 18, INNER, .choices = switch_choices, .matters = sharded_data_parallel, .compact = 17,
+     .token = "no-ovl-param"},
+    {S_BOOL("overlap_tp_comm", overlap_tp_comm, 0), .flags = SAME}, /* changes nothing in the workload */
+    {S_BOOL("overlap_cp_comm", overlap_cp_comm, 1), .flags = SAME | PIN | NOMEM,
+     .search = 13, INNER, .choices = switch_choices, .matters = ring_cp, .compact = 18, .token = "no-ovl-cp"},
+    {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM,
+     .search = 12, INNER, .choices = switch_choices, .matters = two_d_tp_and_ulysses, .compact = 10, .token = "fused"},
+    {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM,
+     .search = 14, INNER, .choices = order_choices, .compact = 19, .format = order_token},
+    {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME},
+    ROW_END,
+};
+
+/* }========================================================= the table */
+
+/* {======================================================== the readers */
+
+const cfg_key *cfg_strategy_key(const char *key)
+{
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++)
+        if (strcmp(k->key, key) == 0) return k;
+    return NULL;
+}
+
+void cfg_key_get(const cfg_key *k, const cfg_strategy *s, cfg_value *v)
+{
+    const char *field = (const char *)s + k->offset;
+    memset(v, 0, sizeof *v);
+    if (k->type == CFG_K_BOOL)
+        v->i = *(const bool *)field;
+    else if (k->type == CFG_K_ORDER)
+        memcpy(v->order, field, sizeof v->order);
+    else
+        v->i = *(const int *)field;
+    if (k->with) v->with = *(const int *)((const char *)s + k->with);
+}
+
+void cfg_key_set(const cfg_key *k, cfg_strategy *s, const cfg_value *v)
+{
+    char *field = (char *)s + k->offset;
+    if (k->type == CFG_K_BOOL)
+        *(bool *)field = v->i != 0;
+    else if (k->type == CFG_K_ORDER)
+        memcpy(field, v->order, sizeof v->order);
+    else
+        *(int *)field = v->i;
+    if (k->with) *(int *)((char *)s + k->with) = v->with;
+}
+
+void cfg_key_default(const cfg_key *k, cfg_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (k->type == CFG_K_ORDER) {
+        char why[200];
+        cfg_order_parse(k->def_str, v->order, why, sizeof why);
+    } else if (k->type == CFG_K_ENUM) {
+        for (int i = 0; k->names[i]; i++)
+            if (strcmp(k->names[i], k->def_str) == 0) v->i = k->values ? k->values[i] : i;
+    } else {
+        v->i = k->type == CFG_K_BOOL ? k->def != 0 : (int)k->def;
+    }
+    for (const cfg_key *r = cfg_strategy_keys; k->with && r->key; r++)
+        if (r->offset == k->with) v->with = (int)r->def;
+}
+
+bool cfg_value_same(const cfg_key *k, const cfg_value *a, const cfg_value *b)
+{
+    if (k->type == CFG_K_ORDER) return memcmp(a->order, b->order, sizeof a->order) == 0;
+    return a->i == b->i && a->with == b->with;
+}
+
+bool cfg_key_matters(const cfg_key *k, const cfg_strategy *s)
+{
+    return !k->matters || k->matters(s);
+}
+
+bool cfg_strategy_same(const cfg_strategy *a, const cfg_strategy *b)
+{
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        if (!(k->flags & CFG_KF_SAME)) continue;
+        const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+        bool same;
+        switch (k->type) {
+        case CFG_K_DOUBLE: same = *(const double *)fa == *(const double *)fb; break;
+        case CFG_K_STRING: same = strcmp(fa, fb) == 0; break;
+        default: {
+            cfg_value va, vb;
+            cfg_key_get(k, a, &va);
+            cfg_key_get(k, b, &vb);
+            same = cfg_value_same(k, &va, &vb);
+        }
+        }
+        if (!same) return false;
+    }
+    return true;
+}
+
+void *cfg_strategy_fingerprint_json(const cfg_strategy *s)
+{
+    return cfg_schema_write_only(cfg_strategy_keys, s, CFG_KF_FINGERPRINT);
+}
+
+void cfg_strategy_compact(const cfg_strategy *s, char *out, int cap)
+{
+    enum { TOKEN = 64 };
+    char tok[CFG_MAX_OBJECT_KEYS + 1][TOKEN], buf[256];
+    unsigned joined[CFG_MAX_OBJECT_KEYS + 1];
+    int last = 0;
+    for (int pos = 0; pos <= CFG_MAX_OBJECT_KEYS; pos++) tok[pos][0] = '\0';
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        int pos = k->compact;
+        if (pos <= 0 || pos > CFG_MAX_OBJECT_KEYS) continue;
+        if (pos > last) last = pos;
+        joined[pos] = k->flags & CFG_KF_TOKEN_JOINED;
+        if (k->format) {
+            k->format(s, tok[pos], TOKEN);
+            continue;
+        }
+        cfg_value v, d;
+        cfg_key_get(k, s, &v);
+        cfg_key_default(k, &d);
+        if (!(k->flags & CFG_KF_TOKEN_ALWAYS) && (cfg_value_same(k, &v, &d) || !cfg_key_matters(k, s))) continue;
+        if (k->type == CFG_K_BOOL)
+            sim_strlcpy(tok[pos], k->token, TOKEN);
+        else
+            snprintf(tok[pos], TOKEN, k->token, v.i);
+    }
+    size_t n = 0;
+    for (int pos = 1; pos <= last; pos++) {
+        size_t len = strlen(tok[pos]);
+        if (len == 0) continue;
+        if (n > 0 && !joined[pos] && n + 1 < sizeof buf) buf[n++] = ' ';
+        if (n + len >= sizeof buf) len = sizeof buf - 1 - n;
+        memcpy(buf + n, tok[pos], len);
+        n += len;
+    }
+    buf[n] = '\0';
+    sim_strlcpy(out, buf, (size_t)cap);
+}
+
+/* }======================================================== the readers */
