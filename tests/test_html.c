@@ -271,6 +271,7 @@ static cJSON *make_candidates(int n, double cap)
         cJSON_AddNumberToObject(st, "tp_y", meg ? 1 : 2);
         cJSON_AddStringToObject(st, "schedule", "1f1b");
         cJSON_AddStringToObject(st, "recompute", "selective");
+        cJSON_AddNumberToObject(st, "global_batch", 64);
         cJSON_AddNumberToObject(o, "estimate_step_time_s", est);
         cJSON_AddBoolToObject(o, "simulated", sim);
         if (sim) cJSON_AddNumberToObject(o, "step_time_s", est * (0.9 + lcg(&seed) / 65536.0 * 0.3));
@@ -355,6 +356,12 @@ START_TEST(test_sweep_report)
             double tq = cand_time(q), mq = cand_mem(q);
             if ((tq <= t && mq <= m && (tq < t || mq < m)) || (tq == t && mq == m && j < idx)) dominated = true;
         }
+        /* the strategy in its compact form */
+        char compact[64];
+        snprintf(compact, sizeof compact, "<td class=\"l\">dp%d pp4 tp8%s mb1 sel z0</td>", 1 << (idx % 5),
+                 cJSON_IsTrue(cJSON_GetObjectItem(o, "megatron_style")) ? "" : "x2");
+        const char *name = strstr(p, compact);
+        ck_assert_msg(name && name < end, "candidate %d: no %s in its row", idx, compact);
         char *mark = strstr(p, "&#10003;");
         bool marked = mark && mark < end;
         ck_assert_msg(marked == !dominated, "candidate %d: Pareto mark %d, dominated %d", idx, marked, dominated);

@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../config/keys.h"
 #include "svg.h"
 
 #define MEGATRON_COLOR "#4e79a7"
@@ -50,44 +51,23 @@ static bool flag(const cJSON *o, const char *key, bool dflt)
     return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
 }
 
-/* Writes a compact form of a strategy object into out:
- * "dp 16 pp 16 (vpp 2 interleaved) tp 8 | mb 1 zero 1 selective". */
+/* Writes the compact form of a strategy object into out
+ * (cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1"); an object that
+ * is not a whole strategy gives its description, if any. */
 static void strategy_text(const cJSON *st, char *out, size_t cap)
 {
     out[0] = '\0';
     if (!cJSON_IsObject(st)) return;
-    static const char *const dims[] = {"dp", "pp", "tp_x", "tp_y", "cp_ring", "cp_ulysses", "ep", "etp"};
-    size_t n = 0;
-#define PUT(...)                                                                                                       \
-    do {                                                                                                               \
-        if (n < cap) {                                                                                                 \
-            int w_ = snprintf(out + n, cap - n, __VA_ARGS__);                                                          \
-            if (w_ > 0) n += (size_t)w_;                                                                               \
-        }                                                                                                              \
-    } while (0)
-    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
-        double v = num(st, dims[i], -1);
-        if (v < 0) continue;
-        bool always = i < 3;
-        if (strcmp(dims[i], "etp") == 0 && v == num(st, "tp_x", 1) * num(st, "tp_y", 1)) continue;
-        if (!always && v == 1) continue;
-        PUT("%s%s %g", n ? " " : "", dims[i], v);
-        if (strcmp(dims[i], "pp") == 0 && v > 1) {
-            const cJSON *sch = cJSON_GetObjectItemCaseSensitive(st, "schedule");
-            double vpp = num(st, "vpp", 1);
-            if (vpp > 1) PUT(" (vpp %g", vpp);
-            if (cJSON_IsString(sch)) PUT("%s%s", vpp > 1 ? " " : " (", sch->valuestring);
-            if (vpp > 1 || cJSON_IsString(sch)) PUT(")");
-        }
+    char *text = cJSON_PrintUnformatted(st);
+    cfg_strategy s;
+    sim_err quiet;
+    if (text && cfg_parse_strategy(text, "record", NULL, &s, &quiet) == SIM_OK) {
+        cfg_strategy_compact(&s, out, (int)cap);
+    } else {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(st, "description");
+        if (cJSON_IsString(d)) sim_strlcpy(out, d->valuestring, cap);
     }
-    double mb = num(st, "micro_batch", -1), zero = num(st, "zero", -1);
-    const cJSON *rc = cJSON_GetObjectItemCaseSensitive(st, "recompute");
-    PUT(" |");
-    if (mb >= 0) PUT(" mb %g", mb);
-    if (zero >= 0) PUT(" zero %g", zero);
-    if (cJSON_IsString(rc)) PUT(" %s", rc->valuestring);
-    if (flag(st, "fuse_tpy_cp", false)) PUT(" fused");
-#undef PUT
+    cJSON_free(text);
 }
 
 static int cmp_rank(const void *pa, const void *pb)
