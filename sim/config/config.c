@@ -30,10 +30,10 @@ _Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
 
 /* ------------------------------------------------------------- enum names */
 
-static const char *const activation_names[] = {"gelu", "swiglu", NULL};
+static const char *const activation_names[] = {"gelu", "swiglu", NULL}; /* ORDER CFG_ACTIVATION */
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
-static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL};
+static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
 
 const char *cfg_activation_name(cfg_activation a)
 {

@@ -26,6 +26,7 @@
 
 /* ---------------------------------------------------------------- model */
 
+/* ORDER CFG_ACTIVATION: the tables marked so follow this order; change them together. */
 typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU } cfg_activation;
 
 typedef struct cfg_moe {
@@ -100,10 +101,13 @@ typedef struct cfg_platform {
 
 /* --------------------------------------------------------------- strategy */
 
+/* ORDER CFG_SCHEDULE, ORDER CFG_RECOMPUTE: the tables marked so follow these
+ * orders; change them together. */
 typedef enum cfg_schedule { CFG_SCHED_GPIPE = 0, CFG_SCHED_1F1B, CFG_SCHED_INTERLEAVED } cfg_schedule;
 typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
 
-/* The parallel dimensions, as they appear in `order` (innermost first). */
+/* The parallel dimensions, as they appear in `order` (innermost first).
+ * ORDER CFG_DIM: the tables marked so follow this order; change them together. */
 typedef enum cfg_dim {
     CFG_DIM_TP_X = 0,
     CFG_DIM_TP_Y,

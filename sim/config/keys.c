@@ -30,11 +30,11 @@
 
 /* {========================================================== enum names */
 
-/* ORDER cfg_schedule: the names follow the enum in config.h. */
+/* ORDER CFG_SCHEDULE */
 static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
-/* ORDER cfg_recompute: the names follow the enum in config.h. */
+/* ORDER CFG_RECOMPUTE */
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-/* ORDER cfg_recompute: the compact tokens of the modes. */
+/* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
 
 const char *cfg_schedule_name(cfg_schedule s)

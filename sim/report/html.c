@@ -21,6 +21,8 @@
 
 /* {========================================================== timeline */
 
+/* ORDER TL: tl_names and tl_colors follow this order; the async streams
+ * follow ORDER WL_STREAM (tl_category maps one onto the other). */
 enum {
     /* main track; TL_COMM: blocking collectives and waits for a stream or a
      * non-pipeline receive; TL_BUBBLE: waits for a pipeline neighbour */
@@ -33,9 +35,10 @@ enum {
 #define TL_BUCKETS 1600
 #define TL_FIRST_WIDTH_S 1e-6
 
+/* ORDER TL */
 static const char *const tl_names[TL_NCAT] = {"forward", "backward", "recompute", "optimizer", "exposed comm",
                                               "pipeline bubble", "tp stream", "cp stream", "ep stream", "dp stream"};
-static const char *const tl_colors[TL_NCAT] = {"#4e79a7", "#f28e2b", "#b07aa1", "#59a14f", "#e15759",
+static const char *const tl_colors[TL_NCAT] = /* ORDER TL */ {"#4e79a7", "#f28e2b", "#b07aa1", "#59a14f", "#e15759",
                                                "#c9c9c9", "#ff9d9a", "#edc948", "#76b7b2", "#9c755f"};
 
 struct rpt_timeline {

@@ -138,8 +138,7 @@ static cJSON *dimensions_json(const eng_result *sim)
 /* Lowercase JSON key of a report dimension ("tp", "cp", "ep", "dp", "pp"). */
 const char *rpt_dim_key(int d)
 {
-    static const char *const keys[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
-    return d >= 0 && d < WL_NDIMS ? keys[d] : "?";
+    return wl_dim_name((wl_dim)d);
 }
 
 /* Returns a new cJSON object (the caller frees it with cJSON_Delete) holding

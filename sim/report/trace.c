@@ -104,20 +104,20 @@ sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim
 
 static const char *phase_short(int ph)
 {
-    static const char *const names[WL_NPHASES] = {"fwd", "bwd", "recomp", "grad", "opt"};
+    static const char *const names[WL_NPHASES] = {"fwd", "bwd", "recomp", "grad", "opt"}; /* ORDER WL_PHASE */
     return ph >= 0 && ph < WL_NPHASES ? names[ph] : "?";
 }
 
 static const char *stream_name(int stream)
 {
-    static const char *const names[WL_NSTREAMS] = {"main (compute)", "tp stream", "cp stream", "ep stream",
+    static const char *const names[WL_NSTREAMS] = {/* ORDER WL_STREAM */ "main (compute)", "tp stream", "cp stream", "ep stream",
                                                    "dp stream"};
     return stream >= 0 && stream < WL_NSTREAMS ? names[stream] : "stream";
 }
 
 static const char *stream_key(int stream)
 {
-    static const char *const keys[WL_NSTREAMS] = {"main", "tp", "cp", "ep", "dp"};
+    static const char *const keys[WL_NSTREAMS] = {"main", "tp", "cp", "ep", "dp"}; /* ORDER WL_STREAM */
     return stream >= 0 && stream < WL_NSTREAMS ? keys[stream] : "?";
 }
 

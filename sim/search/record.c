@@ -24,12 +24,11 @@ static void add_num(cJSON *o, const char *key, double v)
 static cJSON *dims_json(const double *exposed, const double *comm)
 {
     cJSON *o = cJSON_CreateObject();
-    static const char *const keys[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
     for (int d = 0; d < WL_NDIMS; d++) {
         cJSON *dim = cJSON_CreateObject();
         add_num(dim, "exposed_s", exposed[d]);
         if (comm) add_num(dim, "comm_s", comm[d]);
-        cJSON_AddItemToObject(o, keys[d], dim);
+        cJSON_AddItemToObject(o, wl_dim_name((wl_dim)d), dim);
     }
     return o;
 }
@@ -87,11 +86,10 @@ static sim_rc get_num(const cJSON *o, const char *key, const char *origin, doubl
 
 static sim_rc get_dims(const cJSON *o, const char *origin, double *exposed, double *comm, sim_err *err)
 {
-    static const char *const keys[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
     for (int d = 0; d < WL_NDIMS; d++) {
-        const cJSON *dim = cJSON_GetObjectItemCaseSensitive(o, keys[d]);
+        const cJSON *dim = cJSON_GetObjectItemCaseSensitive(o, wl_dim_name((wl_dim)d));
         char where[SIM_ERR_LEN];
-        snprintf(where, sizeof where, "%s: dimensions.%s", origin, keys[d]);
+        snprintf(where, sizeof where, "%s: dimensions.%s", origin, wl_dim_name((wl_dim)d));
         sim_rc rc = get_num(dim, "exposed_s", where, &exposed[d], err);
         if (rc == SIM_OK && comm) rc = get_num(dim, "comm_s", where, &comm[d], err);
         if (rc != SIM_OK) return rc;

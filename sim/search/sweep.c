@@ -100,6 +100,7 @@ void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out)
 
 /* {============================================================= reasons */
 
+/* C_TP..C_PP: ORDER WL_DIM (components() adds the dimension to C_TP) */
 enum { C_COMPUTE = 0, C_BUBBLE, C_OPTIMIZER, C_TP, C_CP, C_EP, C_DP, C_PP, NCOMP };
 static const char *const comp_names[NCOMP] = {"compute", "bubble", "optimizer", "TP comm",
                                               "CP comm", "EP comm", "DP comm", "PP comm"};

@@ -20,7 +20,7 @@
 
 /* {========================================================== metrics */
 
-static const char *const metric_names[VAL_NMETRICS] = {
+static const char *const metric_names[VAL_NMETRICS] = { /* ORDER VAL_METRIC */
     "step_time_s", "tflops_per_device", "mfu", "layer_forward_ms", "layer_backward_ms", "layer_total_ms",
     "memory_peak_gib",
 };
@@ -73,7 +73,7 @@ double val_flops_per_step(val_flops f, const cfg_model *m, int global_batch)
     return mdl_model_flops_per_step(m, global_batch);
 }
 
-static const char *const flops_names[] = {"heptasim", "narayanan21", "megatron-core", NULL};
+static const char *const flops_names[] = {"heptasim", "narayanan21", "megatron-core", NULL}; /* ORDER VAL_FLOPS */
 
 /* }========================================================== */
 

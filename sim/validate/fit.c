@@ -36,7 +36,7 @@
 
 /* {========================================================== parameters */
 
-static const char *const param_names[VAL_NPARAMS] = {
+static const char *const param_names[VAL_NPARAMS] = { /* ORDER VAL_PARAM */
     "gemm_scale", "gemm_tilt", "attention", "memory", "network", "kernel_overhead_us", "collective_step_us",
 };
 

@@ -28,7 +28,8 @@
 
 /* ------------------------------------------------------------ metrics */
 
-/* What a run can be compared on. */
+/* What a run can be compared on.
+ * ORDER VAL_METRIC: the tables marked so follow this order; change them together. */
 typedef enum val_metric {
     VAL_STEP_TIME_S = 0,     /* seconds per training step */
     VAL_TFLOPS_PER_DEVICE,   /* the source's FLOPs per step (its formula) / (step * devices), TFLOP/s */
@@ -49,7 +50,8 @@ bool val_metric_is_layer(val_metric m);
 /* A value in the unit people read (MFU in %, the rest as stored). */
 double val_metric_display(val_metric m, double v);
 
-/* FLOP conventions of the sources, for VAL_TFLOPS_PER_DEVICE. */
+/* FLOP conventions of the sources, for VAL_TFLOPS_PER_DEVICE.
+ * ORDER VAL_FLOPS: the tables marked so follow this order; change them together. */
 typedef enum val_flops {
     VAL_FLOPS_HEPTASIM = 0,  /* heptasim's model FLOPs (mdl_model_flops_per_step) */
     VAL_FLOPS_NARAYANAN21,   /* 96 B s l h^2 (1 + s/6h + V/16lh): recompute counted, full attention */
@@ -194,7 +196,8 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
 
 /* ----------------------------------------------------------- calibration */
 
-/* The free efficiency parameters of a platform. */
+/* The free efficiency parameters of a platform.
+ * ORDER VAL_PARAM: the tables marked so follow this order; change them together. */
 typedef enum val_param {
     VAL_P_GEMM_SCALE = 0,    /* multiplies the GEMM efficiency curve */
     VAL_P_GEMM_TILT,         /* tilts it about its largest point: y_i * (x_i / x_last)^tilt (> 0: small GEMMs slower) */

@@ -15,7 +15,8 @@ void wl_ops_push(wl_ops *ops, const wl_instr *in);
 void wl_ops_append(wl_ops *dst, const wl_ops *src);
 void wl_ops_free(wl_ops *ops);
 
-/* Labels of instructions: indexes into a static name table. */
+/* Labels of instructions: indexes into a static name table.
+ * ORDER WL_LABEL: the tables marked so follow this order; change them together. */
 enum {
     WL_L_NONE = 0,
     WL_L_EMBED, WL_L_NORM, WL_L_QKV, WL_L_ATTN, WL_L_PROJ, WL_L_RESIDUAL, WL_L_FC1, WL_L_ACT, WL_L_FC2,

@@ -145,7 +145,7 @@ wl_dim wl_instr_dim(const wl_instr *in)
 
 const char *wl_group_name(wl_group g)
 {
-    static const char *names[WL_NGROUPS] = {"tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
+    static const char *names[WL_NGROUPS] = {/* ORDER WL_GROUP */ "tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
                                             "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp", "edp_blocks",
                                             "edp_data"};
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
@@ -153,13 +153,13 @@ const char *wl_group_name(wl_group g)
 
 const char *wl_dim_name(wl_dim d)
 {
-    static const char *names[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
+    static const char *names[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"}; /* ORDER WL_DIM */
     return (unsigned)d < WL_NDIMS ? names[d] : "?";
 }
 
 const char *wl_label_name(int label)
 {
-    static const char *names[WL_NLABELS] = {
+    static const char *names[WL_NLABELS] = { /* ORDER WL_LABEL */
         "", "embedding", "norm", "qkv", "attention", "proj", "residual", "fc1", "activation", "fc2",
         "router", "experts", "shared_experts", "logits", "loss",
         "tp_allgather", "tp_reducescatter", "tp_allreduce", "tp_alltoall", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
@@ -170,12 +170,12 @@ const char *wl_label_name(int label)
 
 const char *wl_phase_name(wl_phase ph)
 {
-    static const char *names[WL_NPHASES] = {"forward", "backward", "recompute", "grad_sync", "optimizer"};
+    static const char *names[WL_NPHASES] = {"forward", "backward", "recompute", "grad_sync", "optimizer"}; /* ORDER WL_PHASE */
     return (unsigned)ph < WL_NPHASES ? names[ph] : "?";
 }
 
 const char *wl_coll_name(wl_coll c)
 {
-    static const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+    static const char *names[] = {"allreduce", "allgather", "reducescatter", "alltoall"}; /* ORDER WL_COLL */
     return (unsigned)c < 4 ? names[c] : "?";
 }

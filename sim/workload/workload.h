@@ -22,9 +22,11 @@ typedef enum wl_op {
     WL_WAIT         /* block until `stream` has completed `seq` operations */
 } wl_op;
 
+/* ORDER WL_COLL: the tables marked so follow this order; change them together. */
 typedef enum wl_coll { WL_ALLREDUCE = 0, WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL } wl_coll;
 
-/* Process groups a collective runs over. */
+/* Process groups a collective runs over.
+ * ORDER WL_GROUP: the tables marked so follow this order; change them together. */
 typedef enum wl_group {
     WL_G_TP = 0,   /* all tp_x*tp_y ranks of a layer replica (1D TP) */
     WL_G_TPX,      /* 2D TP: ranks differing in tp_x only */
@@ -42,12 +44,15 @@ typedef enum wl_group {
     WL_NGROUPS
 } wl_group;
 
-/* The dimension a group's traffic is accounted to in reports. */
+/* The dimension a group's traffic is accounted to in reports.
+ * ORDER WL_DIM: the tables (and enums) marked so follow this order; change them together. */
 typedef enum wl_dim { WL_DIM_TP = 0, WL_DIM_CP, WL_DIM_EP, WL_DIM_DP, WL_DIM_PP, WL_NDIMS } wl_dim;
 
-/* Asynchronous streams (like CUDA streams); ops on one stream run in order. */
+/* Asynchronous streams (like CUDA streams); ops on one stream run in order.
+ * ORDER WL_STREAM: the tables (and enums) marked so follow this order; change them together. */
 typedef enum wl_stream { WL_S_MAIN = 0, WL_S_TP, WL_S_CP, WL_S_EP, WL_S_DP, WL_NSTREAMS } wl_stream;
 
+/* ORDER WL_PHASE: the tables marked so follow this order; change them together. */
 typedef enum wl_phase {
     WL_PH_FORWARD = 0,
     WL_PH_BACKWARD,
