@@ -74,16 +74,14 @@ static void strategy(const char *json, cfg_strategy *s)
 
 /* ------------------------------------------------------------ the space */
 
-/* Every key of a strategy as text, to find duplicates by sorting. */
+/* Every key of a strategy as text (its fingerprint: every key but the
+ * names), to find duplicates by sorting. */
 static char *strategy_key(const cfg_strategy *s)
 {
-    char order[96], *out = malloc(256);
-    cfg_order_format(s, order, sizeof order);
-    snprintf(out, 256, "%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %s", s->dp, s->pp, s->tp_x, s->tp_y,
-             s->cp_ring, s->cp_ulysses, s->ep, s->etp, s->vpp, (int)s->schedule, s->micro_batch, s->global_batch,
-             s->sequence_parallel, (int)s->recompute, s->zero, s->overlap_grad_reduce, s->overlap_param_gather,
-             s->overlap_cp_comm, s->fuse_tpy_cp, order);
-    return out;
+    cJSON *o = cfg_strategy_fingerprint_json(s);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
 }
 
 static int cmp_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -110,6 +108,13 @@ START_TEST(every_candidate_is_valid_and_distinct)
     for (int i = 0; i < r->nbest; i++) keys[i] = strategy_key(&r->best[i].strategy);
     qsort(keys, (size_t)r->nbest, sizeof *keys, cmp_text);
     for (int i = 1; i < r->nbest; i++) ck_assert_msg(strcmp(keys[i - 1], keys[i]) != 0, "duplicate: %s", keys[i]);
+    /* and every candidate has its own compact name */
+    for (int i = 0; i < r->nbest; i++) {
+        free(keys[i]);
+        keys[i] = strdup(r->best[i].strategy.description);
+    }
+    qsort(keys, (size_t)r->nbest, sizeof *keys, cmp_text);
+    for (int i = 1; i < r->nbest; i++) ck_assert_msg(strcmp(keys[i - 1], keys[i]) != 0, "two named %s", keys[i]);
     for (int i = 0; i < r->nbest; i++) free(keys[i]);
     free(keys);
     srch_result_free(r);

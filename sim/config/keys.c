@@ -295,6 +295,7 @@ static int order_choices(const cfg_key *k, const cfg_space *sp, const cfg_strate
 }
 
 /* when a key matters */
+static bool pipelined(const cfg_strategy *s) { return s->pp > 1; }
 static bool one_d_tp(const cfg_strategy *s) { return s->tp_y == 1 && s->tp_x > 1; }
 static bool two_d_tp_and_ulysses(const cfg_strategy *s) { return s->tp_y > 1 && s->cp_ulysses > 1; }
 static bool ring_cp(const cfg_strategy *s) { return s->cp_ring > 1; }
@@ -379,9 +380,9 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token},
     {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN, .pin_as = "schedule"}, /* searched, token: schedule's */
     {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
-     .matters = cfg_uneven_stages, .compact = 3, .token = "first%d"},
+     .matters = pipelined, .compact = 3, .token = "first%d"},
     {S_INT("last_stage_layers", last_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
-     .matters = cfg_uneven_stages, .compact = 4, .token = "last%d"},
+     .matters = pipelined, .compact = 4, .token = "last%d"},
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
