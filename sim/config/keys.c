@@ -469,6 +469,25 @@ bool cfg_value_same(const cfg_key *k, const cfg_value *a, const cfg_value *b)
     return a->i == b->i && a->with == b->with;
 }
 
+void cfg_key_text(const cfg_key *k, const cfg_strategy *s, char *out, int cap)
+{
+    const char *field = (const char *)s + k->offset;
+    switch (k->type) {
+    case CFG_K_INT: snprintf(out, (size_t)cap, "%d", *(const int *)field); break;
+    case CFG_K_DOUBLE: snprintf(out, (size_t)cap, "%g", *(const double *)field); break;
+    case CFG_K_BOOL: snprintf(out, (size_t)cap, "%s", *(const bool *)field ? "on" : "off"); break;
+    case CFG_K_STRING: snprintf(out, (size_t)cap, "%s", field); break;
+    case CFG_K_ENUM: {
+        int v = *(const int *)field, i = 0;
+        while (k->names[i] && (k->values ? k->values[i] : i) != v) i++;
+        snprintf(out, (size_t)cap, "%s", k->names[i] ? k->names[i] : "?");
+        break;
+    }
+    case CFG_K_ORDER: cfg_order_name(s, out, cap); break;
+    default: snprintf(out, (size_t)cap, "?"); break;
+    }
+}
+
 bool cfg_key_matters(const cfg_key *k, const cfg_strategy *s)
 {
     return !k->matters || k->matters(s);

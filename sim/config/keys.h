@@ -135,6 +135,10 @@ void cfg_key_set(const cfg_key *k, cfg_strategy *s, const cfg_value *v);
 void cfg_key_default(const cfg_key *k, cfg_value *v);
 bool cfg_value_same(const cfg_key *k, const cfg_value *a, const cfg_value *b);
 
+/* The value of key k in s as text: ints as numbers, bools "on"/"off", enum
+ * names, the order's short name (cfg_order_name).  Writes at most cap bytes. */
+void cfg_key_text(const cfg_key *k, const cfg_strategy *s, char *out, int cap);
+
 /* Whether k's value changes anything in s (true for a key without a
  * matters rule). */
 bool cfg_key_matters(const cfg_key *k, const cfg_strategy *s);

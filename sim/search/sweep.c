@@ -115,42 +115,36 @@ static void components(const srch_candidate *c, bool simulated, double out[NCOMP
     for (int d = 0; d < WL_NDIMS; d++) out[C_TP + d] = ex[d];
 }
 
-/* Strategy keys, as "key value" text. */
+/* What the reasons name: strategy keys, and three derived figures (the
+ * vpp in effect, the micro-batches, tp), as "key value" text.  A searched
+ * key that is not a knob is named by its table row when no knob differs.
+ * ORDER KNOB: knob_names follows this order. */
 typedef enum knob {
     K_PP, K_VPP, K_MB, K_MICROS, K_DP, K_TP, K_TPY, K_SP, K_RING, K_ULY, K_FUSE, K_OVL_CP, K_EP, K_ETP, K_ZERO,
     K_OVL_GRAD, K_OVL_PARAM, K_RECOMP, K_ORDER, NKNOBS
 } knob;
 
-static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
-{
-    switch (k) {
-    case K_PP: snprintf(out, (size_t)cap, "%d", s->pp); break;
-    case K_VPP: snprintf(out, (size_t)cap, "%d", s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1); break;
-    case K_MB: snprintf(out, (size_t)cap, "%d", s->micro_batch); break;
-    case K_MICROS: snprintf(out, (size_t)cap, "%d", cfg_micro_batches(s)); break;
-    case K_DP: snprintf(out, (size_t)cap, "%d", s->dp); break;
-    case K_TP: snprintf(out, (size_t)cap, "%d", s->tp_x * s->tp_y); break;
-    case K_TPY: snprintf(out, (size_t)cap, "%d", s->tp_y); break;
-    case K_SP: snprintf(out, (size_t)cap, "%s", s->sequence_parallel ? "on" : "off"); break;
-    case K_RING: snprintf(out, (size_t)cap, "%d", s->cp_ring); break;
-    case K_ULY: snprintf(out, (size_t)cap, "%d", s->cp_ulysses); break;
-    case K_FUSE: snprintf(out, (size_t)cap, "%s", s->fuse_tpy_cp ? "on" : "off"); break;
-    case K_OVL_CP: snprintf(out, (size_t)cap, "%s", s->overlap_cp_comm ? "on" : "off"); break;
-    case K_EP: snprintf(out, (size_t)cap, "%d", s->ep); break;
-    case K_ETP: snprintf(out, (size_t)cap, "%d", s->etp); break;
-    case K_ZERO: snprintf(out, (size_t)cap, "%d", s->zero); break;
-    case K_OVL_GRAD: snprintf(out, (size_t)cap, "%s", s->overlap_grad_reduce ? "on" : "off"); break;
-    case K_OVL_PARAM: snprintf(out, (size_t)cap, "%s", s->overlap_param_gather ? "on" : "off"); break;
-    case K_RECOMP: snprintf(out, (size_t)cap, "%s", cfg_recompute_name(s->recompute)); break;
-    case K_ORDER: cfg_order_name(s, out, cap); break;
-    default: out[0] = '\0'; break;
-    }
-}
-
+/* ORDER KNOB: the strategy keys' names (micro-batches and tp: derived) */
 static const char *const knob_names[NKNOBS] = {
     "pp", "vpp", "micro_batch", "micro-batches", "dp", "tp", "tp_y", "sequence_parallel", "cp_ring", "cp_ulysses",
     "fuse_tpy_cp", "overlap_cp_comm", "ep", "etp", "zero", "overlap_grad_reduce", "overlap_param_gather",
     "recompute", "order"};
+
+static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
+{
+    switch (k) {
+    case K_VPP: snprintf(out, (size_t)cap, "%d", s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1); break;
+    case K_MICROS: snprintf(out, (size_t)cap, "%d", cfg_micro_batches(s)); break;
+    case K_TP: snprintf(out, (size_t)cap, "%d", s->tp_x * s->tp_y); break;
+    default: {
+        const cfg_key *row = (unsigned)k < NKNOBS ? cfg_strategy_key(knob_names[k]) : NULL;
+        if (row)
+            cfg_key_text(row, s, out, cap);
+        else
+            out[0] = '\0';
+    }
+    }
+}
 
 /* The keys that explain each component, most telling first. */
 static const knob explain[NCOMP][8] = {
@@ -208,6 +202,13 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
             snprintf(what, sizeof what, ": TP inside node, tp %.90s vs %.90s", va, vb);
         else
             snprintf(what, sizeof what, ": %s %.90s vs %.90s", knob_names[found], va, vb);
+    } else { /* a searched key without a knob */
+        for (const cfg_key *k = cfg_strategy_keys; k->key && !what[0]; k++) {
+            if (!k->search) continue;
+            cfg_key_text(k, &a->strategy, va, sizeof va);
+            cfg_key_text(k, &b->strategy, vb, sizeof vb);
+            if (strcmp(va, vb) != 0) snprintf(what, sizeof what, ": %s %.90s vs %.90s", k->key, va, vb);
+        }
     }
     snprintf(out, (size_t)cap, "less %s (%.3g s)%.200s", comp_names[best], gain, what);
 }
