@@ -2,10 +2,10 @@
 # test.sh - set up (packages, build) when needed, then run every test:
 #   1. the CTest suite (Check suites, tests/cli/*.sh) in build/;
 #   2. the same suite built with AddressSanitizer + UBSan in build-asan/;
-#   3. a bounded fuzz run of the config loaders and --set (tests/fuzz/run.sh);
+#   3. a bounded fuzz run of the config loaders, --set and the option parser (tests/fuzz/run.sh);
 #   4. small `heptasim run`s under valgrind (one with --symmetry dp): no leak, no invalid access.
 # HEPTASIM_QUICK=1 runs step 1 only, for a quick local check (CI runs all).
-# HEPTASIM_FUZZ_SECONDS sets the fuzz time per harness (default 12, five
+# HEPTASIM_FUZZ_SECONDS sets the fuzz time per harness (default 12, six
 # harnesses).  Arguments go to each ctest run (e.g. -R config).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +42,7 @@ if [ "${HEPTASIM_QUICK:-0}" != 1 ]; then
     failed+=("sanitizer reports")
   fi
 
-  step "fuzzing the config loaders"
+  step "fuzzing the config loaders and the option parser"
   "$top/tests/fuzz/run.sh" "${HEPTASIM_FUZZ_SECONDS:-12}" || failed+=("fuzzing")
 
   step "valgrind"

@@ -92,7 +92,7 @@ START_TEST(origin_with_newline)
     cfg_model m;
     memset(&E, 0, sizeof E);
     sim_rc rc = cfg_parse_model("{\"layers\": 0}", "models/a\nb.json", NULL, &m, &E);
-    ASSERT_ONE_LINE_ERROR(rc, "models/a?b.json: .layers: expected an integer >= 1, got 0");
+    ASSERT_ONE_LINE_ERROR(rc, "models/a?b.json: .layers: expected an integer in [1, 16384], got 0");
 }
 END_TEST
 
@@ -107,7 +107,7 @@ START_TEST(argument_with_newline)
     ASSERT_ONE_LINE_ERROR(rc, "heptasim run: unknown option '--fr?ob'");
     char *argv2[] = {"heptasim", "run", "--devices", "1\t2", NULL};
     rc = cli_parse(4, argv2, 2, CLI_OPT_INPUTS, "run", &a, &E);
-    ASSERT_ONE_LINE_ERROR(rc, "heptasim run: option '--devices' expects a whole number >= 1, got '1?2'");
+    ASSERT_ONE_LINE_ERROR(rc, "heptasim run: option '--devices' expects a whole number in [1, 131072], got '1?2'");
 }
 END_TEST
 

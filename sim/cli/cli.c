@@ -44,14 +44,18 @@ static const command commands[] = {
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
-static void usage(void)
+/* The usage text on f: stdout when asked for (--help), stderr when the
+ * command is missing (a usage error). */
+static void usage(FILE *f)
 {
-    puts("usage: heptasim COMMAND [options]\n\n"
-         "Simulates one training step of a large transformer on an accelerator cluster.\n\ncommands:");
-    for (int i = 0; i < NCOMMANDS; i++) printf("  %-10s %s\n", commands[i].name, commands[i].summary);
-    puts("\n'heptasim COMMAND --help' lists a command's options; 'heptasim --version' prints the version.\n"
-         "With no options, run simulates the shipped default: " DEFAULT_MODEL " on " DEFAULT_PLATFORM
-         " with strategy " DEFAULT_STRATEGY ".");
+    fputs("usage: heptasim COMMAND [options]\n\n"
+          "Simulates one training step of a large transformer on an accelerator cluster.\n\ncommands:\n",
+          f);
+    for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n'heptasim COMMAND --help' lists a command's options; 'heptasim --version' prints the version.\n"
+          "With no options, run simulates the shipped default: " DEFAULT_MODEL " on " DEFAULT_PLATFORM
+          " with strategy " DEFAULT_STRATEGY ".\n",
+          f);
 }
 
 static void command_help(const command *c)
@@ -65,9 +69,13 @@ static void command_help(const command *c)
 
 int cli_main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        usage();
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("heptasim %s\n", HEPTASIM_VERSION);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,38 +25,50 @@ typedef struct opt_row {
     const char *arg;    /* argument name, NULL for a flag */
     unsigned group;     /* CLI_OPT_* that enables it; 0 = always */
     const char *help;
+    int min, max;       /* a whole-number option: its range (max 0: not a number) */
+    bool path;          /* the value names a file: at most SIM_MAX_PATH characters */
 } opt_row;
 
+#define COUNT(lo, hi) .min = lo, .max = hi
+#define PATH .path = true
+#define PLAIN .path = false /* neither a number nor a file */
+
 static const opt_row options[] = {
-    {O_MODEL, "model", 'm', "MODEL", CLI_OPT_INPUTS, "model: a name from models/ or a path (also a HuggingFace config.json)"},
-    {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS | CLI_OPT_CASES, "platform: a name from platforms/ or a path"},
-    {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS, "strategy: a name from strategies/ or a path"},
+    {O_MODEL, "model", 'm', "MODEL", CLI_OPT_INPUTS, "model: a name from models/ or a path (also a HuggingFace config.json)",
+     PATH},
+    {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS | CLI_OPT_CASES, "platform: a name from platforms/ or a path",
+     PATH},
+    {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS, "strategy: a name from strategies/ or a path", PATH},
     {O_SET, "set", 0, "KEY=VALUE", CLI_OPT_INPUTS | CLI_OPT_CASES,
-     "override a strategy key, or model.KEY / platform.KEY (repeatable)"},
-    {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform"},
-    {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)"},
-    {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE"},
-    {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE, "collectives as one flow per ring edge (default) or step by step"},
+     "override a strategy key, or model.KEY / platform.KEY (repeatable)", PLAIN},
+    {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform", COUNT(1, CFG_MAX_DEVICES)},
+    {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)", PATH},
+    {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE", PATH},
+    {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE,
+     "collectives as one flow per ring edge (default) or step by step", PLAIN},
     {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE | CLI_OPT_SYMMETRY,
      "tp (default): one actor per TP group when exact; dp: also one data-parallel replica for all "
-     "(approximate); none: one actor per rank"},
-    {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)"},
-    {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)"},
-    {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates"},
-    {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences"},
-    {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE"},
-    {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file"},
-    {O_SHARD, "shard", 0, "I/N", CLI_OPT_SEARCH, "run the I-th of N deterministic shards of the candidates"},
-    {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)"},
-    {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)"},
-    {O_TRACE_RANKS, "trace-ranks", 0, "LIST", CLI_OPT_TRACE, "ranks to trace: 0,5,8-15 or all (default: one per stage)"},
-    {O_REPORT, "report", 0, "FILE", CLI_OPT_REPORT, "write a self-contained HTML report"},
-    {O_BLESS, "bless", 0, NULL, CLI_OPT_BLESS, "store the current results as the new golden results"},
-    {O_FULL, "full", 0, NULL, CLI_OPT_FULL, "simulate every data-parallel replica (no reduction to two)"},
-    {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention)"},
-    {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error"},
-    {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary"},
-    {O_HELP, "help", 'h', NULL, 0, "show this help"},
+     "(approximate); none: one actor per rank", PLAIN},
+    {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)", PLAIN},
+    {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SEARCH, "strategy space to search (default 7d)", PLAIN},
+    {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
+    {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
+     COUNT(1, CFG_MAX_WIDTH)},
+    {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE", PATH},
+    {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file", PLAIN},
+    {O_SHARD, "shard", 0, "I/N", CLI_OPT_SEARCH, "run the I-th of N deterministic shards of the candidates", PLAIN},
+    {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)",
+     COUNT(1, CLI_MAX_JOBS)},
+    {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)", PATH},
+    {O_TRACE_RANKS, "trace-ranks", 0, "LIST", CLI_OPT_TRACE,
+     "ranks to trace: 0,5,8-15 or all (default: one per stage)", PLAIN},
+    {O_REPORT, "report", 0, "FILE", CLI_OPT_REPORT, "write a self-contained HTML report", PATH},
+    {O_BLESS, "bless", 0, NULL, CLI_OPT_BLESS, "store the current results as the new golden results", PLAIN},
+    {O_FULL, "full", 0, NULL, CLI_OPT_FULL, "simulate every data-parallel replica (no reduction to two)", PLAIN},
+    {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention)", PLAIN},
+    {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error", PLAIN},
+    {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary", PLAIN},
+    {O_HELP, "help", 'h', NULL, 0, "show this help", PLAIN},
 };
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
@@ -78,36 +91,60 @@ static const opt_row *find_short(char c, unsigned accepted)
     return NULL;
 }
 
-static sim_rc parse_count(const char *command, const char *opt, const char *text, int *out, sim_err *err)
+/* An argument as messages quote it: whole when short, else its start and
+ * its length ("aaaa... (5000 characters)"), so that the reason that
+ * follows is never cut off. */
+static const char *quoted(const char *text, char *buf, size_t cap)
+{
+    size_t n = strlen(text);
+    if (n <= 80) return text;
+    snprintf(buf, cap, "%.60s... (%zu characters)", text, n);
+    return buf;
+}
+
+/* A whole number in the option's range. */
+static sim_rc parse_count(const char *command, const opt_row *o, const char *text, int *out, sim_err *err)
 {
     char *end;
     errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *text == '\0' || *end != '\0' || v < 1 || v > INT_MAX)
-        return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' expects a whole number >= 1, got '%s'", command,
-                        opt, text);
+    long long v = strtoll(text, &end, 10);
+    if (errno || *text == '\0' || *end != '\0' || v < o->min || v > o->max) {
+        char q[112];
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' expects a whole number in [%d, %d], got '%s'",
+                        command, o->name, o->min, o->max, quoted(text, q, sizeof q));
+    }
     *out = (int)v;
     return SIM_OK;
 }
 
-/* The SimGrid settings --cfg takes, and what their values may be: SimGrid
- * aborts the process on an unknown key or a bad value, so both are checked
- * here first. */
-typedef enum { SG_ENUM, SG_BOOL, SG_POSITIVE, SG_NONNEGATIVE } sg_kind;
+/* The SimGrid settings --cfg takes, and what their values may be.  SimGrid
+ * aborts the process on an unknown key or a bad value, and values it takes
+ * can still hang a run (a bandwidth factor of 1e299) or make it
+ * meaningless (a time precision of 1e200 s): numbers are held to ranges
+ * that keep every run finite and about as fast as with the defaults
+ * (both ends simulated on a small step; docs/inputs.md). */
+typedef enum { SG_ENUM, SG_BOOL, SG_RANGE } sg_kind;
 static const struct {
     const char *key;
     sg_kind kind;
     const char *values; /* SG_ENUM: '|'-separated */
+    double min, max;    /* SG_RANGE */
+    bool zero_ok;       /* SG_RANGE: 0 is also taken (it turns the feature off) */
 } simgrid_settings[] = {
-    {"network/optim", SG_ENUM, "Full|Lazy"},
-    {"network/maxmin-selective-update", SG_BOOL, NULL},
-    {"network/TCP-gamma", SG_NONNEGATIVE, NULL},
-    {"network/latency-factor", SG_POSITIVE, NULL},
-    {"network/bandwidth-factor", SG_POSITIVE, NULL},
-    {"network/crosstraffic", SG_BOOL, NULL},
-    {"network/weight-S", SG_NONNEGATIVE, NULL},
-    {"maxmin/precision", SG_POSITIVE, NULL},
-    {"surf/precision", SG_POSITIVE, NULL},
+    {"network/optim", SG_ENUM, "Full|Lazy", 0, 0, false},
+    {"network/maxmin-selective-update", SG_BOOL, NULL, 0, 0, false},
+    /* bytes in flight of a TCP window; 0 (heptasim's) = no window limit */
+    {"network/TCP-gamma", SG_RANGE, NULL, 1024, 1e12, true},
+    /* multipliers of every latency and bandwidth (heptasim: 1) */
+    {"network/latency-factor", SG_RANGE, NULL, 1e-3, 1e3, false},
+    {"network/bandwidth-factor", SG_RANGE, NULL, 1e-3, 1e3, false},
+    {"network/crosstraffic", SG_BOOL, NULL, 0, 0, false},
+    {"network/weight-S", SG_RANGE, NULL, 0, 1e6, false},
+    /* relative precision of the sharing solver (SimGrid: 1e-5) and the
+     * time precision in seconds (SimGrid: 1e-9); coarser ones change step
+     * times by more than the calibration error */
+    {"maxmin/precision", SG_RANGE, NULL, 1e-15, 1e-2, false},
+    {"surf/precision", SG_RANGE, NULL, 1e-15, 1e-6, false},
 };
 #define NSETTINGS (int)(sizeof simgrid_settings / sizeof simgrid_settings[0])
 
@@ -124,31 +161,37 @@ static bool enum_has(const char *values, const char *v)
     return false;
 }
 
+#define SG_TRUE "yes|true|on|1"
+#define SG_FALSE "no|false|off|0"
+
 /* Checks one --cfg KEY:VALUE; SIM_EINVAL with the accepted keys or values. */
 static sim_rc check_simgrid_setting(const char *command, const char *arg, sim_err *err)
 {
     const char *colon = strchr(arg, ':');
     size_t klen = colon ? (size_t)(colon - arg) : 0;
     const char *v = colon ? colon + 1 : "";
+    char q[112];
     for (int i = 0; i < NSETTINGS; i++) {
         if (strlen(simgrid_settings[i].key) != klen || strncmp(simgrid_settings[i].key, arg, klen) != 0) continue;
         char *end = NULL;
         double x = strtod(v, &end);
-        bool number = *v && end && *end == '\0' && x == x && x < 1e300 && x > -1e300;
+        bool number = *v && end && *end == '\0' && isfinite(x);
         switch (simgrid_settings[i].kind) {
         case SG_ENUM:
             if (enum_has(simgrid_settings[i].values, v)) return SIM_OK;
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be one of %s", command, arg,
-                            simgrid_settings[i].values);
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be one of %s", command,
+                            quoted(arg, q, sizeof q), simgrid_settings[i].values);
         case SG_BOOL:
-            if (enum_has("yes|no|true|false|on|off|1|0", v)) return SIM_OK;
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be yes or no", command, arg);
-        case SG_POSITIVE:
-            if (number && x > 0) return SIM_OK;
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be a number > 0", command, arg);
-        case SG_NONNEGATIVE:
-            if (number && x >= 0) return SIM_OK;
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be a number >= 0", command, arg);
+            if (enum_has(SG_TRUE, v) || enum_has(SG_FALSE, v)) return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be yes or no", command,
+                            quoted(arg, q, sizeof q));
+        case SG_RANGE:
+            if (number && ((x >= simgrid_settings[i].min && x <= simgrid_settings[i].max) ||
+                           (simgrid_settings[i].zero_ok && x == 0)))
+                return SIM_OK;
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': the value must be a number in [%g, %g]%s",
+                            command, quoted(arg, q, sizeof q), simgrid_settings[i].min, simgrid_settings[i].max,
+                            simgrid_settings[i].zero_ok ? ", or 0 (off)" : "");
         }
     }
     char keys[512] = "";
@@ -157,11 +200,40 @@ static sim_rc check_simgrid_setting(const char *command, const char *arg, sim_er
         snprintf(keys + used, sizeof keys - used, "%s%s", i ? ", " : "", simgrid_settings[i].key);
     }
     return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s': not a setting heptasim passes to SimGrid (use one of %s)",
-                    command, arg, keys);
+                    command, quoted(arg, q, sizeof q), keys);
+}
+
+/* True when the settings turn network/crosstraffic on (the last one wins). */
+static bool crosstraffic_on(const cli_args *a)
+{
+    static const char key[] = "network/crosstraffic:";
+    bool on = false;
+    for (int i = 0; i < a->nsimgrid; i++)
+        if (strncmp(a->simgrid[i], key, sizeof key - 1) == 0) on = enum_has(SG_TRUE, a->simgrid[i] + sizeof key - 1);
+    return on;
+}
+
+/* I/N of --shard: 0 <= I < N <= CLI_MAX_SHARDS. */
+static sim_rc parse_shard(const char *command, const char *val, cli_args *a, sim_err *err)
+{
+    char *slash = NULL, *end = NULL;
+    errno = 0;
+    long long i = strtoll(val, &slash, 10);
+    long long n = (slash != val && *slash == '/') ? strtoll(slash + 1, &end, 10) : -1;
+    bool digits = val[0] >= '0' && val[0] <= '9' && slash && slash[0] == '/' && slash[1] >= '0' && slash[1] <= '9';
+    if (errno || !digits || !end || *end != '\0' || n < 1 || n > CLI_MAX_SHARDS || i < 0 || i >= n) {
+        char q[112];
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--shard' takes I/N with 0 <= I < N <= %d, got '%s'", command,
+                        CLI_MAX_SHARDS, quoted(val, q, sizeof q));
+    }
+    a->shard_index = (int)i;
+    a->shard_count = (int)n;
+    return SIM_OK;
 }
 
 static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_args *a, sim_err *err)
 {
+    char q[112];
     switch (o->id) {
     case O_MODEL: a->model = val; break;
     case O_PLATFORM: a->platform = val; break;
@@ -172,22 +244,22 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
                             CLI_MAX_SETS);
         if (!strchr(val, '=') || val[0] == '=')
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--set %s' must be KEY=VALUE, e.g. --set tp_x=4", command,
-                            val);
+                            quoted(val, q, sizeof q));
         a->sets[a->nsets++] = val;
         break;
-    case O_DEVICES: return parse_count(command, o->name, val, &a->devices, err);
+    case O_DEVICES: return parse_count(command, o, val, &a->devices, err);
     case O_JSON: a->json_path = val; break;
     case O_DUMP: a->dump_platform = val; break;
     case O_COMM:
         if (strcmp(val, "flows") != 0 && strcmp(val, "steps") != 0)
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--comm-mode' takes 'flows' or 'steps', got '%s'", command,
-                            val);
+                            quoted(val, q, sizeof q));
         a->comm_mode = val;
         break;
     case O_SYMMETRY:
         if (strcmp(val, "tp") != 0 && strcmp(val, "dp") != 0 && strcmp(val, "none") != 0)
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp', 'dp' or 'none', got '%s'", command,
-                            val);
+                            quoted(val, q, sizeof q));
         a->symmetry = val;
         break;
     case O_SIMGRID:
@@ -196,29 +268,22 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
                             CLI_MAX_SIMGRID);
         if (!strchr(val, ':') || val[0] == ':')
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--cfg %s' must be KEY:VALUE, e.g. --cfg network/optim:Lazy",
-                            command, val);
+                            command, quoted(val, q, sizeof q));
         if (check_simgrid_setting(command, val, err) != SIM_OK) return SIM_EINVAL;
         a->simgrid[a->nsimgrid++] = val;
         break;
     case O_SPACE:
         if (strcmp(val, "megatron") != 0 && strcmp(val, "7d") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--space' takes 'megatron' or '7d', got '%s'", command, val);
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--space' takes 'megatron' or '7d', got '%s'", command,
+                            quoted(val, q, sizeof q));
         a->space = val;
         break;
-    case O_TOP: return parse_count(command, o->name, val, &a->top, err);
-    case O_JOBS: return parse_count(command, o->name, val, &a->jobs, err);
-    case O_GLOBAL_BATCH: return parse_count(command, o->name, val, &a->global_batch, err);
+    case O_TOP: return parse_count(command, o, val, &a->top, err);
+    case O_JOBS: return parse_count(command, o, val, &a->jobs, err);
+    case O_GLOBAL_BATCH: return parse_count(command, o, val, &a->global_batch, err);
     case O_OUT: a->out_path = val; break;
     case O_RESUME: a->resume = true; break;
-    case O_SHARD: {
-        int i = 0, n = 0, used = 0;
-        if (sscanf(val, "%d/%d%n", &i, &n, &used) != 2 || val[used] != '\0' || n < 1 || i < 0 || i >= n)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--shard' takes I/N with 0 <= I < N, got '%s'", command,
-                            val);
-        a->shard_index = i;
-        a->shard_count = n;
-        break;
-    }
+    case O_SHARD: return parse_shard(command, val, a, err);
     case O_TRACE: a->trace_path = val; break;
     case O_TRACE_RANKS: a->trace_ranks = val; break;
     case O_REPORT: a->report_path = val; break;
@@ -232,9 +297,19 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     return SIM_OK;
 }
 
+/* A file name longer than heptasim takes, refused with its length. */
+static sim_rc long_path(const char *command, const char *what, const char *val, sim_err *err)
+{
+    return sim_fail(err, SIM_EINVAL,
+                    "heptasim %s: %s: a file name of %zu characters is longer than the %d heptasim takes (use a "
+                    "shorter path, or a symbolic link)",
+                    command, what, strlen(val), SIM_MAX_PATH);
+}
+
 static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
                          sim_err *err)
 {
+    char q[112];
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
         const opt_row *o = NULL;
@@ -247,8 +322,8 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%.*s' does not apply to this command (see "
                                 "'heptasim %s --help')", command, (int)len, name, command);
             if (!o)
-                return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '--%.*s' (see 'heptasim %s --help')",
-                                command, (int)len, name, command);
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '--%s' (see 'heptasim %s --help')",
+                                command, quoted(len > 80 ? name : arg + 2, q, sizeof q), command);
             if (eq) {
                 if (!o->arg)
                     return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' takes no value", command, o->name);
@@ -263,21 +338,41 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
             if (!o)
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '%s' (see 'heptasim %s --help')",
                                 command, arg, command);
-        } else if ((accepted & CLI_OPT_FILES) && a->nfiles < CLI_MAX_FILES) {
+        } else if (accepted & CLI_OPT_FILES) {
+            if (a->nfiles == CLI_MAX_FILES)
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: too many files (at most %d)", command, CLI_MAX_FILES);
+            if (!arg[0]) return sim_fail(err, SIM_EINVAL, "heptasim %s: an empty file argument (name a file)", command);
+            if (strlen(arg) > SIM_MAX_PATH) return long_path(command, "a file argument", arg, err);
             a->files[a->nfiles++] = arg;
             continue;
         } else {
             return sim_fail(err, SIM_EINVAL, "heptasim %s: unexpected argument '%s' (see 'heptasim %s --help')",
-                            command, arg, command);
+                            command, quoted(arg, q, sizeof q), command);
         }
         if (o->arg && !val) {
             if (i + 1 >= argc)
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: option '%s' needs a value (%s)", command, arg, o->arg);
             val = argv[++i];
         }
+        if (o->arg && !val[0])
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' needs a value (%s), got an empty one",
+                            command, o->name, o->arg);
+        if (o->path && strlen(val) > SIM_MAX_PATH) {
+            char what[48];
+            snprintf(what, sizeof what, "option '--%s'", o->name);
+            return long_path(command, what, val, err);
+        }
         sim_rc rc = apply(command, o, val, a, err);
         if (rc != SIM_OK) return rc;
     }
+    /* Cross traffic sends each flow's acknowledgements back over the
+     * reverse route; the reduced replays route the flows to mirrors one way
+     * only, and SimGrid then waits for ever. */
+    if (crosstraffic_on(a) && !(a->symmetry && strcmp(a->symmetry, "none") == 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "heptasim %s: '--cfg network/crosstraffic:yes' needs '--symmetry none' (the reduced replay "
+                        "of --symmetry %s sends flows one way only, which SimGrid's cross traffic cannot model)",
+                        command, a->symmetry ? a->symmetry : "tp");
     return SIM_OK;
 }
 
@@ -304,6 +399,9 @@ void cli_print_options(unsigned accepted)
                      o->arg ? o->arg : "");
         else
             snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        printf("  %-28s %s\n", left, o->help);
+        if (o->max > 0)
+            printf("  %-28s %s (%d to %d)\n", left, o->help, o->min, o->max);
+        else
+            printf("  %-28s %s\n", left, o->help);
     }
 }

@@ -49,6 +49,31 @@ void sim_strlcpy(char *dst, const char *src, size_t cap);
  * itself, never a simulated figure). */
 double sim_now_s(void);
 
+/* Read the whole file at path into *out, NUL-terminated (the caller
+ * frees it), its length in *len (the bytes may hold NULs).  Refuses with
+ * one line that says what the path is: a name longer than SIM_MAX_PATH, a
+ * missing file, a dangling symbolic link, a symbolic link loop, a
+ * directory, anything that is not a regular file (a FIFO, a device such as
+ * /dev/zero, a socket; never opened, so a FIFO cannot block), a file of
+ * more than max_bytes (what: "a config file", in the message), a read
+ * error.  Returns SIM_OK or SIM_EINVAL (the file is bad input). */
+sim_rc sim_read_file(const char *path, size_t max_bytes, const char *what, char **out, size_t *len, sim_err *err);
+
+/* Checks that text[0..len) is text heptasim can echo into JSON and HTML:
+ * no NUL byte and valid UTF-8 (no overlong forms, surrogates or code
+ * points above U+10FFFF).  Returns the offset of the first bad byte, or
+ * len when all is well; *line (when not NULL) gets its 1-based line and
+ * *why a short phrase ("a NUL byte", "invalid UTF-8"). */
+size_t sim_text_check(const char *text, size_t len, int *line, const char **why);
+
+/* Replaces, in place, every byte of s that is not part of valid UTF-8
+ * with '?' (for text from a file name, which may hold any byte). */
+void sim_utf8_scrub(char *s);
+
+/* sim_read_file, then sim_text_check: a bad byte fails with
+ * "<path>: line N: a NUL byte at byte B (...)" or "... invalid UTF-8 ...". */
+sim_rc sim_read_text(const char *path, size_t max_bytes, const char *what, char **out, sim_err *err);
+
 /* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
  * _flops_per_s). */
 #define SIM_GIB (1024.0 * 1024.0 * 1024.0)

@@ -13,14 +13,19 @@
 
 /* ------------------------------------------------------------- messages */
 
-#define SIM_ERR_LEN 512             /* one error line, terminator included */
+#define SIM_ERR_LEN 1024            /* one error line, terminator included: room to quote a file
+                                     * name of SIM_MAX_PATH characters whole, with the reason */
 
 /* --------------------------------------------------------------- inputs */
 
 #define CFG_NAME_LEN 64             /* name of a model, platform, strategy or device */
 #define CFG_TEXT_LEN 256            /* a description (also the compact strategy string) */
 #define CFG_PATH_LEN 512            /* a file path, and a JSON path in messages */
-#define CFG_MAX_FILE_BYTES (64L * 1024 * 1024) /* an input file */
+#define SIM_MAX_PATH (CFG_PATH_LEN - 1) /* characters of a file name heptasim takes; longer
+                                     * ones are refused with their length */
+#define CFG_MAX_FILE_BYTES (64L * 1024 * 1024) /* a JSON input file (model, platform, strategy,
+                                     * validation case, golden scenario) */
+#define CFG_MAX_RECORDS_BYTES (1024L * 1024 * 1024) /* a file of sweep records (~500,000) */
 #define CFG_MAX_OBJECT_KEYS 64      /* keys of one schema object (the "known keys" list) */
 #define CFG_SET_MAX_DEPTH 8         /* parts of a dotted --set key (platform.device.peak_tflops: 3) */
 #define CFG_SET_MAX_PART 64         /* characters of one part of a --set key, terminator included */
@@ -34,6 +39,24 @@
 #define CFG_MAX_HEADS 65536         /* heads, kv_heads */
 #define CFG_MAX_EXPERTS 65536       /* routed and shared experts, top_k */
 #define CFG_MAX_HEAD_DIM 65536      /* head_dim, given or hidden / heads */
+
+/* ------------------------------------------------------ platform values */
+
+/* The physical range of each platform figure, in the key's unit: every
+ * device from the 1990s to far beyond today, and every time and size
+ * SimGrid is given finite and representable (docs/inputs.md says why). */
+#define CFG_PEAK_TFLOPS_MIN 1e-6    /* 1 MFLOP/s: a 1990s CPU core */
+#define CFG_PEAK_TFLOPS_MAX 1e7     /* 10 EFLOP/s: ~4000x a 2024 GPU */
+#define CFG_HBM_GIB_MIN 1e-4        /* 100 KiB */
+#define CFG_HBM_GIB_MAX 1e5         /* 100 TiB: ~500x a 2024 GPU */
+#define CFG_HBM_TBPS_MIN 1e-6       /* 1 MB/s */
+#define CFG_HBM_TBPS_MAX 1e4        /* 10 PB/s: ~1000x a 2024 GPU */
+#define CFG_LINK_GBPS_MIN 1e-4      /* 100 kB/s: below 10 Mbit/s Ethernet */
+#define CFG_FABRIC_GBPS_MAX 1e6     /* 1 PB/s per device: ~500x NVLink 5 */
+#define CFG_NIC_GBPS_MAX 1e5        /* 100 TB/s per device, below the engine's pad links (1 PB/s) */
+#define CFG_LATENCY_US_MAX 1e6      /* 1 s, also per kernel and per collective step */
+#define CFG_OVERSUB_MAX 1000        /* uplinks 1000x thinner than the NICs below them */
+#define CFG_EFFICIENCY_MIN 1e-4     /* 0.01 % of peak or of link bandwidth: efficiencies in [this, 1] */
 
 /* ------------------------------------------------------ strategy values */
 
@@ -53,6 +76,9 @@
 #define CLI_MAX_SETS 256            /* --set items of one command */
 #define CLI_MAX_FILES 1024          /* files given to one command (merge, validate) */
 #define CLI_MAX_SIMGRID 8           /* --cfg items passed to SimGrid */
+#define CLI_MAX_TOP 10000           /* --top: candidates simulated, each one a child process */
+#define CLI_MAX_JOBS 1024           /* --jobs: simulations at once */
+#define CLI_MAX_SHARDS 65536        /* --shard I/N: N */
 
 /* ------------------------------------------------------------ reports */
 

@@ -62,25 +62,34 @@ static i64 product(const factor *f, int n, bool long_form, char *desc, size_t ca
 
 /* ------------------------------------------------------------- model */
 
-sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err)
+const cfg_model_names cfg_native_names = {
+    ".layers", ".hidden", ".heads", ".kv_heads", ".head_dim",
+    ".moe.experts", ".moe.top_k", ".moe.first_dense_layers", ".moe.shared_experts", ".moe.shared_ffn_hidden",
+};
+
+sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err)
 {
     const char *f = cfg_origin(m->path, "model");
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-        return sim_fail(err, SIM_EINVAL, "%s: .kv_heads: %d does not divide heads=%d (use a divisor of %d)", f,
-                        m->kv_heads, m->heads, m->heads);
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->kv_heads,
+                        m->kv_heads, k->heads + 1, m->heads, m->heads);
     if (m->moe.experts > 0) {
         if (m->moe.top_k > m->moe.experts)
-            return sim_fail(err, SIM_EINVAL, "%s: .moe.top_k: %d is more than moe.experts=%d (use at most %d)", f,
-                            m->moe.top_k, m->moe.experts, m->moe.experts);
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->top_k,
+                            m->moe.top_k, k->experts + 1, m->moe.experts, m->moe.experts);
         if (m->moe.first_dense_layers >= m->layers)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .moe.first_dense_layers: %d leaves no MoE layer among layers=%d (use less than %d)", f,
-                            m->moe.first_dense_layers, m->layers, m->layers);
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d leaves no MoE layer among %s=%d (use less than %d)", f,
+                            k->first_dense_layers, m->moe.first_dense_layers, k->layers + 1, m->layers, m->layers);
         if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
-            return sim_fail(err, SIM_EINVAL, "%s: .moe.shared_ffn_hidden: must be >= 1 when shared_experts=%d", f,
-                            m->moe.shared_experts);
+            return sim_fail(err, SIM_EINVAL, "%s: %s: must be >= 1 when %s=%d", f, k->shared_ffn_hidden,
+                            k->shared_experts + 1, m->moe.shared_experts);
     }
     return SIM_OK;
+}
+
+sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err)
+{
+    return cfg_model_sanity_as(m, &cfg_native_names, err);
 }
 
 /* ---------------------------------------------------------- platform */

@@ -30,14 +30,14 @@ _Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
 
 /* ------------------------------------------------------------- enum names */
 
-static const char *const activation_names[] = {"gelu", "swiglu", NULL}; /* ORDER CFG_ACTIVATION */
+static const char *const activation_names[] = {"gelu", "swiglu", "geglu", NULL}; /* ORDER CFG_ACTIVATION */
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
 
 const char *cfg_activation_name(cfg_activation a)
 {
-    return (unsigned)a < 2 ? activation_names[a] : "?";
+    return (unsigned)a < 3 ? activation_names[a] : "?";
 }
 
 const char *cfg_dim_name(cfg_dim d)
@@ -137,12 +137,18 @@ static const cfg_key model_rows[] = {
     ROW_END,
 };
 
+/* The platform's figures take the physical ranges of sim_limits.h (the
+ * CFG_*_MIN / _MAX of "platform values"): host speeds and link bandwidths
+ * stay normal doubles, an op's time flops / (peak * efficiency) and bytes /
+ * (bandwidth * efficiency) finite, and a transfer's wire bytes (bytes /
+ * network efficiency, a C long for SimGrid) below 2^63 for transfers up to
+ * the largest HBM (docs/inputs.md).  Units are the keys'. */
 static const cfg_key device_rows[] = {
     ROW_STR("name", cfg_platform, device_name, 0),
-    ROW_DBL("peak_tflops", cfg_platform, peak_flops_per_s, 0, 1e6, 0, 1e12, REQ | OPEN),
-    ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, 0, 1e6, 0, SIM_GIB, REQ | OPEN),
-    ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, 1e6, 0, SIM_GIB, 0),
-    ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, 0, 1e4, 0, 1e12, REQ | OPEN),
+    ROW_DBL("peak_tflops", cfg_platform, peak_flops_per_s, CFG_PEAK_TFLOPS_MIN, CFG_PEAK_TFLOPS_MAX, 0, 1e12, REQ),
+    ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, CFG_HBM_GIB_MIN, CFG_HBM_GIB_MAX, 0, SIM_GIB, REQ),
+    ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, CFG_HBM_GIB_MAX, 0, SIM_GIB, 0),
+    ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, CFG_HBM_TBPS_MIN, CFG_HBM_TBPS_MAX, 0, 1e12, REQ),
     ROW_END,
 };
 
@@ -153,27 +159,27 @@ static const cfg_key node_rows[] = {
 
 static const cfg_key supernode_rows[] = {
     ROW_INT("devices", cfg_platform, devices_per_supernode, 1, MAXDIM, 0, REQ),
-    ROW_DBL("fabric_GBps", cfg_platform, fabric_bytes_per_s, 0, 1e6, 0, 1e9, REQ | OPEN),
-    ROW_DBL("latency_us", cfg_platform, fabric_latency_s, 0, 1e6, 0, 1e-6, REQ),
+    ROW_DBL("fabric_GBps", cfg_platform, fabric_bytes_per_s, CFG_LINK_GBPS_MIN, CFG_FABRIC_GBPS_MAX, 0, 1e9, REQ),
+    ROW_DBL("latency_us", cfg_platform, fabric_latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
     ROW_END,
 };
 
 static const cfg_key network_rows[] = {
-    ROW_DBL("nic_GBps", cfg_platform, nic_bytes_per_s, 0, 1e6, 0, 1e9, REQ | OPEN),
-    ROW_DBL("latency_us", cfg_platform, nic_latency_s, 0, 1e6, 0, 1e-6, REQ),
-    ROW_DBL("spine_latency_us", cfg_platform, spine_latency_s, 0, 1e6, 0, 1e-6, 0),
-    ROW_DBL("oversubscription", cfg_platform, oversubscription, 1, 1e6, 1, 1, 0),
+    ROW_DBL("nic_GBps", cfg_platform, nic_bytes_per_s, CFG_LINK_GBPS_MIN, CFG_NIC_GBPS_MAX, 0, 1e9, REQ),
+    ROW_DBL("latency_us", cfg_platform, nic_latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
+    ROW_DBL("spine_latency_us", cfg_platform, spine_latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, 0),
+    ROW_DBL("oversubscription", cfg_platform, oversubscription, 1, CFG_OVERSUB_MAX, 1, 1, 0),
     ROW_END,
 };
 
 static const cfg_key efficiency_rows[] = {
-    {.key = "gemm", .type = CFG_K_CURVE, .flags = REQ | OPEN, .offset = offsetof(cfg_platform, gemm_efficiency),
-     .min = 0, .max = 1},
-    ROW_DBL("attention", cfg_platform, attention_efficiency, 0, 1, 0, 1, REQ | OPEN),
-    ROW_DBL("memory", cfg_platform, memory_efficiency, 0, 1, 0, 1, REQ | OPEN),
-    ROW_DBL("network", cfg_platform, network_efficiency, 0, 1, 0, 1, REQ | OPEN),
-    ROW_DBL("kernel_overhead_us", cfg_platform, kernel_overhead_s, 0, 1e6, 0, 1e-6, REQ),
-    ROW_DBL("collective_step_us", cfg_platform, collective_step_s, 0, 1e6, 0, 1e-6, REQ),
+    {.key = "gemm", .type = CFG_K_CURVE, .flags = REQ, .offset = offsetof(cfg_platform, gemm_efficiency),
+     .min = CFG_EFFICIENCY_MIN, .max = 1},
+    ROW_DBL("attention", cfg_platform, attention_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
+    ROW_DBL("memory", cfg_platform, memory_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
+    ROW_DBL("network", cfg_platform, network_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
+    ROW_DBL("kernel_overhead_us", cfg_platform, kernel_overhead_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
+    ROW_DBL("collective_step_us", cfg_platform, collective_step_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
     ROW_END,
 };
 
@@ -261,68 +267,54 @@ sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int ca
     const char *what = kind_singular(kind);
     if (!name_or_path || !name_or_path[0]) return sim_fail(err, SIM_EINVAL, "heptasim: empty %s name", what);
     if (cap <= 0) return sim_fail(err, SIM_EINVAL, "heptasim: no room for the %s path", what);
+    size_t room = (size_t)cap - 1 < SIM_MAX_PATH ? (size_t)cap - 1 : SIM_MAX_PATH;
+    size_t n = strlen(name_or_path);
+    if (n > room)
+        return sim_fail(err, SIM_EINVAL,
+                        "heptasim: %s name of %zu characters is longer than the %zu heptasim takes (use a shorter "
+                        "path, or a symbolic link to the file)",
+                        what, n, room);
 
-    char cand[CFG_PATH_LEN * 2];
-    if (is_file(name_or_path)) {
-        snprintf(cand, sizeof cand, "%s", name_or_path);
-    } else if (is_dir(name_or_path)) {
+    char cand[SIM_MAX_PATH * 2 + 64];
+    struct stat st;
+    int found = stat(name_or_path, &st) == 0;
+    int missing = !found && (errno == ENOENT || errno == ENOTDIR) && lstat(name_or_path, &st) != 0;
+    if (found && S_ISDIR(st.st_mode)) {
         /* a directory holding a HuggingFace config.json */
         snprintf(cand, sizeof cand, "%s/config.json", name_or_path);
         if (!is_file(cand))
             return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' is a directory without config.json (give a file)",
                             what, name_or_path);
+    } else if (!missing) {
+        /* Something is there (a file, a FIFO, a device, a loop of symbolic
+         * links, a dangling one, a directory we may not search): the
+         * reader says precisely what is wrong with it. */
+        snprintf(cand, sizeof cand, "%s", name_or_path);
+    } else if (strchr(name_or_path, '/')) {
+        return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s')", what, name_or_path,
+                        name_or_path);
     } else {
-        size_t n = strlen(name_or_path);
         bool has_ext = n > 5 && strcmp(name_or_path + n - 5, ".json") == 0;
         snprintf(cand, sizeof cand, "%s/%s/%s%s", cfg_data_dir(), kind, name_or_path, has_ext ? "" : ".json");
-        if (strchr(name_or_path, '/') || !is_file(cand)) {
-            if (strchr(name_or_path, '/'))
-                return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s')", what, name_or_path,
-                                name_or_path);
+        if (!is_file(cand))
             return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s', '%s')", what, name_or_path,
                             name_or_path, cand);
-        }
     }
-    if (strlen(cand) >= (size_t)cap || strlen(cand) >= CFG_PATH_LEN)
-        return sim_fail(err, SIM_EINVAL, "heptasim: %s path '%s' is too long (at most %d characters)", what, cand,
-                        (cap < CFG_PATH_LEN ? cap : CFG_PATH_LEN) - 1);
+    if (strlen(cand) > room)
+        return sim_fail(err, SIM_EINVAL,
+                        "heptasim: %s path of %zu characters is longer than the %zu heptasim takes (use a shorter "
+                        "path, or set HEPTASIM_DATA to a shorter directory)",
+                        what, strlen(cand), room);
     sim_strlcpy(out, cand, (size_t)cap);
     return SIM_OK;
 }
 
-/* Read a whole file into a NUL-terminated string the caller frees.
- * Unreadable files are bad input (SIM_EINVAL), as the exit status 2 says. */
+/* Read a whole config file into a NUL-terminated string the caller frees:
+ * at most CFG_MAX_FILE_BYTES of UTF-8 text without NUL bytes.  Unreadable
+ * files are bad input (SIM_EINVAL), as the exit status 2 says. */
 static sim_rc read_file(const char *path, char **out, sim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return sim_fail(err, SIM_EINVAL, "%s: cannot read the file: %s", path, strerror(errno));
-    size_t cap = 8192, len = 0;
-    char *buf = sim_xcalloc(1, cap);
-    for (;;) {
-        if (len + 1 == cap) {
-            if (cap >= (size_t)CFG_MAX_FILE_BYTES) {
-                fclose(f);
-                free(buf);
-                return sim_fail(err, SIM_EINVAL, "%s: larger than %ld MiB, not a config file", path,
-                                CFG_MAX_FILE_BYTES >> 20);
-            }
-            cap *= 2;
-            buf = sim_xrealloc(buf, cap);
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return sim_fail(err, SIM_EINVAL, "%s: cannot read the file: %s", path, strerror(saved));
-    }
-    buf[len] = '\0';
-    *out = buf;
-    return SIM_OK;
+    return sim_read_text(path, CFG_MAX_FILE_BYTES, "a config file", out, err);
 }
 
 /* Parse JSON text; on failure say where, with a short quote of the text. */
@@ -332,11 +324,19 @@ static cJSON *parse_text(const char *text, const char *origin, sim_err *err)
         sim_fail(err, SIM_EINVAL, "%s: no JSON text", origin);
         return NULL;
     }
+    int line;
+    const char *why;
+    size_t len = strlen(text), bad = sim_text_check(text, len, &line, &why);
+    if (bad < len) {
+        sim_fail(err, SIM_EINVAL, "%s: line %d: %s at byte %zu (JSON input is UTF-8 text only)", origin, line, why,
+                 bad + 1);
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (root) return root;
     if (!end || end < text) end = text;
-    int line = 1;
+    line = 1;
     for (const char *p = text; p < end && *p; p++)
         if (*p == '\n') line++;
     while (*end == ' ' || *end == '\t') end++;
@@ -374,26 +374,26 @@ static void name_from_origin(const char *origin, char *out, size_t cap)
     if (len >= cap) len = cap - 1;
     memcpy(out, base, len);
     out[len] = '\0';
+    sim_utf8_scrub(out); /* a file name may hold any byte; the name goes into JSON */
 }
 
 /* ----------------------------------------------------------------- model */
 
-/* Defaults that depend on other keys. */
-static sim_rc model_derive(cfg_model *m, const char *origin, sim_err *err)
+/* Defaults that depend on other keys; messages name the keys as k does. */
+static sim_rc model_derive(cfg_model *m, const char *origin, const cfg_model_names *k, sim_err *err)
 {
     if (!m->name[0]) name_from_origin(origin, m->name, sizeof m->name);
     if (m->kv_heads == 0) m->kv_heads = m->heads;
     if (m->head_dim == 0) {
         if (m->hidden % m->heads != 0)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .heads: %d does not divide hidden=%d (use a divisor of %d, or give head_dim)", origin,
-                            m->heads, m->hidden, m->hidden);
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d, or give %s)",
+                            origin, k->heads, m->heads, k->hidden + 1, m->hidden, m->hidden, k->head_dim + 1);
         m->head_dim = m->hidden / m->heads;
         if (m->head_dim > CFG_MAX_HEAD_DIM)
             return sim_fail(err, SIM_EINVAL,
-                            "%s: .heads: hidden/heads = %d/%d = %d is more than the largest head_dim %d (use more "
-                            "heads, or give head_dim)",
-                            origin, m->hidden, m->heads, m->head_dim, CFG_MAX_HEAD_DIM);
+                            "%s: %s: %s/%s = %d/%d = %d is more than the largest %s %d (use more heads, or give %s)",
+                            origin, k->heads, k->hidden + 1, k->heads + 1, m->hidden, m->heads, m->head_dim,
+                            k->head_dim + 1, CFG_MAX_HEAD_DIM, k->head_dim + 1);
     }
     if (m->moe.experts == 0) {
         memset(&m->moe, 0, sizeof m->moe);
@@ -411,9 +411,10 @@ sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides
     cfg_reader r;
     cfg_reader_init(&r, origin, err);
     sim_rc rc = SIM_OK;
+    cfg_model_names names = cfg_native_names;
     if (cJSON_IsObject(root) && cfg_hf_detect(root)) {
         cJSON *native = NULL;
-        rc = cfg_hf_convert(&r, root, &native);
+        rc = cfg_hf_convert(&r, root, &native, &names);
         cJSON_Delete(root);
         root = native;
     }
@@ -423,9 +424,9 @@ sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides
     if (!rc) rc = cfg_schema_read(&r, model_rows, root, &m);
     cJSON_Delete(root);
     cfg_reader_free(&r);
-    if (!rc) rc = model_derive(&m, origin, err);
+    if (!rc) rc = model_derive(&m, origin, &names, err);
     sim_strlcpy(m.path, origin, sizeof m.path);
-    if (!rc) rc = cfg_model_sanity(&m, err);
+    if (!rc) rc = cfg_model_sanity_as(&m, &names, err);
     if (!rc) *out = m;
     return cfg_one_line(rc, err);
 }

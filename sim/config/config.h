@@ -26,8 +26,10 @@
 
 /* ---------------------------------------------------------------- model */
 
-/* ORDER CFG_ACTIVATION: the tables marked so follow this order; change them together. */
-typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU } cfg_activation;
+/* The MLP's activation: GELU (two matrices, up and down), or a gated one
+ * with three (gate, up, down): SwiGLU, or GeGLU (Gemma).
+ * ORDER CFG_ACTIVATION: the tables marked so follow this order; change them together. */
+typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU, CFG_ACT_GEGLU } cfg_activation;
 
 typedef struct cfg_moe {
     int experts;            /* routed experts; 0 = dense model */
@@ -211,6 +213,14 @@ sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim
 /* cfg_check without the limits of replaying the step, for what only
  * computes (memory): any step the model can describe. */
 sim_rc cfg_check_no_replay(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
+
+/* True when the MLP is gated (SwiGLU, GeGLU): a gate matrix besides up and
+ * down, and the gate's activations stored too.  Inline, so that the pure
+ * modules link without this one. */
+static inline bool cfg_mlp_gated(const cfg_model *m)
+{
+    return m->activation == CFG_ACT_SWIGLU || m->activation == CFG_ACT_GEGLU;
+}
 
 /* Products used everywhere. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */

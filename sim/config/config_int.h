@@ -121,13 +121,27 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 
 /* ------------------------------------------------------------ HuggingFace */
 
+/* What the model's keys are called in its file, for the messages of the
+ * rules that tie keys together ("origin: .kv_heads: 3 does not divide
+ * heads=8"): each is the JSON path (".kv_heads", ".moe.top_k"); the same
+ * name without its dot names the key inside a message. */
+typedef struct cfg_model_names {
+    const char *layers, *hidden, *heads, *kv_heads, *head_dim;
+    const char *experts, *top_k, *first_dense_layers, *shared_experts, *shared_ffn_hidden;
+} cfg_model_names;
+
+/* heptasim's own names. */
+extern const cfg_model_names cfg_native_names;
+
 /* True when root looks like a HuggingFace config.json (has num_hidden_layers). */
 bool cfg_hf_detect(const cJSON *root);
 
 /* Translate a HuggingFace config into a tree with heptasim's model keys,
- * tagging each value with the HF key it came from.  Returns SIM_OK and
- * *out (caller deletes), or SIM_EINVAL. */
-sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out);
+ * tagging each value with the HF key it came from, and fill *names with
+ * the HF keys the model's values came from.  Returns SIM_OK and *out
+ * (caller deletes), or SIM_EINVAL (a key given twice, a missing or
+ * unsupported value). */
+sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_names *names);
 
 /* ------------------------------------------------------------- checks */
 
@@ -142,6 +156,8 @@ static inline const char *cfg_origin(const char *path, const char *kind)
  * heads, node size divides supernode size, ...).  Messages start with
  * m->path / p->path. */
 sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err);
+/* The same, naming the keys as the model's file does. */
+sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err);
 sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err);
 
 /* Re-run the schema on a struct built in memory (the search builds

@@ -63,6 +63,8 @@ static const char *locate(const cfg_reader *r, const cJSON *node, const char *or
     const cfg_tag *t = find_tag(r, node);
     if (t && t->path)
         sim_strlcpy(path, t->path, cap);
+    else if (key && strlen(key) > 80) /* its start and length: the path is never cut off */
+        snprintf(path, cap, "%s.%.60s... (%zu characters)", parent_path, key, strlen(key));
     else if (key)
         snprintf(path, cap, "%s.%s", parent_path, key);
     else
@@ -195,23 +197,25 @@ static double scale_of(const cfg_key *row)
     return row->scale != 0 ? row->scale : 1.0;
 }
 
-/* "expected an integer >= 1" / "expected a number > 0": which bound failed. */
+/* The allowed range of a row as people write it: "[1, 16384]", "(0, 1]". */
+static void fmt_range(const cfg_key *row, char *buf, size_t cap)
+{
+    char lo[40], hi[40];
+    fmt_num(row->min, lo, sizeof lo);
+    fmt_num(row->max, hi, sizeof hi);
+    snprintf(buf, cap, "%s%s, %s]", (row->flags & CFG_KF_MIN_OPEN) ? "(" : "[", lo, hi);
+}
+
+/* "expected an integer in [1, 16384], got 0": the whole allowed range. */
 static sim_rc check_bounds(cfg_reader *r, const cfg_key *row, double v, const char *what, const char *origin,
                            const char *path, const cJSON *node)
 {
-    char bound[40], got[64];
     bool open = row->flags & CFG_KF_MIN_OPEN;
-    if (open ? !(v > row->min) : !(v >= row->min)) {
-        fmt_num(row->min, bound, sizeof bound);
-        cfg_json_repr(node, got, sizeof got);
-        return fail_at(r, origin, path, "expected %s %s %s, got %s", what, open ? ">" : ">=", bound, got);
-    }
-    if (!(v <= row->max)) {
-        fmt_num(row->max, bound, sizeof bound);
-        cfg_json_repr(node, got, sizeof got);
-        return fail_at(r, origin, path, "expected %s <= %s, got %s", what, bound, got);
-    }
-    return SIM_OK;
+    if ((open ? v > row->min : v >= row->min) && v <= row->max) return SIM_OK;
+    char range[96], got[64];
+    fmt_range(row, range, sizeof range);
+    cfg_json_repr(node, got, sizeof got);
+    return fail_at(r, origin, path, "expected %s in %s, got %s", what, range, got);
 }
 
 static sim_rc read_curve(cfg_reader *r, const cfg_key *row, const cJSON *node, cfg_curve *c, const char *origin,
@@ -251,10 +255,10 @@ static sim_rc read_curve(cfg_reader *r, const cfg_key *row, const cJSON *node, c
         double v = y->valuedouble;
         bool open = row->flags & CFG_KF_MIN_OPEN;
         if ((open ? !(v > row->min) : !(v >= row->min)) || !(v <= row->max)) {
-            fmt_num(row->min, a, sizeof a);
-            fmt_num(row->max, b, sizeof b);
+            char range[96];
+            fmt_range(row, range, sizeof range);
             cfg_json_repr(y, got, sizeof got);
-            return fail_at(r, o, ppath, "fraction must be in %s%s, %s], got %s", open ? "(" : "[", a, b, got);
+            return fail_at(r, o, ppath, "fraction must be in %s, got %s", range, got);
         }
         c->x[i] = x->valuedouble;
         c->y[i] = v;
@@ -497,12 +501,31 @@ static void untag_tree(cfg_reader *r, const cJSON *node)
         if (r->tags[i].node == node) r->tags[i].node = NULL;
 }
 
+/* "--set ITEM" as messages name it: whole up to SET_SHOWN characters,
+ * else its start and its length, so that the reason after it is never cut
+ * off; bytes that are not UTF-8 become '?'. */
+#define SET_SHOWN 160
+static void set_origin(const char *item, char *out, size_t cap)
+{
+    size_t n = strlen(item);
+    if (n <= SET_SHOWN)
+        snprintf(out, cap, "--set %s", item);
+    else
+        snprintf(out, cap, "--set %.*s... (%zu characters)", SET_SHOWN - 40, item, n);
+    sim_utf8_scrub(out);
+}
+
 static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON *root)
 {
+    char origin[SET_SHOWN + 64];
+    set_origin(item, origin, sizeof origin);
+    size_t item_len = strlen(item);
+    if (sim_text_check(item, item_len, NULL, NULL) < item_len)
+        return sim_fail(r->err, SIM_EINVAL, "%s: not valid UTF-8 text (the values go into JSON and HTML)", origin);
     const char *eq = strchr(item, '=');
-    if (!eq) return sim_fail(r->err, SIM_EINVAL, "--set %s: expected KEY=VALUE", item);
+    if (!eq) return sim_fail(r->err, SIM_EINVAL, "%s: expected KEY=VALUE", origin);
     size_t keylen = (size_t)(eq - item);
-    if (keylen == 0) return sim_fail(r->err, SIM_EINVAL, "--set %s: empty key (expected KEY=VALUE)", item);
+    if (keylen == 0) return sim_fail(r->err, SIM_EINVAL, "%s: empty key (expected KEY=VALUE)", origin);
 
     static const char *const kinds[] = {"model", "platform", "strategy"};
     const char *item_kind = "strategy";
@@ -510,7 +533,7 @@ static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON
     for (int i = 0; i < 3; i++) {
         size_t kl = strlen(kinds[i]);
         if (keylen == kl && strncmp(item, kinds[i], kl) == 0)
-            return sim_fail(r->err, SIM_EINVAL, "--set %s: expected %s.KEY=VALUE", item, kinds[i]);
+            return sim_fail(r->err, SIM_EINVAL, "%s: expected %s.KEY=VALUE", origin, kinds[i]);
         if (keylen > kl && strncmp(item, kinds[i], kl) == 0 && item[kl] == '.') {
             item_kind = kinds[i];
             key = item + kl + 1;
@@ -518,12 +541,10 @@ static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON
     }
     char parts[CFG_SET_MAX_DEPTH][CFG_SET_MAX_PART];
     int n = split_key(key, (size_t)(eq - key), parts, CFG_SET_MAX_DEPTH);
-    if (n == -1) return sim_fail(r->err, SIM_EINVAL, "--set %s: empty name in the key (expected KEY=VALUE)", item);
-    if (n < 0) return sim_fail(r->err, SIM_EINVAL, "--set %s: key too long or too deep", item);
+    if (n == -1) return sim_fail(r->err, SIM_EINVAL, "%s: empty name in the key (expected KEY=VALUE)", origin);
+    if (n < 0) return sim_fail(r->err, SIM_EINVAL, "%s: key too long or too deep", origin);
     if (strcmp(item_kind, kind) != 0) return SIM_OK;
 
-    char origin[SIM_ERR_LEN];
-    snprintf(origin, sizeof origin, "--set %s", item);
     char path[CFG_PATH_LEN] = "";
     size_t used = 0;
     cJSON *cur = root;

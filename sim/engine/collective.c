@@ -58,12 +58,20 @@ sg_mailbox_t eng_mailbox(const char *fmt, ...)
 }
 
 /* Returns the simulated size of a transfer of `bytes` payload bytes:
- * bytes / network efficiency, rounded, at least 0. */
-long eng_wire_bytes(const eng_sim *sim, double bytes)
+ * bytes / network efficiency, rounded, at least 0.  SimGrid takes a
+ * size as a long: a larger one fails the run (never a silent cap; the
+ * platform's ranges keep transfers up to the largest HBM below it). */
+long eng_wire_bytes(eng_sim *sim, double bytes)
 {
     double b = bytes / sim->eff;
     if (!(b > 0)) return 0;
-    if (b > 9.0e18) b = 9.0e18;
+    if (!(b < 9.0e18)) {
+        eng_fail(sim,
+                 "a transfer of %.3g bytes at network efficiency %g is %.3g bytes on the wire, more than SimGrid "
+                 "represents (9e18; raise platform.efficiency.network or shrink the step)",
+                 bytes, sim->eff, b);
+        return 0;
+    }
     return (long)llround(b);
 }
 

@@ -194,7 +194,8 @@ extern char eng_payload;
 #define ENG_PAYLOAD ((void *)&eng_payload)
 
 /* Bytes on the wire of a transfer of `bytes`: the network reaches only a
- * fraction eff of the link bandwidth, so it takes as long as bytes/eff. */
-long eng_wire_bytes(const eng_sim *sim, double bytes);
+ * fraction eff of the link bandwidth, so it takes as long as bytes/eff.
+ * A size SimGrid cannot represent records a failure in sim (eng_fail). */
+long eng_wire_bytes(eng_sim *sim, double bytes);
 
 #endif

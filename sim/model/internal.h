@@ -25,8 +25,8 @@ static inline double mdl_kv_width(const cfg_model *m)
     return g * mdl_head_dim(m);
 }
 
-/* Number of weight matrices of one MLP (up and down; SwiGLU adds the gate). */
-static inline double mdl_mlp_matrices(const cfg_model *m) { return m->activation == CFG_ACT_SWIGLU ? 3.0 : 2.0; }
+/* Number of weight matrices of one MLP (up and down; a gated MLP adds the gate). */
+static inline double mdl_mlp_matrices(const cfg_model *m) { return cfg_mlp_gated(m) ? 3.0 : 2.0; }
 
 /* Weights of one MLP of width ffn (no biases). */
 static inline double mdl_mlp_params(const cfg_model *m, double ffn) { return mdl_mlp_matrices(m) * m->hidden * ffn; }

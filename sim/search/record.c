@@ -171,39 +171,12 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     return SIM_OK;
 }
 
-/* The whole file into a NUL-terminated buffer (caller frees), or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = sim_xcalloc(cap, 1);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap) {
-            cap *= 2;
-            buf = sim_xrealloc(buf, cap);
-        }
-    }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, int *torn, sim_err *err)
 {
     size_t len = 0;
-    char *buf = slurp(path, &len);
-    if (!buf)
-        return sim_fail(err, SIM_EINVAL, "%s: cannot read the sweep records: %s (check the path)", path,
-                        strerror(errno));
+    char *buf = NULL;
+    sim_rc read_rc = sim_read_file(path, CFG_MAX_RECORDS_BYTES, "a file of sweep records", &buf, &len, err);
+    if (read_rc != SIM_OK) return read_rc;
     if (torn) *torn = 0;
     sim_rc rc = SIM_OK;
     int line = 0;

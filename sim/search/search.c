@@ -423,6 +423,30 @@ static void heap_finish(heap *h, srch_candidate **out, int *n, const char *id)
     h->a = NULL;
 }
 
+/* The space holds no valid strategy: bad input (SIM_EINVAL), with the rule
+ * the simplest candidate breaks: the base strategy with every searched key
+ * that is not pinned at its default (dimensions 1, dp derived).  A pin
+ * that breaks a rule alone (tp_x=3 with 8 heads) is named so. */
+static sim_rc no_valid_strategy(const srch_request *rq, sim_err *err)
+{
+    cfg_strategy s = rq->base;
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        if (k->search <= 0 || (rq->pinned & srch_pin_of(k))) continue;
+        cfg_value v;
+        cfg_key_default(k, &v);
+        cfg_key_set(k, &s, &v);
+    }
+    if (s.pp != rq->base.pp) s.first_stage_layers = s.last_stage_layers = 0; /* even split, as the search does */
+    sim_err why = {{0}};
+    if (cfg_check(rq->model, rq->platform, &s, &why) != SIM_OK)
+        return sim_fail(err, SIM_EINVAL, "heptasim: search: no valid strategy in the %s space: %s",
+                        srch_space_name(rq->space), why.msg);
+    return sim_fail(err, SIM_EINVAL,
+                    "heptasim: search: no valid strategy in the %s space of %d devices with these pinned keys (pin "
+                    "fewer keys, or change the device count)",
+                    srch_space_name(rq->space), rq->platform->devices);
+}
+
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
 {
     if (rq->keep < 1) return sim_fail(err, SIM_EINVAL, "heptasim: search: keep must be >= 1");
@@ -451,6 +475,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     free(x.mem);
     x.res->counts.probes = srch_estimator_probes(x.est);
     srch_estimator_free(x.est);
+    if (rc == SIM_OK && x.res->counts.enumerated == 0) rc = no_valid_strategy(rq, err);
     if (rc != SIM_OK) {
         free(x.all.a);
         free(x.meg.a);

@@ -66,7 +66,7 @@ double val_flops_per_step(val_flops f, const cfg_model *m, int global_batch)
             ffn = m->moe.ffn_hidden;
             routed = m->moe.top_k;
         }
-        double gated = m->activation == CFG_ACT_SWIGLU ? 2.0 : 1.0;
+        double gated = cfg_mlp_gated(m) ? 2.0 : 1.0;
         return 12.0 * B * s * l * h * h *
                ((1.0 + g / a + s / h) * (a * d / h) + ffn / h * routed * gated + V / (2.0 * l * h));
     }
@@ -81,26 +81,9 @@ static const char *const flops_names[] = {"heptasim", "narayanan21", "megatron-c
 
 sim_rc val_read_json(const char *path, cJSON **out, sim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return sim_fail(err, SIM_EINVAL, "%s: cannot read the file: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = sim_xcalloc(1, cap);
-    for (;;) {
-        if (len + 1 == cap) {
-            cap *= 2;
-            buf = sim_xrealloc(buf, cap);
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    buf[len] = '\0';
-    if (bad) {
-        free(buf);
-        return sim_fail(err, SIM_EINVAL, "%s: cannot read the file", path);
-    }
+    char *buf = NULL;
+    sim_rc rc = sim_read_text(path, CFG_MAX_FILE_BYTES, "a JSON file", &buf, err);
+    if (rc != SIM_OK) return rc;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(buf, &end, true);
     if (!root) {
@@ -138,6 +121,9 @@ sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *or
         bool ok = false;
         for (int i = 0; known[i]; i++)
             if (it->string && strcmp(it->string, known[i]) == 0) ok = true;
+        for (const cJSON *d = obj->child; ok && d != it; d = d->next)
+            if (strcmp(d->string, it->string) == 0)
+                return sim_fail(err, SIM_EINVAL, "%s: %s.%s: duplicate key (keep one)", origin, where, it->string);
         if (ok) continue;
         char list[320] = "";
         size_t used = 0;

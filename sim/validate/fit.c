@@ -70,14 +70,14 @@ void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg
     double pivot = b->n > 0 ? b->x[b->n - 1] : 1.0;
     for (int i = b->n - 1; i >= 0; i--) {
         double y = b->y[i] * v[VAL_P_GEMM_SCALE] * pow(b->x[i] / pivot, v[VAL_P_GEMM_TILT]);
-        y = fmin(1.0, fmax(1e-4, y));
+        y = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, y));
         /* a larger GEMM is never less efficient than a smaller one */
         if (i < b->n - 1) y = fmin(y, out->gemm_efficiency.y[i + 1]);
         out->gemm_efficiency.y[i] = y;
     }
-    out->attention_efficiency = fmin(1.0, v[VAL_P_ATTENTION]);
-    out->memory_efficiency = fmin(1.0, v[VAL_P_MEMORY]);
-    out->network_efficiency = fmin(1.0, v[VAL_P_NETWORK]);
+    out->attention_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_ATTENTION]));
+    out->memory_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_MEMORY]));
+    out->network_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_NETWORK]));
     out->kernel_overhead_s = fmax(0.0, v[VAL_P_KERNEL_US]) * 1e-6;
     out->collective_step_s = fmax(0.0, v[VAL_P_COLL_STEP_US]) * 1e-6;
 }

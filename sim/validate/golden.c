@@ -93,8 +93,8 @@ sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err)
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "devices");
     if (rc == SIM_OK && dev) {
         if (!cJSON_IsNumber(dev) || dev->valuedouble < 1 || dev->valuedouble != floor(dev->valuedouble) ||
-            dev->valuedouble > 131072)
-            rc = sim_fail(err, SIM_EINVAL, "%s: .devices: expected a whole number in [1, 131072]", path);
+            dev->valuedouble > CFG_MAX_DEVICES)
+            rc = sim_fail(err, SIM_EINVAL, "%s: .devices: expected a whole number in [1, %d]", path, CFG_MAX_DEVICES);
         else
             devices = (int)dev->valuedouble;
     }
@@ -132,6 +132,19 @@ sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err)
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(root, "metrics");
     if (rc == SIM_OK && metrics && !cJSON_IsObject(metrics))
         rc = sim_fail(err, SIM_EINVAL, "%s: .metrics: expected an object (written by 'heptasim regress --bless')", path);
+    for (const cJSON *it = metrics ? metrics->child : NULL; rc == SIM_OK && it; it = it->next) {
+        if (!(cJSON_IsNumber(it) && isfinite(it->valuedouble)) && !cJSON_IsBool(it)) {
+            char *got = cJSON_PrintUnformatted(it);
+            rc = sim_fail(err, SIM_EINVAL,
+                          "%s: .metrics.%s: expected a number or true/false, got %.40s (re-bless with 'heptasim "
+                          "regress --bless %s')",
+                          path, it->string, got ? got : "?", path);
+            cJSON_free(got);
+        }
+        for (const cJSON *d = metrics->child; rc == SIM_OK && d != it; d = d->next)
+            if (strcmp(d->string, it->string) == 0)
+                rc = sim_fail(err, SIM_EINVAL, "%s: .metrics.%s: duplicate key (keep one)", path, it->string);
+    }
 
     cfg_overrides ov = {nitems, items};
     if (rc == SIM_OK) rc = cfg_load_model(model, &ov, &g->m, err);
@@ -227,6 +240,38 @@ static void on_done(run_case *c, void *ctx)
     (void)rc->g;
 }
 
+/* True when key is one of the metrics l holds. */
+static bool has_metric(const metric_list *l, const char *key)
+{
+    for (int k = 0; k < l->n; k++)
+        if (strcmp(l->a[k].key, key) == 0) return true;
+    return false;
+}
+
+/* Every stored metric and every tolerance is about a metric the run gives:
+ * an unknown name ("fast") is a mistake in the file, not a moved metric.
+ * Checked on the scenarios that simulated. */
+static sim_rc known_names(val_golden **g, int n, const run_case *cases, const metric_list *now, sim_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (cases[i].rc != SIM_OK) continue;
+        static const char *const parts[] = {"metrics", "tolerance"};
+        for (int p = 0; p < 2; p++) {
+            const cJSON *obj = cJSON_GetObjectItemCaseSensitive(g[i]->root, parts[p]);
+            for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+                if (p == 1 && strcmp(it->string, "default") == 0) continue;
+                if (has_metric(&now[i], it->string)) continue;
+                return sim_fail(err, SIM_EINVAL,
+                                "%s: .%s.%s: not a metric of a run (the numbers and flags of 'heptasim run --json', "
+                                "e.g. step_time_s, memory.peak_bytes); fix the name, or re-bless with 'heptasim "
+                                "regress --bless %s'",
+                                g[i]->path, parts[p], it->string, g[i]->path);
+            }
+        }
+    }
+    return SIM_OK;
+}
+
 static cJSON *number_json(double v, bool is_bool)
 {
     return is_bool ? cJSON_CreateBool(v != 0.0) : cJSON_CreateNumber(v);
@@ -250,6 +295,7 @@ sim_rc val_regress(val_golden **g, int n, const val_regress_opts *o, int *moved,
     cJSON *root = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(root, "scenarios");
     int failed = 0, compared = 0, fresh = 0;
+    if (rc == SIM_OK && !o->bless) rc = known_names(g, n, cases, now, err);
     if (rc == SIM_OK && !o->bless)
         fprintf(out, "%-28s %-34s %14s %14s %10s %9s\n", "scenario", "metric", "stored", "now", "change", "tolerance");
     for (int i = 0; rc == SIM_OK && i < n; i++) {

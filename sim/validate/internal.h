@@ -16,8 +16,9 @@ sim_rc val_read_json(const char *path, cJSON **out, sim_err *err);
  * SIM_EIO with a message when it cannot. */
 sim_rc val_write_json(const char *path, const cJSON *root, sim_err *err);
 
-/* Check that every key of object obj is in the NULL-terminated list;
- * SIM_EINVAL "<origin>: <where>.<key>: unknown key (known keys: ...)". */
+/* Check that every key of object obj is in the NULL-terminated list, and
+ * given once; SIM_EINVAL "<origin>: <where>.<key>: unknown key (known
+ * keys: ...)" or "...: duplicate key (keep one)". */
 sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *origin, const char *where,
                       sim_err *err);
 

@@ -271,8 +271,8 @@ static void dense_mlp(emitter *e, const shape *sh, bool bwd)
 {
     const cfg_model *m = e->plan->m;
     double f = m->ffn_hidden;
-    double up = m->activation == CFG_ACT_SWIGLU ? 2 * f : f;
-    double act_bytes = sh->tok * f / sh->t * e->dtype * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
+    double up = cfg_mlp_gated(m) ? 2 * f : f;
+    double act_bytes = sh->tok * f / sh->t * e->dtype * (cfg_mlp_gated(m) ? 3 : 2);
     if (!bwd) {
         norm(e, sh, false);
         linear(e, sh, WL_L_FC1, sh->h, up, false, false);
@@ -308,9 +308,9 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     int local = moe->experts / s->ep;
     double per_expert = local_tok / local;
     double fe = (double)moe->ffn_hidden / s->etp;
-    double up = m->activation == CFG_ACT_SWIGLU ? 2 * fe : fe;
+    double up = cfg_mlp_gated(m) ? 2 * fe : fe;
     double a2a = routed * sh->h * db;
-    double act_bytes = local_tok * fe * db * (m->activation == CFG_ACT_SWIGLU ? 3 : 2);
+    double act_bytes = local_tok * fe * db * (cfg_mlp_gated(m) ? 3 : 2);
     double experts_s;
     if (!bwd)
         experts_s = local * (cost_gemm_s(c, per_expert, up, sh->h, db) + cost_gemm_s(c, per_expert, sh->h, fe, db));
@@ -330,7 +330,7 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
     if (moe->shared_experts > 0) {
         double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
-        double sup = m->activation == CFG_ACT_SWIGLU ? 2 * sf : sf;
+        double sup = cfg_mlp_gated(m) ? 2 * sf : sf;
         linear(e, sh, WL_L_SHARED, sh->h, sup, false, bwd);
         linear(e, sh, WL_L_SHARED, sf, sh->h, true, bwd);
     }

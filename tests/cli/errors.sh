@@ -8,8 +8,8 @@ expect 2 "unknown option '--frob'" -- run --frob
 expect 2 "unknown option '-z'" -- run -z
 expect 2 "option '--json' needs a value" -- run --json
 expect 2 "'--set tp_x' must be KEY=VALUE" -- run --set tp_x
-expect 2 "'--devices' expects a whole number >= 1, got 'x'" -- run --devices x
-expect 2 "'--devices' expects a whole number >= 1, got '0'" -- run --devices 0
+expect 2 "option '--devices' expects a whole number in \\[1, 131072\\], got 'x'" -- run --devices x
+expect 2 "option '--devices' expects a whole number in \\[1, 131072\\], got '0'" -- run --devices 0
 expect 2 "'--comm-mode' takes 'flows' or 'steps'" -- run --comm-mode packets
 expect 2 "unexpected argument 'extra'" -- run extra
 expect 2 "model 'no-such-model' not found" -- run -m no-such-model
@@ -24,7 +24,7 @@ expect 2 "\.tp_x" -- memory --set tp_x=abc
 expect 2 "\.tp_x" -- memory --set tp_x=3
 expect 2 "\.no_such_key: unknown key" -- memory --set no_such_key=1
 expect 2 "\.layers" -- memory --set model.layers=-4
-expect 2 "\.devices" -- memory --devices 1000000000
+expect 2 "option '--devices' expects a whole number in \\[1, 131072\\]" -- memory --devices 1000000000
 
 # An out-of-memory strategy is reported as such, not simulated.
 expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # regress.sh - the golden scenarios of results/golden/ still give their
 # stored metrics (heptasim regress), and regress itself notices a moved
-# metric, a missing one and a scenario never blessed, and --bless stores
-# what the simulator gives now.
+# metric and a scenario never blessed, refuses metric names the run does not
+# give, and --bless stores what the simulator gives now.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 golden=$data/results/golden
 
@@ -31,16 +31,24 @@ check "--bless succeeds" test $? -eq 0
 capture "$bin" regress "$tmp/moved.json"
 check "after --bless nothing moves" test $? -eq 0
 
-# 4. a metric the simulator no longer gives is a regression
-python3 - "$tmp/moved.json" "$tmp/missing.json" <<'EOF'
+# 4. a stored metric or a tolerance the run does not give is a mistake in
+# the file (exit 2 naming it), never a moved metric; so is a value that is
+# not a number
+python3 - "$tmp/moved.json" "$tmp/missing.json" "$tmp/fast.json" "$tmp/badtol.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["metrics"]["no_such_metric"] = 1.0
 json.dump(d, open(sys.argv[2], "w"), indent=1)
+d = json.load(open(sys.argv[1]))
+d["metrics"]["step_time_s"] = "fast"
+json.dump(d, open(sys.argv[3], "w"), indent=1)
+d = json.load(open(sys.argv[1]))
+d["tolerance"] = {"fast": 0.1}
+json.dump(d, open(sys.argv[4], "w"), indent=1)
 EOF
-capture "$bin" regress "$tmp/missing.json"
-check "a stored metric that is gone exits 1" test $? -eq 1
-check "it is reported as missing" grep -Eq 'no_such_metric +1 +missing' "$tmp/out"
+expect 2 "missing.json: \.metrics\.no_such_metric: not a metric of a run" -- regress "$tmp/missing.json"
+expect 2 'fast.json: \.metrics\.step_time_s: expected a number or true/false, got "fast"' -- regress "$tmp/fast.json"
+expect 2 "badtol.json: \.tolerance\.fast: not a metric of a run" -- regress "$tmp/badtol.json"
 
 # 5. a tolerance lets a small move pass
 python3 - "$tmp/moved.json" "$tmp/tol.json" <<'EOF'

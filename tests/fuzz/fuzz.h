@@ -6,7 +6,8 @@
  * the input as a crash):
  *   - a failure is SIM_EINVAL (bad input, exit status 2) with a message of
  *     exactly one line, printable, that starts with the origin it was given
- *     ("fuzz.json: ...") or with the `--set` item that caused it;
+ *     ("fuzz.json: ...") or with the `--set` item that caused it, and that
+ *     the error buffer did not cut off;
  *   - a success writes back as JSON that loads again to the same JSON (so
  *     --json output and golden files describe what was simulated).
  * Each harness is one .c file that includes this header once. */
@@ -35,6 +36,21 @@ static inline char *fz_text(const uint8_t *data, size_t size)
     memcpy(s, data, size);
     s[size] = '\0';
     return s;
+}
+
+/* Splits the fuzz input into NUL-separated arguments, after the `first`
+ * ones already in argv: returns argc (at most max), argv[argc] is NULL.
+ * The arguments live in *buf, which the caller frees. */
+static inline int fz_args(const uint8_t *data, size_t size, char **argv, int first, int max, char **buf)
+{
+    *buf = fz_text(data, size);
+    int argc = first;
+    for (size_t i = 0; i <= size && argc < max;) {
+        argv[argc++] = *buf + i;
+        i += strlen(*buf + i) + 1;
+    }
+    argv[argc] = NULL;
+    return argc;
 }
 
 /* A shipped input file (path relative to the repository) as a string the
@@ -74,6 +90,7 @@ static inline void fz_check_err(sim_rc rc, const sim_err *err, const char *const
     const char *msg = err->msg;
     if (rc != SIM_EINVAL) fz_violation("bad input must give SIM_EINVAL", msg);
     if (!msg[0]) fz_violation("empty error message", msg);
+    if (strlen(msg) >= sizeof err->msg - 1) fz_violation("error message cut off by the error buffer", msg);
     for (const char *c = msg; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) fz_violation("error message is not one printable line", msg);
     for (int i = 0; i < nprefixes; i++)

@@ -34,17 +34,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* argv: "heptasim", "run", then the NUL-separated arguments */
-    char *buf = malloc(size + 1);
-    if (!buf) abort();
-    memcpy(buf, data, size);
-    buf[size] = '\0';
+    char *buf;
     char *argv[MAX_ARGS + 3] = {"heptasim", "run"};
-    int argc = 2;
-    for (size_t i = 0; i <= size && argc < MAX_ARGS + 2;) {
-        argv[argc++] = buf + i;
-        i += strlen(buf + i) + 1;
-    }
-    argv[argc] = NULL;
+    int argc = fz_args(data, size, argv, 2, MAX_ARGS + 2, &buf);
 
     static cli_args a;
     memset(&a, 0, sizeof a);

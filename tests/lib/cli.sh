@@ -22,6 +22,12 @@
 #                                    limits, say)
 #   summary                          prints "N passed, N failed" and exits 0
 #                                    only when every check passed
+#   small_inputs                     writes the small valid baseline the
+#                                    bad-input scripts break one thing of
+#                                    ($tmp/small-model.json, a 4-layer model;
+#                                    $tmp/small-strategy.json, pp 2 x tp 2, dp
+#                                    derived, 16 sequences) and sets the arrays
+#                                    P (dgx-a100, 8 devices), M, S and base
 set -u
 bin=${1:?usage: $(basename "$0") path/to/heptasim}
 case $bin in /*) ;; */*) bin=$PWD/$bin ;; esac
@@ -92,6 +98,19 @@ cli_expect_parse() {
 
 expect() { cli_expect_parse bin "$@"; }
 expect_cmd() { cli_expect_parse cmd "$@"; }
+
+small_inputs() {
+  cat >"$tmp/small-model.json" <<'EOF'
+{"name": "small", "layers": 4, "hidden": 256, "heads": 8, "ffn_hidden": 1024, "vocab": 1000, "seq_len": 512}
+EOF
+  cat >"$tmp/small-strategy.json" <<'EOF'
+{"name": "small", "dp": 0, "pp": 2, "tp_x": 2, "global_batch": 16, "micro_batch": 1, "schedule": "1f1b"}
+EOF
+  P=(-p dgx-a100 --devices 8)
+  M=(-m "$tmp/small-model.json")
+  S=(-s "$tmp/small-strategy.json")
+  base=("${M[@]}" "${P[@]}" "${S[@]}")
+}
 
 summary() {
   [ "$skips" -eq 0 ] || echo "skipped: $skips"
