@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh - build the libFuzzer harnesses of the config loaders with clang
+# run.sh - build the libFuzzer harnesses of the config loaders and of the
+# command-line option parser with clang
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time.
 #
 #   tests/fuzz/run.sh [SECONDS]       each harness runs SECONDS (default 12)
@@ -58,7 +59,7 @@ for s in "${srcs[@]}"; do
   objs+=("$o")
 done
 
-harnesses=(model hf platform strategy set)
+harnesses=(model hf platform strategy set cli)
 for h in "${harnesses[@]}"; do
   "$cc" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$here/fuzz_$h.c" "${objs[@]}" "${libs[@]}" -o "$out/fuzz_$h"
 done
@@ -70,7 +71,7 @@ echo "fuzz: built ${harnesses[*]} in $out" >&2
 # few of them.
 seeds="$out/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{model,hf,platform,strategy,set}
+mkdir -p "$seeds"/{model,hf,platform,strategy,set,cli}
 cp "$top"/models/*.json "$here"/seeds/hf/*.json "$seeds/model/"
 cp "$here"/seeds/hf/*.json "$seeds/hf/"
 for f in "$top"/platforms/*.json; do
@@ -80,6 +81,13 @@ for f in "$top"/strategies/*.json; do
   for b in 0 1 2 3; do { printf "\\x0$b"; cat "$f"; } >"$seeds/strategy/$b-$(basename "$f")"; done
 done
 cp "$here"/seeds/set/* "$seeds/set/"
+# the option parser: each argument list under every command's option set
+for f in "$here"/seeds/set/* "$here"/seeds/cli/*; do
+  # all options; run; sweep; merge; validate; calibrate; regress (cli.c's command table)
+  for b in '\xff\x7f' '\xcf\x00' '\xbb\x40' '\x0a\x05' '\x2a\x29' '\x2a\x3d' '\x2a\x03'; do
+    { printf "$b"; cat "$f"; } >"$seeds/cli/$(echo "$b" | tr -d '\\x')-$(basename "$f")"
+  done
+done
 
 export HEPTASIM_DATA="$top"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
