@@ -8,7 +8,9 @@
 #define HEPTASIM_COMMON_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sim_limits.h"
 
@@ -73,6 +75,45 @@ void sim_utf8_scrub(char *s);
 /* sim_read_file, then sim_text_check: a bad byte fails with
  * "<path>: line N: a NUL byte at byte B (...)" or "... invalid UTF-8 ...". */
 sim_rc sim_read_text(const char *path, size_t max_bytes, const char *what, char **out, sim_err *err);
+
+/* {======================================================== output files */
+
+/* An output file written whole or not at all (output.c).  The text goes to
+ * a temporary file in the directory of path, which replaces path only when
+ * every write succeeded: a failure never leaves a truncated file, and an
+ * earlier file at path stays as it was.  "-" is stdout, written directly; a
+ * write error there names "stdout".  A path that exists and is not a
+ * regular file (/dev/null, a FIFO, a symbolic link) is written in place.
+ * Every result file goes through one: JSON documents (rpt_write_json_doc),
+ * HTML reports, traces, platform dumps, merged records. */
+typedef struct sim_out {
+    FILE *f;          /* write here between sim_out_open and commit/discard */
+    char *path;       /* where the file goes (owned) */
+    char *tmp;        /* the temporary file, NULL when written in place (owned) */
+    const char *what; /* the document, for messages: "JSON result", "trace" (static) */
+} sim_out;
+
+/* Opens the file of path: the temporary beside it.  what names the document
+ * in messages.  Returns SIM_OK, or SIM_EIO "<path>: cannot write the <what>:
+ * <reason> (check the directory exists and is writable)" with nothing
+ * created. */
+sim_rc sim_out_open(sim_out *o, const char *path, const char *what, sim_err *err);
+
+/* Flushes and closes the file of o and moves the temporary to its path.
+ * Returns SIM_OK, or SIM_EIO "<path or stdout>: cannot write the <what>:
+ * <reason> (check free space and permissions)" after removing the
+ * temporary.  o is released either way. */
+sim_rc sim_out_commit(sim_out *o, sim_err *err);
+
+/* Closes the file of o and removes the temporary: path is left as it was.
+ * Releases o; a zeroed o (never opened) is a no-op. */
+void sim_out_discard(sim_out *o);
+
+/* Whether sim_out_open could create path: SIM_OK, or SIM_EIO with its
+ * message.  Creates nothing; for checking an output before a long run. */
+sim_rc sim_out_check(const char *path, const char *what, sim_err *err);
+
+/* }======================================================== output files */
 
 /* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
  * _flops_per_s). */

@@ -131,10 +131,11 @@ static sim_rc write_temp_platform(const cfg_platform *p, const eng_sim *sim, cha
 
 static sim_rc dump_platform(const cfg_platform *p, const eng_sim *sim, const char *path, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return sim_fail(err, SIM_EIO, "%s: cannot write the platform XML (check the --dump path)", path);
-    sim_rc rc = platform_xml(p, sim, f, err);
-    if (fclose(f) != 0 && rc == SIM_OK) rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform XML", path);
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, "platform XML", err);
+    if (rc == SIM_OK) rc = platform_xml(p, sim, o.f, err);
+    if (rc == SIM_OK) return sim_out_commit(&o, err);
+    sim_out_discard(&o);
     return rc;
 }
 

@@ -12,7 +12,6 @@
  * as one rectangle. */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,10 +417,10 @@ static void dimensions_svg(FILE *f, const rpt_run *run)
 /* Writes the run report (see report.h). */
 sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeline *tl, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check the directory exists and is writable)",
-                        path, strerror(errno));
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, "HTML report", err);
+    if (rc != SIM_OK) return rc;
+    FILE *f = o.f;
     char title[256];
     snprintf(title, sizeof title, "heptasim: %s on %s, strategy %s", run->model->name, run->platform->name,
              run->strategy->name);
@@ -459,14 +458,5 @@ sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeli
         dimensions_svg(f, run);
     }
     rpt_html_end(f);
-    int bad = ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad)
-        return sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check free space and permissions)", path,
-                        strerror(e));
-    return SIM_OK;
+    return sim_out_commit(&o, err);
 }

@@ -6,7 +6,6 @@
  * never reach the document: metrics of a zero step time are 0. */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,38 +182,25 @@ void *rpt_run_to_json(const rpt_run *run)
     return root;
 }
 
-/* Writes the run's JSON document, pretty printed and ending in a newline, to
- * `path` ("-" is stdout).  Returns SIM_OK, SIM_EIO with a message naming the
- * path when it cannot be written, or SIM_ENOMEM. */
+sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err)
+{
+    char *text = cJSON_Print(doc);
+    if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format the %s (out of memory)", path, what);
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, what, err);
+    if (rc == SIM_OK) {
+        fputs(text, o.f);
+        fputc('\n', o.f);
+        rc = sim_out_commit(&o, err);
+    }
+    cJSON_free(text);
+    return rc;
+}
+
 sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err)
 {
     cJSON *root = rpt_run_to_json(run);
-    char *text = cJSON_Print(root);
+    sim_rc rc = rpt_write_json_doc(path, root, "JSON result", err);
     cJSON_Delete(root);
-    if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format the JSON document (out of memory)", path);
-
-    int is_stdout = strcmp(path, "-") == 0;
-    FILE *f = is_stdout ? stdout : fopen(path, "w");
-    if (!f) {
-        int e = errno;
-        cJSON_free(text);
-        return sim_fail(err, SIM_EIO, "%s: cannot write the JSON result: %s (check the directory exists and is writable)",
-                        path, strerror(e));
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF;
-    int e = errno;
-    if (is_stdout) {
-        bad = fflush(f) != 0 || bad;
-    } else {
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            e = errno;
-        }
-    }
-    cJSON_free(text);
-    if (bad)
-        return sim_fail(err, SIM_EIO, "%s: cannot write the JSON result: %s (check free space and permissions)", path,
-                        strerror(e));
-    return SIM_OK;
+    return rc;
 }

@@ -41,9 +41,17 @@ void rpt_summary(FILE *out, const rpt_run *run);
  * memory by component, in-flight micro-batches and layer count. */
 void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
 
-/* The run as a JSON document with the contract's keys. path "-" is stdout.
- * Returns SIM_EIO with a message if the file cannot be written. */
+/* The run as a JSON document with the contract's keys (rpt_write_json_doc,
+ * "JSON result"). */
 sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
+
+/* The one writer of JSON documents: doc (a cJSON tree; void* keeps cJSON.h
+ * out of this header) pretty printed, ending in a newline, to path ("-" is
+ * stdout) through a sim_out, so a failure leaves no truncated file and an
+ * earlier one intact.  what names the document in messages ("JSON
+ * summary").  Returns SIM_OK, SIM_ENOMEM, or SIM_EIO naming the path (or
+ * stdout).  doc stays the caller's. */
+sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
 
 /* The same document as a cJSON tree the caller deletes (void* keeps cJSON.h
  * out of this header). */
@@ -97,16 +105,18 @@ sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim
  * bounded: events go to the file as they come. */
 typedef struct rpt_trace rpt_trace;
 
-/* Creates path and writes the trace header. s must outlive the trace.
- * Returns SIM_OK and *out, or SIM_EIO with a message. */
+/* Starts the trace (a sim_out: the file appears at path when closed) and
+ * writes its header. s must outlive the trace.  Returns SIM_OK and *out, or
+ * SIM_EIO with a message. */
 sim_rc rpt_trace_open(const char *path, const cfg_strategy *s, rpt_trace **out, sim_err *err);
 
 /* One completed instruction of a traced rank (times in simulated seconds). */
 void rpt_trace_add(rpt_trace *t, int rank, const wl_instr *in, int stream, double start_s, double end_s);
 
 /* Ends the file (run, when not NULL, adds the step time and names to its
- * metadata) and frees t, also on failure.  Returns SIM_EIO with a message
- * if any write failed.  rpt_trace_close(NULL, ...) returns SIM_OK. */
+ * metadata), moves it to its path and frees t, also on failure.  Returns
+ * SIM_EIO with a message if any write failed; the file is then not
+ * written.  rpt_trace_close(NULL, ...) returns SIM_OK. */
 sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err);
 
 /* The pipeline timeline of a few sampled ranks for the HTML report, kept

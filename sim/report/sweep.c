@@ -11,7 +11,6 @@
  * by memory, then by index, so the same candidates always give the same file. */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,13 +292,10 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
     qsort(by_mem, (size_t)n, sizeof *by_mem, cmp_memory);
     int nf = pareto(by_mem, n, front);
 
-    sim_rc rc = SIM_OK;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        rc = sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check the directory exists and is writable)",
-                      path, strerror(errno));
-        goto done;
-    }
+    sim_out out;
+    sim_rc rc = sim_out_open(&out, path, "HTML report", err);
+    if (rc != SIM_OK) goto done;
+    FILE *f = out.f;
     rpt_html_begin(f, title && *title ? title : "heptasim strategy search");
     int nsim = 0, nfit = 0;
     const cand *best[2] = {NULL, NULL}; /* fastest fitting Megatron-style, 7D */
@@ -332,14 +328,7 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
           f);
     table_html(f, ranked, n);
     rpt_html_end(f);
-    int bad = ferror(f), e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad)
-        rc = sim_fail(err, SIM_EIO, "%s: cannot write the HTML report: %s (check free space and permissions)", path,
-                      strerror(e));
+    rc = sim_out_commit(&out, err);
 done:
     free(cs);
     free(ranked);

@@ -23,8 +23,8 @@
 #include <cjson/cJSON.h>
 
 struct rpt_trace {
-    FILE *f;
-    char *path;
+    sim_out out;               /* the file, renamed into place when closed */
+    FILE *f;                   /* out.f */
     char *buf;                 /* stdio buffer */
     const cfg_strategy *s;
     int world;
@@ -224,15 +224,14 @@ static void name_tracks(rpt_trace *t, int rank, int stream)
 sim_rc rpt_trace_open(const char *path, const cfg_strategy *s, rpt_trace **out, sim_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sim_fail(err, SIM_EIO, "%s: cannot write the trace: %s (check the directory exists and is writable)",
-                        path, strerror(errno));
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, "trace", err);
+    if (rc != SIM_OK) return rc;
     rpt_trace *t = sim_xcalloc(1, sizeof *t);
-    t->f = f;
-    t->path = sim_xstrdup(path);
+    t->out = o;
+    FILE *f = t->f = o.f;
     t->buf = sim_xcalloc(1, 1 << 20);
-    setvbuf(f, t->buf, _IOFBF, 1 << 20);
+    if (f != stdout) setvbuf(f, t->buf, _IOFBF, 1 << 20);
     t->s = s;
     t->world = cfg_world_size(s);
     if (t->world < 1) t->world = 1;
@@ -322,16 +321,15 @@ sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err)
         t->failed = true;
     }
     cJSON_free(text);
-    if (fclose(t->f) != 0 && !t->failed) {
-        t->failed = true;
-        t->err_no = errno;
-    }
     sim_rc rc = SIM_OK;
-    if (t->failed)
-        rc = sim_fail(err, SIM_EIO, "%s: cannot write the trace: %s (check free space and permissions)", t->path,
-                      strerror(t->err_no));
+    if (t->failed) {
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the trace: %s (check free space and permissions)",
+                      t->out.path, strerror(t->err_no));
+        sim_out_discard(&t->out);
+    } else {
+        rc = sim_out_commit(&t->out, err);
+    }
     free(t->buf);
-    free(t->path);
     free(t->seen);
     free(t->last_end_ns);
     free(t);

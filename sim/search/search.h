@@ -223,4 +223,157 @@ sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_
  * memory and the reason each row beats the next one. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
 
+/* ------------------------------------------------------------- rankings */
+
+/* Candidates in simulated order (srch_cmp_simulated: simulated by step
+ * time, then failed, then the rest), how many were simulated or failed, and
+ * the agreement of estimate and simulation on them. */
+typedef struct srch_ranking {
+    srch_candidate **rows;        /* n pointers (owned) to the caller's candidates */
+    int n;
+    int simulated, failed;        /* rows in state SRCH_SIM_DONE, SRCH_SIM_FAILED */
+    srch_agreement agreement;
+} srch_ranking;
+
+/* Rank the n candidates *cands[i] (sweep.c).  Free with srch_ranking_free
+ * (a zeroed ranking is fine); the candidates stay the caller's. */
+void srch_ranking_make(srch_candidate *const *cands, int n, srch_ranking *out);
+void srch_ranking_free(srch_ranking *r);
+
+/* ------------------------------------------------- shards, resume, merge */
+
+/* The candidates a shard simulates (shard.c): of the first `top` of
+ * res->best (estimate order), those at positions i with i % count == index;
+ * all of them when count <= 1.  Writes pointers into res->best to out
+ * (capacity top) and returns how many.  The same inputs give every shard
+ * the same split, so shards merged rank as one sweep. */
+int srch_shard(srch_result *res, int top, int index, int count, srch_candidate **out);
+
+/* What srch_resume took from the records. */
+typedef struct srch_resumed {
+    int resumed;                  /* chosen candidates that got their results from the file */
+    int ignored;                  /* records of candidates not chosen this time, left as they are */
+} srch_resumed;
+
+/* Carry on an interrupted sweep (resume.c): every record of the JSONL file
+ * path (the sweep's --out) must come from the search of inputs_id and
+ * space; a record of one of the n chosen candidates (same index, same
+ * strategy) gives its simulation to the candidate when the candidate has
+ * none yet.  A torn last line (an interrupted write) is cut off the file so
+ * that appended records start on a line of their own.  A missing file is a
+ * fresh start.  Returns SIM_OK and *out; SIM_EINVAL for an unreadable
+ * record or one of another search (the message names the file and says to
+ * use another one); SIM_EIO when the torn line cannot be cut. */
+sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, srch_candidate *const *chosen, int n,
+                   srch_resumed *out, sim_err *err);
+
+/* The shards of one sweep joined (merge.c). */
+typedef struct srch_merged {
+    srch_candidate *records;      /* every record of the files, in file order (owned) */
+    int nrecords;
+    srch_ranking ranking;         /* one row per candidate, into records */
+} srch_merged;
+
+/* Read the npaths JSONL files and keep one record per candidate: of a
+ * candidate's records the first with a simulation (simulated or failed),
+ * else its first.  Every record must come from one search (same space and
+ * inputs_id) and the records of one candidate must hold the same strategy;
+ * otherwise SIM_EINVAL naming the two files.  An unreadable file or record
+ * is SIM_EINVAL naming it.  Free *out with srch_merged_free (also after a
+ * failure). */
+sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_err *err);
+void srch_merged_free(srch_merged *m);
+
+/* -------------------------------------------------------- sweep, compare */
+
+/* A sweep (the best estimates of one space simulated) or a compare (the
+ * best of the whole 7D space against the best Megatron-style strategies). */
+typedef struct srch_sweep_request {
+    srch_request search;          /* keep and replica_reduction are set by the run */
+    int top;                      /* candidates simulated (compare: of each space), >= 1 */
+    int extra;                    /* sweep: best estimates kept beyond top, not simulated */
+    int shard_index, shard_count; /* sweep: this shard of the top (count <= 1: all) */
+    int jobs;                     /* simulations at once */
+    eng_options engine;           /* of the simulations (symmetry) */
+    const char *out_path;         /* JSONL records streamed as simulations finish (NULL: none) */
+    bool resume;                  /* first take the results in out_path (srch_resume) */
+    srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
+    void *sim_progress_ctx;
+} srch_sweep_request;
+
+/* The best strategies of the two spaces, as compare reports them. */
+typedef struct srch_comparison {
+    const srch_candidate *megatron; /* fastest simulated Megatron-style candidate (NULL: none) */
+    const srch_candidate *best;     /* fastest simulated candidate of the 7D space (NULL: none) */
+    double speedup;                 /* megatron step / best step (simulated); NAN without both */
+} srch_comparison;
+
+typedef struct srch_sweep {
+    srch_space space;             /* the space searched (compare: 7d) */
+    srch_result *res;
+    srch_candidate **chosen;      /* the candidates simulated (this shard's), into res (owned array) */
+    int nchosen;
+    int selected;                 /* sweep: the best estimates the shards share (min(top, nbest)) */
+    srch_candidate **extra;       /* sweep: the next best estimates, not simulated (owned array) */
+    int nextra;
+    srch_ranking ranking;         /* chosen, in simulated order */
+    srch_resumed resumed;
+    double simulate_s;            /* wall time of the simulations */
+    srch_comparison cmp;          /* compare only */
+} srch_sweep;
+
+/* The sweep of rq (session.c): search, keep top + extra, refuse when none
+ * fits (SIM_EOOM "no strategy of the ... space fits"), take this shard's
+ * part of the top, resume from out_path when asked, simulate what is left
+ * (jobs at a time, each record appended to out_path as it finishes) and
+ * rank.  Returns SIM_OK; SIM_EINVAL, SIM_EIO for the records file, or the
+ * search's error.  Free *out with srch_sweep_free (also after a failure). */
+sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *out, sim_err *err);
+
+/* The compare of rq (session.c): search the 7D space keeping the top of
+ * the space and of its Megatron-style part, simulate their union
+ * (srch_compare_union) as srch_sweep_run does and pick both bests
+ * (srch_compare_bests).  Same returns. */
+sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *out, sim_err *err);
+void srch_sweep_free(srch_sweep *s);
+
+/* The candidates compare simulates (compare.c): res->best, then those of
+ * res->best_megatron not among them (each candidate once).  Writes
+ * pointers into res to out (capacity nbest + nbest_megatron) and returns
+ * how many. */
+int srch_compare_union(srch_result *res, srch_candidate **out);
+
+/* After the union was simulated: gives the Megatron-style list the
+ * results of the candidates simulated through res->best, and fills *out
+ * with the fastest simulated candidate of each space (the Megatron-style
+ * ones are 7D candidates too). */
+void srch_compare_bests(srch_result *res, srch_candidate *const *chosen, int n, srch_comparison *out);
+
+/* SIM_OK when both bests exist; else SIM_EOOM with the one line saying
+ * which space has no simulated strategy (none fits, or every simulation
+ * failed). */
+sim_rc srch_compare_check(const srch_comparison *c, sim_err *err);
+
+/* ------------------------------------------------------------ summaries */
+
+/* The text summaries (summary.c): what was searched, simulated, the ranked
+ * table, the next best estimates, the agreement and, for compare, both
+ * bests side by side. */
+void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
+void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
+void srch_print_merge(FILE *f, const srch_merged *m, int nfiles);
+
+/* The JSON summaries, as cJSON trees the caller deletes (void*: no
+ * cJSON.h here): command, inputs, counts, timing, agreement, ranking (and
+ * estimated_only, or both bests and the speedup; merge: files and
+ * counts). */
+void *srch_sweep_to_json(const srch_sweep_request *rq, const srch_sweep *s);
+void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s);
+void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npaths);
+
+/* The records of the ranking, then (sweep) of the next best estimates, as
+ * a cJSON array for rpt_write_sweep_html; and the report's title. */
+void *srch_sweep_records_json(const srch_sweep *s);
+void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap);
+
 #endif

@@ -98,6 +98,36 @@ void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out)
     free(sim);
 }
 
+void srch_ranking_make(srch_candidate *const *cands, int n, srch_ranking *out)
+{
+    memset(out, 0, sizeof *out);
+    srch_candidate **r = sim_xcalloc((size_t)n + 1, sizeof *r);
+    memcpy(r, cands, (size_t)n * sizeof *r);
+    /* insertion sort of the pointers: stable, and n is small */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && srch_cmp_simulated(r[j], r[j - 1]) < 0; j--) {
+            srch_candidate *t = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = t;
+        }
+    srch_candidate *flat = sim_xcalloc((size_t)n + 1, sizeof *flat);
+    for (int i = 0; i < n; i++) {
+        flat[i] = *r[i];
+        out->simulated += r[i]->state == SRCH_SIM_DONE;
+        out->failed += r[i]->state == SRCH_SIM_FAILED;
+    }
+    srch_agreement_compute(flat, n, &out->agreement);
+    free(flat);
+    out->rows = r;
+    out->n = n;
+}
+
+void srch_ranking_free(srch_ranking *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
 /* {============================================================= reasons */
 
 /* C_TP..C_PP: ORDER WL_DIM (components() adds the dimension to C_TP) */

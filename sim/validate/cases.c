@@ -97,23 +97,6 @@ sim_rc val_read_json(const char *path, cJSON **out, sim_err *err)
     return SIM_OK;
 }
 
-sim_rc val_write_json(const char *path, const cJSON *root, sim_err *err)
-{
-    char *text = cJSON_Print(root);
-    if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format the JSON", path);
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        cJSON_free(text);
-        return sim_fail(err, SIM_EIO, "%s: cannot write the file: %s", path, strerror(errno));
-    }
-    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    cJSON_free(text);
-    if (f != stdout) ok = (fclose(f) == 0) && ok;
-    else ok = fflush(f) == 0 && ok;
-    if (!ok) return sim_fail(err, SIM_EIO, "%s: cannot write the file", path);
-    return SIM_OK;
-}
-
 sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *origin, const char *where,
                       sim_err *err)
 {

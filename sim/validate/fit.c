@@ -32,6 +32,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
+#include "../report/report.h"
 #include "internal.h"
 
 /* {========================================================== parameters */
@@ -556,7 +557,7 @@ sim_rc val_write_platform(const char *path, const cfg_platform *p, const char *d
         else
             cJSON_AddStringToObject(root, "description", description);
     }
-    sim_rc rc = val_write_json(path, root, err);
+    sim_rc rc = rpt_write_json_doc(path, root, "calibrated platform", err);
     cJSON_Delete(root);
     return rc;
 }

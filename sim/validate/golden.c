@@ -317,7 +317,7 @@ sim_rc val_regress(val_golden **g, int n, const val_regress_opts *o, int *moved,
                 cJSON_ReplaceItemInObjectCaseSensitive(g[i]->root, "metrics", m);
             else
                 cJSON_AddItemToObject(g[i]->root, "metrics", m);
-            rc = val_write_json(g[i]->path, g[i]->root, err);
+            rc = rpt_write_json_doc(g[i]->path, g[i]->root, "golden results", err);
             if (rc == SIM_OK && !o->quiet) fprintf(out, "blessed %s: %d metrics written to %s\n", g[i]->name, now[i].n, g[i]->path);
             cJSON_AddNumberToObject(sj, "metrics", now[i].n);
             continue;

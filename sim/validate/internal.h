@@ -12,10 +12,6 @@
  * ("<path>: cannot read ...", "<path>: not JSON near ...") on failure. */
 sim_rc val_read_json(const char *path, cJSON **out, sim_err *err);
 
-/* Write a cJSON tree to path (formatted, newline at the end).  Returns
- * SIM_EIO with a message when it cannot. */
-sim_rc val_write_json(const char *path, const cJSON *root, sim_err *err);
-
 /* Check that every key of object obj is in the NULL-terminated list, and
  * given once; SIM_EINVAL "<origin>: <where>.<key>: unknown key (known
  * keys: ...)" or "...: duplicate key (keep one)". */

@@ -1,0 +1,296 @@
+/* summary.c - what sweep, compare and merge report: the text summaries and
+ * the JSON summary documents.
+ *
+ * The text goes to a FILE (stdout for the command line); the documents are
+ * cJSON trees the caller writes (rpt_write_json_doc).  Wall times appear in
+ * the text and in the documents' "timing" object only, so the rest of a
+ * document is the same on every run with the same inputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+#define SHOW_ESTIMATED 5    /* next best estimates printed (the JSON has them all) */
+#define COMPARE_COLUMN 28   /* least width of compare's Megatron-style column */
+
+/* {================================================================ text */
+
+static void print_search_lines(FILE *f, const srch_sweep *s)
+{
+    const srch_counts *k = &s->res->counts;
+    double t = s->res->seconds;
+    fprintf(f,
+            "search: %lld strategies enumerated (%lld combinations rejected by the validity rules), %lld pruned by "
+            "memory, %lld estimated in %.2f s (%.2f us per enumerated candidate, %lld workload probes)\n",
+            k->enumerated, k->rejected, k->pruned_memory, k->estimated, t,
+            k->enumerated > 0 ? 1e6 * t / (double)k->enumerated : 0.0, k->probes);
+}
+
+static void print_agreement(FILE *f, const srch_agreement *ag)
+{
+    if (ag->n < 2) {
+        fprintf(f, "agreement of the estimate with the simulation: needs at least 2 simulated candidates (%d)\n",
+                ag->n);
+        return;
+    }
+    char sp[32];
+    if (isfinite(ag->spearman))
+        snprintf(sp, sizeof sp, "%.3f", ag->spearman);
+    else
+        snprintf(sp, sizeof sp, "undefined (all equal)");
+    fprintf(f,
+            "agreement of the estimate with the simulation (%d simulated): Spearman rank correlation %s, largest "
+            "gap %.1f%% (candidate %d)\n",
+            ag->n, sp, 100.0 * ag->largest_gap, ag->largest_gap_index);
+}
+
+/* Says so when some simulated step times come from --symmetry dp. */
+static void print_approximate(FILE *f, const srch_sweep *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nchosen; i++) n += s->chosen[i]->state == SRCH_SIM_DONE && s->chosen[i]->approximate;
+    if (n > 0)
+        fprintf(f, "APPROXIMATE: %d simulated step time%s with one data-parallel replica for all (--symmetry dp)\n",
+                n, n == 1 ? "" : "s");
+}
+
+/* The last lines of the sweep and compare summaries. */
+static void print_closing(FILE *f, const srch_sweep_request *rq, const srch_sweep *s)
+{
+    print_agreement(f, &s->ranking.agreement);
+    if (s->resumed.ignored)
+        fprintf(f, "%s: %d records of other candidates left as they are\n", rq->out_path, s->resumed.ignored);
+    fflush(f);
+}
+
+static void print_table(FILE *f, srch_candidate *const *rows, int n, const cfg_platform *p)
+{
+    srch_print_table(f, (const srch_candidate *const *)rows, n, p);
+}
+
+void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s)
+{
+    const srch_request *q = &rq->search;
+    fprintf(f, "heptasim sweep: %s on %s (%d devices), %s space, global batch %d\n", q->model->name,
+            q->platform->name, q->platform->devices, srch_space_name(s->space), q->base.global_batch);
+    print_search_lines(f, s);
+    char shard[48] = "";
+    if (rq->shard_count > 1) snprintf(shard, sizeof shard, ", shard %d/%d", rq->shard_index, rq->shard_count);
+    fprintf(f, "simulated: %d of the %d best estimates%s (%d resumed from %s, %d failed) in %.1f s with %d jobs\n",
+            s->ranking.simulated, s->selected, shard, s->resumed.resumed, rq->out_path ? rq->out_path : "-",
+            s->ranking.failed, s->simulate_s, rq->jobs);
+    print_approximate(f, s);
+    fprintf(f, "\n");
+    print_table(f, s->ranking.rows, s->ranking.n, q->platform);
+    if (s->nextra > 0) {
+        fprintf(f, "\nnext best by estimate (not simulated):\n");
+        print_table(f, s->extra, s->nextra < SHOW_ESTIMATED ? s->nextra : SHOW_ESTIMATED, q->platform);
+    }
+    fprintf(f, "\n");
+    print_closing(f, rq, s);
+}
+
+/* One row of compare's two columns: label, then fmt of vm and vs, or "-"
+ * for a missing candidate. */
+static void compare_row(FILE *f, int width, const char *label, const srch_candidate *m, const srch_candidate *s,
+                        const char *fmt, double vm, double vs)
+{
+    char a[64] = "-", b[64] = "-";
+    if (m) snprintf(a, sizeof a, fmt, vm);
+    if (s) snprintf(b, sizeof b, fmt, vs);
+    fprintf(f, "  %-34s %-*s %s\n", label, width, a, b);
+}
+
+static void print_bests(FILE *f, const cfg_platform *p, const srch_candidate *m, const srch_candidate *s)
+{
+    char nm[256] = "-", ns[256] = "-";
+    if (m) cfg_strategy_compact(&m->strategy, nm, sizeof nm);
+    if (s) cfg_strategy_compact(&s->strategy, ns, sizeof ns);
+    int w = (int)strlen(nm) + 2 > COMPARE_COLUMN ? (int)strlen(nm) + 2 : COMPARE_COLUMN;
+    double usable_gib = cfg_usable_hbm_bytes(p) / SIM_GIB;
+    fprintf(f, "\n  %-34s %-*s %s\n", "", w, "Megatron-style best", "7D best");
+    fprintf(f, "  %-34s %-*s %s\n", "strategy", w, nm, ns);
+    compare_row(f, w, "candidate", m, s, "%.0f", m ? m->index : 0, s ? s->index : 0);
+    compare_row(f, w, "step time (simulated)", m, s, "%.4f s", m ? m->step_time_s : 0, s ? s->step_time_s : 0);
+    compare_row(f, w, "step time (estimate)", m, s, "%.4f s", m ? m->est.step_s : 0, s ? s->est.step_s : 0);
+    compare_row(f, w, "MFU", m, s, "%.1f%%", m ? 100 * m->mfu : 0, s ? 100 * s->mfu : 0);
+    compare_row(f, w, "tokens/s", m, s, "%.0f", m ? m->tokens_per_s : 0, s ? s->tokens_per_s : 0);
+    compare_row(f, w, "memory, peak stage (GiB)", m, s, "%.1f", m ? m->peak_bytes / SIM_GIB : 0,
+                s ? s->peak_bytes / SIM_GIB : 0);
+    compare_row(f, w, "memory, usable (GiB)", m, s, "%.1f", usable_gib, usable_gib);
+    compare_row(f, w, "compute (critical rank)", m, s, "%.4f s", m ? m->compute_s : 0, s ? s->compute_s : 0);
+    compare_row(f, w, "pipeline bubble", m, s, "%.4f s", m ? m->bubble_s : 0, s ? s->bubble_s : 0);
+    compare_row(f, w, "optimizer", m, s, "%.4f s", m ? m->optimizer_s : 0, s ? s->optimizer_s : 0);
+    static const char *const dims[WL_NDIMS] = {"TP", "CP", "EP", "DP", "PP"};
+    for (int d = 0; d < WL_NDIMS; d++) {
+        char label[64], a[64] = "-", b[64] = "-";
+        snprintf(label, sizeof label, "%s comm exposed (in flight)", dims[d]);
+        if (m) snprintf(a, sizeof a, "%.4f s (%.4f s)", m->exposed_s[d], m->comm_s[d]);
+        if (s) snprintf(b, sizeof b, "%.4f s (%.4f s)", s->exposed_s[d], s->comm_s[d]);
+        fprintf(f, "  %-34s %-*s %s\n", label, w, a, b);
+    }
+}
+
+void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s)
+{
+    const srch_request *q = &rq->search;
+    const srch_comparison *c = &s->cmp;
+    fprintf(f, "heptasim compare: %s on %s (%d devices), global batch %d\n", q->model->name, q->platform->name,
+            q->platform->devices, q->base.global_batch);
+    print_search_lines(f, s);
+    fprintf(f, "Megatron-style (tp_y 1, cp_ulysses 1, TP inside a node, no fusion): %lld of the estimated\n",
+            s->res->counts.estimated_megatron);
+    fprintf(f,
+            "simulated: the %d best estimates of each space, %d candidates (%d resumed, %d failed) in %.1f s with "
+            "%d jobs\n",
+            rq->top, s->nchosen, s->resumed.resumed, s->ranking.failed, s->simulate_s, rq->jobs);
+    print_approximate(f, s);
+    print_bests(f, q->platform, c->megatron, c->best);
+    if (isfinite(c->speedup))
+        fprintf(f, "\nspeedup of the best 7D strategy over the best Megatron-style one: %.3fx (simulated)%s\n",
+                c->speedup, c->best->index == c->megatron->index ? "; the best 7D strategy is Megatron-style" : "");
+    fprintf(f, "\n");
+    print_table(f, s->ranking.rows, s->ranking.n, q->platform);
+    fprintf(f, "\n");
+    print_closing(f, rq, s);
+}
+
+void srch_print_merge(FILE *f, const srch_merged *m, int nfiles)
+{
+    const srch_ranking *r = &m->ranking;
+    fprintf(f, "heptasim merge: %d records from %d files (%d candidates: %d simulated, %d failed)\n\n", m->nrecords,
+            nfiles, r->n, r->simulated, r->failed);
+    print_table(f, r->rows, r->n, NULL);
+    fprintf(f, "\n");
+    print_agreement(f, &r->agreement);
+    fflush(f);
+}
+
+/* }================================================================ text */
+
+/* {================================================================ JSON */
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *agreement_json(const srch_agreement *ag)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_num(o, "n", ag->n);
+    add_num(o, "spearman", ag->spearman);
+    add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
+    add_num(o, "largest_gap_index", ag->largest_gap_index);
+    return o;
+}
+
+static cJSON *records_json(srch_candidate *const *rows, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, srch_record_to_json(rows[i]));
+    return arr;
+}
+
+/* The keys sweep and compare documents share, up to the ranking. */
+static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, const char *command)
+{
+    const srch_request *q = &rq->search;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "command", command);
+    cJSON_AddStringToObject(o, "model", q->model->name);
+    cJSON_AddStringToObject(o, "platform", q->platform->name);
+    add_num(o, "devices", q->platform->devices);
+    cJSON_AddStringToObject(o, "space", srch_space_name(s->space));
+    add_num(o, "global_batch", q->base.global_batch);
+    add_num(o, "top", rq->top);
+    if (rq->shard_count > 1) {
+        char shard[48];
+        snprintf(shard, sizeof shard, "%d/%d", rq->shard_index, rq->shard_count);
+        cJSON_AddStringToObject(o, "shard", shard);
+    }
+    const srch_counts *k = &s->res->counts;
+    cJSON *counts = cJSON_AddObjectToObject(o, "counts");
+    add_num(counts, "rejected", (double)k->rejected);
+    add_num(counts, "enumerated", (double)k->enumerated);
+    add_num(counts, "pruned_memory", (double)k->pruned_memory);
+    add_num(counts, "estimated", (double)k->estimated);
+    add_num(counts, "estimated_megatron_style", (double)k->estimated_megatron);
+    add_num(counts, "probes", (double)k->probes);
+    add_num(counts, "selected", s->nchosen);
+    add_num(counts, "simulated", s->ranking.simulated);
+    add_num(counts, "failed", s->ranking.failed);
+    add_num(counts, "resumed", s->resumed.resumed);
+    cJSON *t = cJSON_AddObjectToObject(o, "timing");
+    double search_s = s->res->seconds;
+    add_num(t, "search_s", search_s);
+    add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
+    add_num(t, "simulate_s", s->simulate_s);
+    add_num(t, "jobs", rq->jobs);
+    return o;
+}
+
+void *srch_sweep_to_json(const srch_sweep_request *rq, const srch_sweep *s)
+{
+    cJSON *o = session_json(rq, s, "sweep");
+    cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
+    cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
+    cJSON_AddItemToObject(o, "estimated_only", records_json(s->extra, s->nextra));
+    return o;
+}
+
+void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s)
+{
+    const srch_comparison *c = &s->cmp;
+    cJSON *o = session_json(rq, s, "compare");
+    cJSON_AddItemToObject(o, "megatron", c->megatron ? srch_record_to_json(c->megatron) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "7d", c->best ? srch_record_to_json(c->best) : cJSON_CreateNull());
+    add_num(o, "speedup", c->speedup);
+    cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
+    cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
+    return o;
+}
+
+void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npaths)
+{
+    const srch_ranking *r = &m->ranking;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "command", "merge");
+    cJSON *files = cJSON_AddArrayToObject(o, "files");
+    for (int f = 0; f < npaths; f++) cJSON_AddItemToArray(files, cJSON_CreateString(paths[f]));
+    if (r->n > 0) cJSON_AddStringToObject(o, "space", srch_space_name(r->rows[0]->space));
+    cJSON *counts = cJSON_AddObjectToObject(o, "counts");
+    add_num(counts, "records", m->nrecords);
+    add_num(counts, "candidates", r->n);
+    add_num(counts, "simulated", r->simulated);
+    add_num(counts, "failed", r->failed);
+    cJSON_AddItemToObject(o, "agreement", agreement_json(&r->agreement));
+    cJSON_AddItemToObject(o, "ranking", records_json(r->rows, r->n));
+    return o;
+}
+
+void *srch_sweep_records_json(const srch_sweep *s)
+{
+    cJSON *all = records_json(s->ranking.rows, s->ranking.n);
+    for (int i = 0; i < s->nextra; i++) cJSON_AddItemToArray(all, srch_record_to_json(s->extra[i]));
+    return all;
+}
+
+void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)
+{
+    const srch_request *q = &rq->search;
+    if (compare)
+        snprintf(out, (size_t)cap, "%s on %s (%d devices): Megatron-style vs 7D", q->model->name, q->platform->name,
+                 q->platform->devices);
+    else
+        snprintf(out, (size_t)cap, "%s on %s (%d devices): %s sweep", q->model->name, q->platform->name,
+                 q->platform->devices, srch_space_name(q->space));
+}
+
+/* }================================================================ JSON */
