@@ -74,12 +74,6 @@ typedef struct session {
     bar bar;
 } session;
 
-static int jobs_default(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 /* The keys pinned by --set items: the search holds them at the base's value. */
 static unsigned pinned_keys(const cli_args *a, const cfg_strategy *base)
 {
@@ -124,7 +118,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->sim_progress = sim_progress;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;
-    rq->jobs = a->jobs > 0 ? a->jobs : jobs_default();
+    rq->jobs = cli_jobs(a);
     rq->shard_index = a->shard_index;
     rq->shard_count = a->shard_count;
     rq->out_path = a->out_path;

@@ -22,6 +22,9 @@ typedef struct cli_inputs {
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
 
+/* Simulations at once: --jobs, else the number of cores. */
+int cli_jobs(const cli_args *a);
+
 /* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
 eng_symmetry cli_symmetry(const cli_args *a);
 

@@ -1,7 +1,8 @@
 /* inputs.c - what the subcommands share: loading the three inputs named
- * on the command line, error printing. */
+ * on the command line, error printing, the --jobs default. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -19,6 +20,13 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
     sim_rc rc = cfg_load_model(a->model ? a->model : DEFAULT_MODEL, &ov, m, err);
     if (rc == SIM_OK) rc = cfg_load_platform(a->platform ? a->platform : DEFAULT_PLATFORM, &ov, a->devices, p, err);
     return rc;
+}
+
+int cli_jobs(const cli_args *a)
+{
+    if (a->jobs > 0) return a->jobs;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 eng_symmetry cli_symmetry(const cli_args *a)

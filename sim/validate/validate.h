@@ -17,7 +17,8 @@
  * child processes, the one-layer probe, data-parallel reduction),
  * analytic.c (the closed-form surrogate used by the fit), stats.c (errors,
  * tables, JSON), fit.c (calibration with GSL nonlinear least squares),
- * golden.c (the regression suite). */
+ * calibration.c (its report, JSON and platform file), golden.c (the
+ * regression suite). */
 #ifndef HEPTASIM_VALIDATE_H
 #define HEPTASIM_VALIDATE_H
 
@@ -261,6 +262,46 @@ sim_rc val_calibrate(val_case *cases, int n, const val_fit_opts *o, val_case *be
 /* Write a platform as a platform file (the schema's keys), with a
  * description.  Returns SIM_EIO with a message when it cannot. */
 sim_rc val_write_platform(const char *path, const cfg_platform *p, const char *description, sim_err *err);
+
+/* Keeps the cases that are calibration targets (neither loose nor not
+ * modelled) at the front of cases, in order; *loose and *not_modelled get
+ * how many were left out.  Returns how many are kept (calibration.c). */
+int val_targets_only(val_case *cases, int n, int *loose, int *not_modelled);
+
+/* Leave-one-out errors summarised: over the finite entries of loo (n of
+ * them; NULL: none), how many, their mean and their largest |error|. */
+typedef struct val_loo_stats {
+    int n;
+    double mean_abs, max_abs;
+} val_loo_stats;
+
+void val_loo_stats_compute(const double *loo, int n, val_loo_stats *out);
+
+/* A finished calibration, as it is reported (the arrays stay the
+ * caller's). */
+typedef struct val_calibration {
+    cfg_platform base;            /* the platform the cases ran on first */
+    val_fit_result fit;
+    const val_case *before;       /* the n cases as first simulated */
+    const val_case *after;        /* the n cases simulated at the fit */
+    int n;
+    const double *loo;            /* leave-one-out errors (n), NULL without */
+} val_calibration;
+
+/* The report: fit summary, parameters with their sigma, warnings about
+ * parameters at their bounds (or undetermined), rms errors, the per-case
+ * table before and after (and held out), group statistics before and
+ * after, the leave-one-out summary. */
+void val_print_calibration(FILE *f, const val_calibration *c);
+
+/* The same as a cJSON tree the caller deletes (platform_file, when not
+ * NULL, names the calibrated platform file written). */
+void *val_calibration_to_json(const val_calibration *c, const char *platform_file);
+
+/* The calibrated platform file: the fitted platform named
+ * "<base>-calibrated", with the base platform file's own device count and
+ * a description of the fit (val_write_platform). */
+sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err *err);
 
 /* -------------------------------------------------------------- regress */
 
