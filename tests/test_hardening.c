@@ -2,9 +2,10 @@
  * cases: error messages stay on one line whatever bytes the input holds
  * (keys, quoted text, --set items, command-line arguments, file names), a
  * derived head_dim stays within its bound, and a step too large for the
- * machine is refused up front (layer-step limit at its exact boundary,
- * address-space limit), with a size estimate that agrees with the number
- * of instructions the simulator really runs. */
+ * machine is refused up front by the engine (layer-step limit at its exact
+ * boundary, address-space limit), counting the ranks it really simulates,
+ * with a size estimate that agrees with the number of instructions the
+ * simulator really runs. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 #include "cli/options.h"
 #include "config/config.h"
-#include "config/config_int.h"
+#include "cost/cost.h"
 #include "runner/runner.h"
 
 static sim_err E;
@@ -146,74 +147,154 @@ END_TEST
 
 /* ------------------------------------------------------- simulation size */
 
-/* 8 ranks x 65536 micro-batches x 128 layers = 2^26 layer steps: the
- * largest step accepted; one more layer is refused. */
-START_TEST(layer_step_limit_boundary)
+/* Loads the small model and strategy text with the items on dgx-a100 with
+ * `devices` into c (checked); message in E. */
+static sim_rc load_case(run_case *c, const char *const *items, int n, int devices)
 {
-    const char *at[] = {"model.layers=128", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
-    ck_assert_msg(load_check(MODEL, STRATEGY, 8, at, 5, NULL) == SIM_OK, "%s", E.msg);
-    const char *over[] = {"model.layers=129", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
-    ASSERT_ONE_LINE_ERROR(load_check(MODEL, STRATEGY, 8, over, 5, NULL),
-                          "strategies/s.json: .global_batch: 8 ranks x 65536 micro-batches x 129 layers per stage = "
-                          "6.76e+07 layer steps to simulate");
-    ck_assert_ptr_nonnull(strstr(E.msg, "more than the limit of 67108864"));
-    /* the shipped default (2048 ranks, 6 layers per stage) at the limit of
-     * 65536 micro-batches: 8e8 layer steps, days of simulation */
-    cfg_model m;
-    cfg_platform p;
-    cfg_strategy s;
-    const char *big[] = {"global_batch=1048576", "schedule=1f1b", "vpp=1"};
-    cfg_overrides ov = {3, big};
-    memset(&E, 0, sizeof E);
-    ck_assert_int_eq(cfg_load_model("gpt-310b", &ov, &m, &E), SIM_OK);
-    ck_assert_int_eq(cfg_load_platform("ascend-a3-2048", &ov, 0, &p, &E), SIM_OK);
-    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &s, &E), SIM_OK);
-    ck_assert_int_eq(cfg_check(&m, &p, &s, &E), SIM_EINVAL);
-    ck_assert_msg(strstr(E.msg, ".global_batch: 2048 ranks x 65536 micro-batches x 6 layers per stage"), "%s", E.msg);
-}
-END_TEST
-
-/* 131072 ranks need about 40 GiB of address space: refused under a 16 GiB
- * ulimit -v (or, on a small machine, for lack of memory), not attempted. */
-START_TEST(address_space_limit)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    return; /* AddressSanitizer's shadow memory needs more than the limit */
-#endif
-    struct rlimit rl = {16ULL << 30, 16ULL << 30};
-    struct rlimit old;
-    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
-    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < rl.rlim_max) rl.rlim_cur = rl.rlim_max = old.rlim_max;
-    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
-    const char *items[] = {"tp_x=8", "pp=1", "dp=0", "global_batch=16384"};
-    char prefix[CFG_PATH_LEN + 80];
-    snprintf(prefix, sizeof prefix, "%s/platforms/dgx-a100.json: .devices: simulating 131072 devices needs about ",
-             cfg_data_dir());
-    ASSERT_ONE_LINE_ERROR(load_check(MODEL, STRATEGY, 131072, items, 4, NULL), prefix);
-    /* 8 devices are fine under the same limit */
-    ck_assert_msg(load_check(MODEL, STRATEGY, 8, NULL, 0, NULL) == SIM_OK, "%s", E.msg);
-}
-END_TEST
-
-/* The refusal counts layer steps and names ~CFG_INSTR_PER_LAYER_STEP
- * instructions each: the simulator's own count must agree within 2x. */
-static void check_estimate(const char **items, int n, int devices)
-{
-    run_case *c = calloc(1, sizeof *c);
-    ck_assert_ptr_nonnull(c);
     cfg_overrides ov = {n, items};
+    memset(c, 0, sizeof *c);
     memset(&E, 0, sizeof E);
     sim_rc rc = cfg_parse_model(MODEL, "models/m.json", &ov, &c->model, &E);
     if (rc == SIM_OK) rc = cfg_load_platform("dgx-a100", &ov, devices, &c->platform, &E);
     if (rc == SIM_OK) rc = cfg_parse_strategy(STRATEGY, "strategies/s.json", &ov, &c->strategy, &E);
     if (rc == SIM_OK) rc = cfg_check(&c->model, &c->platform, &c->strategy, &E);
-    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    return rc;
+}
+
+/* load_case, then the engine's replay check with `symmetry`. */
+static sim_rc load_replay(const char *const *items, int n, int devices, eng_symmetry symmetry)
+{
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    sim_rc rc = load_case(c, items, n, devices);
+    eng_options opt = {.symmetry = symmetry};
+    if (rc == SIM_OK) rc = runner_check_replay(c, &opt, &E);
+    free(c);
+    return rc;
+}
+
+/* The footprint of the small case with the items, with `symmetry`. */
+static eng_footprint footprint(const char *const *items, int n, int devices, eng_symmetry symmetry)
+{
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(load_case(c, items, n, devices) == SIM_OK, "%s", E.msg);
+    cost_model *cost = cost_new(&c->platform, &E);
+    ck_assert_ptr_nonnull(cost);
+    wl_plan *plan = NULL;
+    ck_assert_msg(wl_plan_new(&c->model, &c->platform, &c->strategy, cost, &plan, &E) == SIM_OK, "%s", E.msg);
+    eng_options opt = {.symmetry = symmetry};
+    eng_footprint fp;
+    eng_replay_footprint(&c->platform, plan, &opt, &fp);
+    wl_plan_free(plan);
+    cost_free(cost);
+    free(c);
+    return fp;
+}
+
+/* 8 ranks x 65536 micro-batches x 128 layers = 2^26 layer steps: the
+ * largest step accepted; one more layer is refused.  cfg_check, which
+ * knows nothing of replaying, takes both. */
+START_TEST(layer_step_limit_boundary)
+{
+    const char *at[] = {"model.layers=128", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
+    ck_assert_msg(load_replay(at, 5, 8, ENG_SYM_TP) == SIM_OK, "%s", E.msg);
+    const char *over[] = {"model.layers=129", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
+    ASSERT_ONE_LINE_ERROR(load_replay(over, 5, 8, ENG_SYM_TP),
+                          "strategies/s.json: .global_batch: 8 ranks x 65536 micro-batches x 129 layers per stage = "
+                          "6.76e+07 layer steps to simulate");
+    ck_assert_ptr_nonnull(strstr(E.msg, "more than the limit of 67108864"));
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_int_eq(load_case(c, over, 5, 8), SIM_OK);
+    free(c);
+    /* the shipped default (2048 ranks, TP 8, 6 layers per stage) at the
+     * limit of 65536 micro-batches: one rank per TP group is simulated,
+     * 256 x 65536 x 6 = 1e8 layer steps, days of simulation */
+    const char *big[] = {"global_batch=1048576", "schedule=1f1b", "vpp=1"};
+    cfg_overrides ov = {3, big};
+    c = calloc(1, sizeof *c);
+    memset(&E, 0, sizeof E);
+    ck_assert_int_eq(cfg_load_model("gpt-310b", &ov, &c->model, &E), SIM_OK);
+    ck_assert_int_eq(cfg_load_platform("ascend-a3-2048", &ov, 0, &c->platform, &E), SIM_OK);
+    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &E), SIM_OK);
+    ck_assert_int_eq(cfg_check(&c->model, &c->platform, &c->strategy, &E), SIM_OK);
+    ck_assert_int_eq(runner_check_replay(c, NULL, &E), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, ".global_batch: 256 ranks simulated of 2048 devices x 65536 micro-batches x 6 layers "
+                                "per stage"),
+                  "%s", E.msg);
+    free(c);
+}
+END_TEST
+
+/* The layer steps count the ranks the engine simulates: 8 devices in TP
+ * groups of 2 at 2^26 layer steps per simulated rank set (4 x 65536 x
+ * 256) are accepted in lockstep and refused with every rank simulated. */
+START_TEST(layer_steps_count_simulated_ranks)
+{
+    const char *items[] = {"model.layers=256", "pp=1", "tp_x=2", "dp=4", "global_batch=262144"};
+    ck_assert_msg(load_replay(items, 5, 8, ENG_SYM_TP) == SIM_OK, "%s", E.msg);
+    ASSERT_ONE_LINE_ERROR(load_replay(items, 5, 8, ENG_SYM_NONE),
+                          "strategies/s.json: .global_batch: 8 ranks x 65536 micro-batches x 256 layers per stage");
+    eng_footprint tp = footprint(items, 5, 8, ENG_SYM_TP), none = footprint(items, 5, 8, ENG_SYM_NONE);
+    ck_assert_int_eq(tp.devices, 8);
+    ck_assert_int_eq(tp.ranks_simulated, 4);
+    ck_assert_int_eq(tp.lockstep, 2);
+    ck_assert_int_eq(none.ranks_simulated, 8);
+    ck_assert_int_eq(tp.layer_steps, 4LL * 65536 * 256);
+    ck_assert_int_eq(none.layer_steps, 2 * tp.layer_steps);
+    /* one data-parallel replica for all: the two ranks of one TP group */
+    eng_footprint dp = footprint(items, 5, 8, ENG_SYM_DP);
+    ck_assert_int_eq(dp.ranks_simulated, 1);
+    ck_assert_int_eq(dp.replicas, 4);
+    /* every device costs its host; every simulated rank its actors */
+    double per_device = ENG_DEVICE_RESIDENT_BYTES * 8 + ENG_BASE_RESIDENT_BYTES;
+    ck_assert_double_eq_tol(none.resident_bytes, per_device + 8 * ENG_RANK_RESIDENT_BYTES, 1e-6);
+    ck_assert_double_eq_tol(tp.resident_bytes,
+                            per_device + 4 * (ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES), 1e-6);
+}
+END_TEST
+
+/* 131072 ranks with every rank simulated need about 37 GiB of address
+ * space: refused under a 16 GiB ulimit -v (or, on a small machine, for lack
+ * of memory), not attempted.  One rank per TP group of 8 needs a fifth. */
+START_TEST(address_space_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return; /* AddressSanitizer's shadow memory needs more than the limit */
+#endif
+    const char *items[] = {"tp_x=8", "pp=1", "dp=0", "global_batch=16384"};
+    eng_footprint tp = footprint(items, 4, 131072, ENG_SYM_TP), none = footprint(items, 4, 131072, ENG_SYM_NONE);
+    ck_assert_int_eq(tp.ranks_simulated, 16384);
+    ck_assert(none.address_bytes > 16.0 * SIM_GIB && tp.address_bytes < 16.0 * SIM_GIB);
+    struct rlimit rl = {16ULL << 30, 16ULL << 30};
+    struct rlimit old;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < rl.rlim_max) rl.rlim_cur = rl.rlim_max = old.rlim_max;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    char prefix[CFG_PATH_LEN + 80];
+    snprintf(prefix, sizeof prefix, "%s/platforms/dgx-a100.json: .devices: simulating 131072 devices needs about ",
+             cfg_data_dir());
+    ASSERT_ONE_LINE_ERROR(load_replay(items, 4, 131072, ENG_SYM_NONE), prefix);
+    /* 8 devices are fine under the same limit */
+    ck_assert_msg(load_replay(NULL, 0, 8, ENG_SYM_NONE) == SIM_OK, "%s", E.msg);
+}
+END_TEST
+
+/* The refusal counts layer steps and names ~ENG_INSTR_PER_LAYER_STEP
+ * instructions each: the simulator's own count must agree within 2x, and
+ * the footprint's simulated ranks are the engine's. */
+static void check_estimate(const char **items, int n, int devices)
+{
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(load_case(c, items, n, devices) == SIM_OK, "%s", E.msg);
     ck_assert_int_eq(runner_simulate_here(c, NULL), SIM_OK);
-    double steps = (double)devices * cfg_micro_batches(&c->strategy) * cfg_layers_per_stage(&c->model, &c->strategy);
-    /* instructions of every rank, also those a lockstep run stood for */
-    double per = (double)c->result.instructions * c->result.lockstep / steps;
-    ck_assert_msg(per >= CFG_INSTR_PER_LAYER_STEP / 2.0 && per <= CFG_INSTR_PER_LAYER_STEP * 2.0,
-                  "%.1f instructions per layer step, estimate %d", per, CFG_INSTR_PER_LAYER_STEP);
+    eng_footprint fp = footprint(items, n, devices, ENG_SYM_TP);
+    ck_assert_int_eq(fp.ranks_simulated, c->result.ranks_simulated);
+    ck_assert_int_eq(fp.lockstep, c->result.lockstep);
+    double per = (double)c->result.instructions / (double)fp.layer_steps;
+    ck_assert_msg(per >= ENG_INSTR_PER_LAYER_STEP / 2.0 && per <= ENG_INSTR_PER_LAYER_STEP * 2.0,
+                  "%.1f instructions per layer step, estimate %d", per, ENG_INSTR_PER_LAYER_STEP);
     free(c);
 }
 
@@ -247,6 +328,7 @@ static Suite *hardening_suite(void)
     tc = tcase_create("size");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, layer_step_limit_boundary);
+    tcase_add_test(tc, layer_steps_count_simulated_ranks);
     tcase_add_test(tc, address_space_limit);
     tcase_add_test(tc, estimate_dense);
     tcase_add_test(tc, estimate_context_parallel);

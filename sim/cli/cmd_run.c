@@ -6,54 +6,33 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../model/model.h"
 #include "../report/report.h"
 #include "../runner/runner.h"
 #include "commands.h"
 
-static void memory_run(const cli_inputs *in, rpt_run *run)
+/* The summary (unless -q), --json and --report of run (tl may be NULL);
+ * returns the first write error. */
+static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timeline *tl, sim_err *err)
 {
-    memset(run, 0, sizeof *run);
-    run->model = &in->model;
-    run->platform = &in->platform;
-    run->strategy = &in->strategy;
-    run->memory_stage = mdl_peak_memory(&in->model, &in->strategy, &run->memory);
+    if (!a->quiet && run->sim) rpt_summary(stdout, run);
+    if (!a->quiet && !run->sim) rpt_memory_summary(stdout, run->model, run->strategy, run->platform);
+    sim_rc rc = SIM_OK;
+    if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
+    if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);
+    return rc;
 }
 
 int cmd_memory(const cli_args *a)
 {
     sim_err err = {{0}};
     cli_inputs in;
-    sim_rc rc = cli_load_inputs(a, false, &in, &err);
-    if (rc == SIM_OK) rc = cfg_check_no_replay(&in.model, &in.platform, &in.strategy, &err);
-    if (rc != SIM_OK) return cli_fail(rc, &err);
+    sim_rc rc = cli_load_inputs(a, true, &in, &err);
     rpt_run run;
-    memory_run(&in, &run);
-    if (!a->quiet) rpt_memory_summary(stdout, &in.model, &in.strategy, &in.platform);
-    if (a->json_path && (rc = rpt_write_json(a->json_path, &run, &err)) != SIM_OK) return cli_fail(rc, &err);
-    return 0;
-}
-
-/* Returns SIM_EIO with the report's message when `path` cannot be
- * created or replaced, so that a long simulation does not end in a write
- * error; nothing is created. */
-static sim_rc check_writable(const char *path, sim_err *err)
-{
-    char dir[CFG_PATH_LEN];
-    sim_strlcpy(dir, path, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        sim_strlcpy(dir, ".", sizeof dir);
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    bool exists = access(path, F_OK) == 0;
-    if ((exists && access(path, W_OK) != 0) || (!exists && access(dir, W_OK | X_OK) != 0))
-        return sim_fail(err, SIM_EIO,
-                        "%s: cannot write the HTML report: %s (check the directory exists and is writable)", path,
-                        strerror(errno));
-    return SIM_OK;
+    if (rc == SIM_OK) {
+        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        rc = write_views(a, &run, NULL, &err);
+    }
+    return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }
 
 /* Sets up what --trace, --trace-ranks and --report need: the trace file,
@@ -69,7 +48,7 @@ static sim_rc views_open(const cli_args *a, const cfg_strategy *s, rpt_views *v,
     int world = cfg_world_size(s);
     bool *ranks = sim_xcalloc((size_t)world, sizeof *ranks);
     sim_rc rc = rpt_trace_ranks(a->trace_ranks, s, ranks, err);
-    if (rc == SIM_OK && a->report_path) rc = check_writable(a->report_path, err);
+    if (rc == SIM_OK && a->report_path) rc = sim_out_check(a->report_path, "HTML report", err);
     if (rc == SIM_OK && a->report_path) {
         bool *sample = ranks;
         if (!a->trace_ranks && s->pp > RPT_TIMELINE_MAX_RANKS) {
@@ -95,6 +74,54 @@ static sim_rc views_open(const cli_args *a, const cfg_strategy *s, rpt_views *v,
     return SIM_OK;
 }
 
+/* The engine options of the command line; the --cfg settings are handed
+ * to SimGrid by register_simgrid. */
+static eng_options engine_options(const cli_args *a)
+{
+    eng_options opt = {0};
+    opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
+    opt.symmetry = cli_symmetry(a);
+    opt.dump_xml_path = a->dump_platform;
+    return opt;
+}
+
+static sim_rc register_simgrid(const cli_args *a, sim_err *err)
+{
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
+        char arg[256];
+        snprintf(arg, sizeof arg, "--cfg=%s", a->simgrid[i]);
+        rc = eng_simgrid_option(arg, err);
+    }
+    return rc;
+}
+
+/* Simulates c with opt and the views v, then writes the views of run; the
+ * trace is closed whatever happened, so that a failed step still leaves a
+ * readable trace of what it did. */
+static sim_rc simulate(const cli_args *a, run_case *c, eng_options *opt, rpt_views *v, rpt_run *run, double t0,
+                       sim_err *err)
+{
+    sim_rc rc = runner_simulate_here(c, opt);
+    if (rc == SIM_OK) {
+        run->sim = &c->result;
+        if (opt->symmetry == ENG_SYM_DP && run->sim->replicas == 1)
+            fprintf(stderr, "heptasim: --symmetry dp: the groups of strategy '%s' tie the data-parallel replicas "
+                            "together; every replica was simulated\n", c->strategy.name);
+        run->wall_s = sim_now_s() - t0;
+        rc = write_views(a, run, v->timeline, err);
+    } else {
+        sim_strlcpy(err->msg, c->msg, sizeof err->msg);
+    }
+    sim_err terr = {{0}};
+    sim_rc trc = rpt_trace_close(v->trace, run->sim ? run : NULL, &terr);
+    if (rc == SIM_OK && trc != SIM_OK) {
+        rc = trc;
+        *err = terr;
+    }
+    return rc;
+}
+
 int cmd_run(const cli_args *a)
 {
     sim_err err = {{0}};
@@ -105,76 +132,31 @@ int cmd_run(const cli_args *a)
     }
     run_case *c = sim_xcalloc(1, sizeof *c);
     cli_inputs in;
-    sim_rc rc = cli_load_inputs(a, true, &in, &err);
-    if (rc != SIM_OK) {
-        free(c);
-        return cli_fail(rc, &err);
-    }
+    eng_options opt = engine_options(a);
     rpt_run run;
-    memory_run(&in, &run);
-    if (run.memory.total_bytes > cfg_usable_hbm_bytes(&in.platform)) {
-        /* Never simulate a strategy as if it fitted. */
-        if (!a->quiet) rpt_memory_summary(stdout, &in.model, &in.strategy, &in.platform);
-        if (a->json_path) rpt_write_json(a->json_path, &run, &err);
-        /* The report still shows memory per stage against capacity. */
-        if (a->report_path) rpt_write_run_html(a->report_path, &run, NULL, &err);
-        fprintf(stderr,
-                "heptasim: strategy '%s' does not fit: stage %d needs %.1f GiB per device, %s has %.1f GiB usable "
-                "(try more recompute, a higher zero stage, or more tp/pp)\n",
-                in.strategy.name, run.memory_stage, run.memory.total_bytes / SIM_GIB, in.platform.name,
-                cfg_usable_hbm_bytes(&in.platform) / SIM_GIB);
-        free(c);
-        return sim_exit_status(SIM_EOOM);
+    sim_rc rc = cli_load_inputs(a, true, &in, &err);
+    if (rc == SIM_OK) {
+        c->model = in.model;
+        c->platform = in.platform;
+        c->strategy = in.strategy;
+        rc = runner_check_replay(c, &opt, &err);
     }
-
-    c->model = in.model;
-    c->platform = in.platform;
-    c->strategy = in.strategy;
-    eng_options opt = {0};
-    opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
-    opt.symmetry = cli_symmetry(a);
-    opt.dump_xml_path = a->dump_platform;
-    for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
-        char arg[256];
-        snprintf(arg, sizeof arg, "--cfg=%s", a->simgrid[i]);
-        rc = eng_simgrid_option(arg, &err);
+    if (rc == SIM_OK) {
+        rpt_run_init(&run, &c->model, &c->platform, &c->strategy);
+        rc = rpt_check_fits(&run, &err);
+        sim_err ignored = {{0}};
+        if (rc == SIM_EOOM) write_views(a, &run, NULL, &ignored); /* memory per stage against capacity */
     }
-    if (rc != SIM_OK) {
-        free(c);
-        return cli_fail(rc, &err);
-    }
+    if (rc == SIM_OK) rc = register_simgrid(a, &err);
     rpt_views views = {0};
     bool *traced = NULL;
-    rc = views_open(a, &c->strategy, &views, &traced, &err);
-    if (rc != SIM_OK) {
-        free(c);
-        return cli_fail(rc, &err);
-    }
-    if (traced) {
+    if (rc == SIM_OK) rc = views_open(a, &c->strategy, &views, &traced, &err);
+    if (rc == SIM_OK && traced) {
         opt.trace = rpt_views_record;
         opt.trace_ctx = &views;
         opt.trace_rank = traced;
     }
-    rc = runner_simulate_here(c, &opt);
-    if (rc == SIM_OK) {
-        run.sim = &c->result;
-        if (opt.symmetry == ENG_SYM_DP && run.sim->replicas == 1)
-            fprintf(stderr, "heptasim: --symmetry dp: the groups of strategy '%s' tie the data-parallel replicas "
-                            "together; every replica was simulated\n", c->strategy.name);
-        run.wall_s = sim_now_s() - t0;
-        if (!a->quiet) rpt_summary(stdout, &run);
-        if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
-        if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, &run, views.timeline, &err);
-    } else {
-        sim_strlcpy(err.msg, c->msg, sizeof err.msg);
-    }
-    /* A failed step still leaves a readable trace of what happened. */
-    sim_err terr = {{0}};
-    sim_rc trc = rpt_trace_close(views.trace, run.sim ? &run : NULL, &terr);
-    if (rc == SIM_OK && trc != SIM_OK) {
-        rc = trc;
-        err = terr;
-    }
+    if (rc == SIM_OK) rc = simulate(a, c, &opt, &views, &run, t0, &err);
     rpt_timeline_free(views.timeline);
     free(traced);
     free(c);

@@ -4,7 +4,9 @@
  * rename(2) within one directory replaces the target atomically, so a
  * reader sees the old file or the new one, never a part.  The temporary
  * (".<name>.XXXXXX", made by mkstemp) gets the mode a plain fopen would
- * give the file (0666 less the umask). */
+ * give the file (0666 less the umask).  A file that may not be written
+ * (no write permission) is refused as fopen would refuse it, though
+ * rename could replace it. */
 #include "common.h"
 
 #include <errno.h>
@@ -33,11 +35,22 @@ static char *dir_of(const char *path)
     return dir;
 }
 
-/* Whether path is written in place: it exists and is not a regular file. */
-static bool in_place(const char *path)
+/* What writing path means: 0 a new file or one replaced by the temporary,
+ * 1 in place (it exists and is not a regular file), or -1 with *e set when
+ * it cannot be written (a directory, a file without write permission). */
+static int kind_of(const char *path, int *e)
 {
     struct stat st;
-    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (lstat(path, &st) != 0) return 0;
+    if (S_ISDIR(st.st_mode)) {
+        *e = EISDIR;
+        return -1;
+    }
+    if (access(path, W_OK) != 0) {
+        *e = errno;
+        return -1;
+    }
+    return S_ISREG(st.st_mode) ? 0 : 1;
 }
 
 sim_rc sim_out_open(sim_out *o, const char *path, const char *what, sim_err *err)
@@ -49,7 +62,9 @@ sim_rc sim_out_open(sim_out *o, const char *path, const char *what, sim_err *err
         o->path = sim_xstrdup("stdout");
         return SIM_OK;
     }
-    if (in_place(path)) {
+    int e = 0, kind = kind_of(path, &e);
+    if (kind < 0) return open_failed(path, what, e, err);
+    if (kind == 1) {
         o->f = fopen(path, "w");
         if (!o->f) return open_failed(path, what, errno, err);
         o->path = sim_xstrdup(path);
@@ -62,7 +77,7 @@ sim_rc sim_out_open(sim_out *o, const char *path, const char *what, sim_err *err
     snprintf(tmp, cap, "%.*s.%s.XXXXXX", (int)dlen, path, base);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        int e = errno;
+        e = errno;
         free(tmp);
         return open_failed(path, what, e, err);
     }
@@ -71,7 +86,7 @@ sim_rc sim_out_open(sim_out *o, const char *path, const char *what, sim_err *err
     (void)fchmod(fd, 0666 & ~mask);
     o->f = fdopen(fd, "w");
     if (!o->f) {
-        int e = errno;
+        e = errno;
         close(fd);
         unlink(tmp);
         free(tmp);
@@ -117,10 +132,12 @@ void sim_out_discard(sim_out *o)
 sim_rc sim_out_check(const char *path, const char *what, sim_err *err)
 {
     if (strcmp(path, "-") == 0) return SIM_OK;
-    if (in_place(path)) return access(path, W_OK) == 0 ? SIM_OK : open_failed(path, what, errno, err);
+    int e = 0, kind = kind_of(path, &e);
+    if (kind < 0) return open_failed(path, what, e, err);
+    if (kind == 1) return SIM_OK;
     char *dir = dir_of(path);
     int ok = access(dir, W_OK | X_OK) == 0;
-    int e = errno;
+    e = errno;
     free(dir);
     return ok ? SIM_OK : open_failed(path, what, e, err);
 }

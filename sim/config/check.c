@@ -8,8 +8,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "config_int.h"
 
@@ -341,66 +339,7 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
     return SIM_OK;
 }
 
-/* ------------------------------------------------- the simulation's size */
-
-/* Bytes this process may use, read once: physical memory, lowered by a
- * cgroup (v2) memory.max; *address gets the address-space limit (ulimit
- * -v), 0 when there is none. */
-static double host_memory_bytes(double *address)
-{
-    static bool known;
-    static double memory, as_limit;
-    if (!known) {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        memory = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
-        FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
-        double cg;
-        if (f) {
-            if (fscanf(f, "%lf", &cg) == 1 && cg > 0 && (memory == 0 || cg < memory)) memory = cg;
-            fclose(f);
-        }
-        struct rlimit rl;
-        as_limit = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (double)rl.rlim_cur : 0;
-        known = true;
-    }
-    *address = as_limit;
-    return memory;
-}
-
-/* Refuse a step too large to replay on this machine: too many layer steps
- * to simulate in sensible time, or more ranks than its memory holds. */
-static sim_rc check_size(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, int dp, sim_err *err)
-{
-    i64 ranks = p->devices;
-    i64 micro = (i64)s->global_batch / ((i64)dp * s->micro_batch);
-    i64 layers = cfg_layers_per_stage(m, s);
-    i64 steps = ranks * micro * layers; /* at most 2^17 * 2^16 * 2^14 */
-    if (steps > CFG_MAX_LAYER_STEPS)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .global_batch: %lld ranks x %lld micro-batches x %lld layers per stage = %.3g layer steps "
-                        "to simulate (about %.2g instructions), more than the limit of %lld (lower global_batch or "
-                        "raise micro_batch, or simulate fewer layers or devices)",
-                        cfg_origin(s->path, "strategy"), ranks, micro, layers, (double)steps,
-                        (double)steps * CFG_INSTR_PER_LAYER_STEP, CFG_MAX_LAYER_STEPS);
-    double address;
-    double memory = host_memory_bytes(&address);
-    double resident = CFG_SIM_BASE_BYTES + (double)ranks * CFG_SIM_RANK_RESIDENT_BYTES;
-    double space = 4 * CFG_SIM_BASE_BYTES + (double)ranks * CFG_SIM_RANK_ADDRESS_BYTES;
-    const char *f = cfg_origin(p->path, "platform");
-    if (memory > 0 && resident > memory)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .devices: simulating %lld devices needs about %.1f GiB of memory, more than the %.1f GiB "
-                        "of this machine (simulate fewer devices, e.g. with --devices)",
-                        f, ranks, resident / SIM_GIB, memory / SIM_GIB);
-    if (address > 0 && space > address)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .devices: simulating %lld devices needs about %.1f GiB of address space, more than the "
-                        "%.1f GiB the process may use (ulimit -v; simulate fewer devices, e.g. with --devices)",
-                        f, ranks, space / SIM_GIB, address / SIM_GIB);
-    return SIM_OK;
-}
-
-static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, bool replay, sim_err *err)
+static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
     sim_rc rc;
     int dp;
@@ -411,7 +350,6 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
     if ((rc = check_shapes(m, s, err))) return rc;
     if ((rc = check_world(p, s, &dp, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
-    if (replay && (rc = check_size(m, p, s, dp, err))) return rc;
     s->dp = dp;
     if (s->etp == 0) s->etp = s->tp_x * s->tp_y; /* Megatron's default: experts split like the dense layers */
     return SIM_OK;
@@ -419,10 +357,5 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
 
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
-    return cfg_one_line(check_all(m, p, s, true, err), err);
-}
-
-sim_rc cfg_check_no_replay(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
-{
-    return cfg_one_line(check_all(m, p, s, false, err), err);
+    return cfg_one_line(check_all(m, p, s, err), err);
 }

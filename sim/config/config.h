@@ -200,19 +200,14 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
 /* Check the three together (products equal the device count, divisibility
  * of heads, experts, batch and sequence, the layers' split over the
  * pipeline stages (see cfg_stage_layers), schedule, limits of 131072
- * devices and 65536 micro-batches per step), and that replaying the step
- * fits this machine: at most 2^26 layer steps (ranks x micro-batches x
- * layers of the largest stage, about 2^31 instructions), and the ranks'
- * memory within the host's memory and address-space limit.  The structs
- * are first checked against their schemas again, so structs built in
- * memory get the same messages as files.  A strategy with dp = 0 gets dp
- * derived from the device count here (s is changed only on success).
- * Messages name the strategy file and key. */
+ * devices and 65536 micro-batches per step): any step the model can
+ * describe.  Whether replaying it fits this machine is the engine's
+ * question (eng_replay_check).  The structs are first checked against
+ * their schemas again, so structs built in memory get the same messages as
+ * files.  A strategy with dp = 0 gets dp derived from the device count here
+ * (s is changed only on success).  Messages name the strategy file and
+ * key. */
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
-
-/* cfg_check without the limits of replaying the step, for what only
- * computes (memory): any step the model can describe. */
-sim_rc cfg_check_no_replay(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
 
 /* True when the MLP is gated (SwiGLU, GeGLU): a gate matrix besides up and
  * down, and the gate's activations stored too.  Inline, so that the pure

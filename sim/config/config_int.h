@@ -15,19 +15,6 @@
 #include "config.h"
 #include "keys.h"
 
-/* What replaying one step costs, measured on SimGrid 3.32 (x86-64): a rank
- * (its actors, host and links) holds about 85 KiB resident and 300 KiB of
- * address space, and one layer of one micro-batch on one rank (forward and
- * backward) is 28 to 43 instructions.  A step of more layer steps
- * (ranks x micro-batches x layers per stage) than CFG_MAX_LAYER_STEPS
- * (about 2^31 instructions, hours of simulation) is refused, and so is one
- * whose ranks would not fit in this machine's memory. */
-#define CFG_MAX_LAYER_STEPS (1LL << 26)
-#define CFG_INSTR_PER_LAYER_STEP 32
-#define CFG_SIM_RANK_RESIDENT_BYTES (96.0 * 1024)
-#define CFG_SIM_RANK_ADDRESS_BYTES (320.0 * 1024)
-#define CFG_SIM_BASE_BYTES (64.0 * 1024 * 1024)
-
 /* HuggingFace files carry no training sequence length: this one is used
  * (override with --set model.seq_len=N). */
 #define CFG_HF_SEQ_LEN 4096

@@ -86,7 +86,60 @@ typedef struct eng_workload {
      * groups_used (bit 1u << g): lets the engine simulate one per group. */
     bool tp_lockstep;
     unsigned groups_used;
+    /* The step the programs come from, for its replay footprint (layer
+     * steps, messages); NULL for hand-written programs. */
+    const cfg_model *model;
+    const cfg_strategy *strategy;
 } eng_workload;
+
+/* {=================================================== replay footprint */
+
+/* What replaying a step costs this machine, measured on SimGrid 3.32
+ * (x86-64, 1,024 to 16,384 devices, every symmetry): each device of the
+ * platform (its host, links and routes) holds about 7 KiB resident and
+ * 7 KiB of address space; each simulated rank (its actors and their
+ * stacks) about 73 KiB and 280 KiB more; a lockstep rank's mirror (a host,
+ * its route and its actor) about 40 KiB and 128 KiB more.  One layer of
+ * one micro-batch on one simulated rank (forward and backward) is 28 to 43
+ * instructions.  A step of more layer steps than ENG_MAX_LAYER_STEPS
+ * (about 2^31 instructions, hours of simulation) is refused, and so is
+ * one whose simulated ranks would not fit this machine's memory or the
+ * process's address space. */
+#define ENG_MAX_LAYER_STEPS (1LL << 26)
+#define ENG_INSTR_PER_LAYER_STEP 32
+#define ENG_DEVICE_RESIDENT_BYTES (8.0 * 1024)
+#define ENG_DEVICE_ADDRESS_BYTES (8.0 * 1024)
+#define ENG_RANK_RESIDENT_BYTES (80.0 * 1024)
+#define ENG_RANK_ADDRESS_BYTES (288.0 * 1024)
+#define ENG_MIRROR_RESIDENT_BYTES (40.0 * 1024)
+#define ENG_MIRROR_ADDRESS_BYTES (128.0 * 1024)
+#define ENG_BASE_RESIDENT_BYTES (64.0 * 1024 * 1024)
+#define ENG_BASE_ADDRESS_BYTES (256.0 * 1024 * 1024)
+
+typedef struct eng_footprint {
+    int devices;                  /* ranks of the step */
+    int ranks_simulated;          /* ranks with an actor, as eng_run decides them (see eng_symmetry) */
+    int lockstep;                 /* TP group members one simulated rank stands for (1: none) */
+    int replicas;                 /* data-parallel replicas one stands for (1: none) */
+    long long layer_steps;        /* ranks_simulated x micro-batches x layers of the largest stage
+                                   * (0 for hand-written programs) */
+    double resident_bytes;        /* memory the replay needs, about */
+    double address_bytes;         /* address space it needs, about */
+} eng_footprint;
+
+/* The footprint of replaying plan on p with opt (NULL: the defaults),
+ * with the simulated ranks eng_run would choose.  Builds no simulation. */
+void eng_replay_footprint(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_footprint *out);
+
+/* Refuses a step too large to replay on this machine (eng_run does it
+ * too, before starting SimGrid): SIM_EINVAL naming the strategy's
+ * .global_batch when it has more than ENG_MAX_LAYER_STEPS layer steps, or
+ * the platform's .devices when the simulated ranks need more memory than
+ * the host has (physical memory, lowered by a cgroup memory.max) or more
+ * address space than ulimit -v allows.  SIM_OK otherwise. */
+sim_rc eng_replay_check(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, sim_err *err);
+
+/* }=================================================== */
 
 /* Add a SimGrid option ("--cfg=KEY:VALUE" or "--log=SPEC", e.g.
  * "--log=heptasim_engine.thres:debug") for the simulation of this process;
@@ -112,8 +165,9 @@ typedef struct eng_route {
 sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, eng_route *out, sim_err *err);
 
 /* Simulate one training step of plan on platform p. opt may be NULL for the
- * defaults. Fills res. Returns SIM_EINTERNAL with a message if the
- * simulation deadlocks or SimGrid fails. */
+ * defaults. Fills res. Returns SIM_EINVAL for a step too large to replay
+ * here (eng_replay_check), SIM_EINTERNAL with a message if the simulation
+ * deadlocks or SimGrid fails. */
 sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_result *res, sim_err *err);
 sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_options *opt, eng_result *res,
                         sim_err *err);

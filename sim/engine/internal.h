@@ -1,6 +1,8 @@
 /* internal.h - the engine's private state, shared by its files: platform.c
  * (XML generation), collective.c (collective algorithms as flows), actors.c
- * (rank and stream actors) and run.c (SimGrid set-up, results).
+ * (rank and stream actors), symmetry.c (which ranks get an actor),
+ * footprint.c (what a replay costs, and the refusal of one too large) and
+ * run.c (SimGrid set-up, results).
  *
  * Everything an actor needs lives in one eng_sim owned by eng_run_workload,
  * not on actor stacks: SimGrid kills blocked actors when the simulation
@@ -137,6 +139,21 @@ sg_host_t eng_device(int device);
  * direction, with those shares of its bandwidth (see symmetry.c). */
 sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool mirrors, int stand_for,
                             const double *up_share, const double *down_share, FILE *out, sim_err *err);
+
+/* run.c: the simulation's state before SimGrid: p, w, opt, sizes and
+ * scratch, and which ranks get an actor (eng_symmetry_plan); ranks is left
+ * NULL.  eng_sim_release frees what it holds. */
+void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, const eng_options *opt);
+void eng_sim_release(eng_sim *sim);
+/* run.c: the workload of plan's programs and groups. */
+void eng_plan_workload(const wl_plan *plan, eng_workload *w);
+
+/* footprint.c: the replay footprint of sim (after eng_sim_init), and the
+ * refusal of one too large for this machine (see eng_replay_check; m and
+ * s may be NULL when fp has no layer steps). */
+void eng_footprint_of(const eng_sim *sim, eng_footprint *out);
+sim_rc eng_footprint_check(const eng_footprint *fp, const cfg_platform *p, const cfg_model *m,
+                           const cfg_strategy *s, sim_err *err);
 
 /* symmetry.c: decide which ranks get an actor: sets sim->lockstep,
  * replicas, rep and mates when opt and workload allow it (sim->world, p, w

@@ -235,7 +235,7 @@ static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
 
 /* }========================================================== */
 
-static void sim_release(eng_sim *sim)
+void eng_sim_release(eng_sim *sim)
 {
     if (sim->ranks)
         for (int i = 0; i < sim->world; i++) eng_rank_release(&sim->ranks[i]);
@@ -249,13 +249,32 @@ static void sim_release(eng_sim *sim)
     free(sim->sn_count);
 }
 
+void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, const eng_options *opt)
+{
+    memset(sim, 0, sizeof *sim);
+    sim->p = p;
+    sim->w = w;
+    if (opt) sim->opt = *opt;
+    sim->world = w->world;
+    sim->dps = p->devices_per_supernode;
+    sim->nsn = (p->devices + sim->dps - 1) / sim->dps;
+    sim->lat_intra_s = p->fabric_latency_s;
+    sim->lat_inter_s = p->nic_latency_s + p->spine_latency_s;
+    sim->eff = p->network_efficiency > 0 ? p->network_efficiency : 1.0;
+    sim->scratch = sim_xcalloc((size_t)sim->world, sizeof *sim->scratch);
+    sim->scratch_loc = sim_xcalloc((size_t)sim->world, sizeof *sim->scratch_loc);
+    sim->sn_count = sim_xcalloc((size_t)sim->nsn, sizeof *sim->sn_count);
+    eng_symmetry_plan(sim);
+}
+
 /* Simulates one step of the programs of w on platform p (rank i on device
  * i; w->world <= p->devices).  opt may be NULL.  Fills *res and returns
- * SIM_OK; SIM_EINVAL for unusable input; SIM_EIO when the platform file
- * cannot be written; SIM_EINTERNAL when called twice in a process, when a
- * program is invalid, or when the simulation deadlocks (the message names
- * the first rank that did not finish and its instruction).  Nothing is kept
- * after the call but SimGrid's own globals. */
+ * SIM_OK; SIM_EINVAL for unusable input or a step too large to replay
+ * here; SIM_EIO when the platform file cannot be written; SIM_EINTERNAL
+ * when called twice in a process, when a program is invalid, or when the
+ * simulation deadlocks (the message names the first rank that did not
+ * finish and its instruction).  Nothing is kept after the call but
+ * SimGrid's own globals. */
 sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_options *opt, eng_result *res,
                         sim_err *err)
 {
@@ -266,27 +285,17 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
         return sim_fail(err, SIM_EINVAL, "%s: 'devices': %d devices cannot run %d ranks (use at least %d devices)",
                         origin, p->devices, w->world, w->world);
     eng_sim sim;
-    memset(&sim, 0, sizeof sim);
-    sim.p = p;
-    sim.w = w;
-    if (opt) sim.opt = *opt;
-    sim.world = w->world;
-    sim.dps = p->devices_per_supernode;
-    sim.nsn = (p->devices + sim.dps - 1) / sim.dps;
-    sim.lat_intra_s = p->fabric_latency_s;
-    sim.lat_inter_s = p->nic_latency_s + p->spine_latency_s;
-    sim.eff = p->network_efficiency > 0 ? p->network_efficiency : 1.0;
-    sim.scratch = sim_xcalloc((size_t)sim.world, sizeof *sim.scratch);
-    sim.scratch_loc = sim_xcalloc((size_t)sim.world, sizeof *sim.scratch_loc);
-    sim.sn_count = sim_xcalloc((size_t)sim.nsn, sizeof *sim.sn_count);
-    sim.ranks = sim_xcalloc((size_t)sim.world, sizeof *sim.ranks);
-    eng_symmetry_plan(&sim);
-    sim_rc rc = boot(p, &sim, opt ? opt->dump_xml_path : NULL, err);
+    eng_sim_init(&sim, p, w, opt);
+    eng_footprint fp;
+    eng_footprint_of(&sim, &fp);
+    sim_rc rc = eng_footprint_check(&fp, p, w->model, w->strategy, err);
+    if (rc == SIM_OK) rc = boot(p, &sim, opt ? opt->dump_xml_path : NULL, err);
     if (rc != SIM_OK) {
-        sim_release(&sim);
+        eng_sim_release(&sim);
         return rc;
     }
 
+    sim.ranks = sim_xcalloc((size_t)sim.world, sizeof *sim.ranks);
     for (int i = 0; i < sim.world; i++) {
         eng_rank *r = &sim.ranks[i];
         r->rank = i;
@@ -304,7 +313,7 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
 
     eng_symmetry_spread(&sim);
     rc = collect(&sim, res, err);
-    sim_release(&sim);
+    eng_sim_release(&sim);
     return rc;
 }
 
@@ -386,12 +395,9 @@ static int plan_group_members(void *ctx, int rank, wl_group g, int *members, int
     return wl_group_members((const wl_plan *)ctx, rank, g, members, my_index);
 }
 
-/* Simulates one step of plan on p: eng_run_workload over the plan's
- * programs and groups. Same returns. */
-sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_result *res, sim_err *err)
+void eng_plan_workload(const wl_plan *plan, eng_workload *w)
 {
-    if (!plan) return sim_fail(err, SIM_EINVAL, "engine: no workload plan");
-    eng_workload w = {
+    *w = (eng_workload){
         .world = wl_world(plan),
         .ctx = (void *)plan,
         .program_new = plan_program_new,
@@ -400,7 +406,18 @@ sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *op
         .group_members = plan_group_members,
         .tp_lockstep = true,
         .groups_used = wl_groups_used(plan),
+        .model = wl_model(plan),
+        .strategy = wl_strategy(plan),
     };
+}
+
+/* Simulates one step of plan on p: eng_run_workload over the plan's
+ * programs and groups. Same returns. */
+sim_rc eng_run(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_result *res, sim_err *err)
+{
+    if (!plan) return sim_fail(err, SIM_EINVAL, "engine: no workload plan");
+    eng_workload w;
+    eng_plan_workload(plan, &w);
     return eng_run_workload(p, &w, opt, res, err);
 }
 

@@ -31,6 +31,26 @@ int rpt_devices(const rpt_run *run)
     return run->platform ? run->platform->devices : 0;
 }
 
+void rpt_run_init(rpt_run *run, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s)
+{
+    memset(run, 0, sizeof *run);
+    run->model = m;
+    run->platform = p;
+    run->strategy = s;
+    run->memory_stage = mdl_peak_memory(m, s, &run->memory);
+}
+
+sim_rc rpt_check_fits(const rpt_run *run, sim_err *err)
+{
+    double cap = cfg_usable_hbm_bytes(run->platform);
+    if (!(run->memory.total_bytes > cap)) return SIM_OK;
+    return sim_fail(err, SIM_EOOM,
+                    "heptasim: strategy '%s' does not fit: stage %d needs %.1f GiB per device, %s has %.1f GiB usable "
+                    "(try more recompute, a higher zero stage, or more tp/pp)",
+                    run->strategy->name, run->memory_stage, run->memory.total_bytes / SIM_GIB, run->platform->name,
+                    cap / SIM_GIB);
+}
+
 void rpt_breakdown_compute(const rpt_run *run, rpt_breakdown *out)
 {
     memset(out, 0, sizeof *out);

@@ -21,6 +21,15 @@ typedef struct rpt_run {
     double wall_s;               /* simulator wall-clock time */
 } rpt_run;
 
+/* A memory-only run of (m, p, s) (s checked): sim NULL, the memory of the
+ * peak stage filled in (mdl_peak_memory). */
+void rpt_run_init(rpt_run *run, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s);
+
+/* The out-of-memory policy: a strategy is never simulated as if it fitted.
+ * SIM_OK when the peak stage of run fits the usable HBM, else SIM_EOOM
+ * with the one line naming the stage, both sizes and what to try. */
+sim_rc rpt_check_fits(const rpt_run *run, sim_err *err);
+
 /* Metrics derived from a run (sim must be set). */
 typedef struct rpt_metrics {
     double step_time_s;

@@ -22,16 +22,36 @@ typedef struct message {
     double wall_s;
 } message;
 
+/* The cost model and the workload plan of c; the caller frees both (also
+ * on failure, when they may be NULL). */
+static sim_rc plan_of(const run_case *c, cost_model **cost, wl_plan **plan, sim_err *err)
+{
+    *plan = NULL;
+    *cost = cost_new(&c->platform, err);
+    if (!*cost) return SIM_EINVAL;
+    return wl_plan_new(&c->model, &c->platform, &c->strategy, *cost, plan, err);
+}
+
+sim_rc runner_check_replay(const run_case *c, const eng_options *opt, sim_err *err)
+{
+    cost_model *cost;
+    wl_plan *plan;
+    sim_rc rc = plan_of(c, &cost, &plan, err);
+    if (rc == SIM_OK) rc = eng_replay_check(&c->platform, plan, opt, err);
+    wl_plan_free(plan);
+    cost_free(cost);
+    return rc;
+}
+
 sim_rc runner_simulate_here(run_case *c, const eng_options *opt)
 {
     sim_err err = {{0}};
     double t0 = sim_now_s();
     memset(&c->result, 0, sizeof c->result);
     c->msg[0] = '\0';
-    cost_model *cost = cost_new(&c->platform, &err);
-    sim_rc rc = cost ? SIM_OK : SIM_EINVAL;
-    wl_plan *plan = NULL;
-    if (rc == SIM_OK) rc = wl_plan_new(&c->model, &c->platform, &c->strategy, cost, &plan, &err);
+    cost_model *cost;
+    wl_plan *plan;
+    sim_rc rc = plan_of(c, &cost, &plan, &err);
     if (rc == SIM_OK) rc = eng_run(&c->platform, plan, opt, &c->result, &err);
     wl_plan_free(plan);
     cost_free(cost);

@@ -32,6 +32,12 @@ typedef struct run_case {
 /* Called in the parent as each case finishes (in completion order). */
 typedef void (*run_done_fn)(run_case *c, void *ctx);
 
+/* Whether the step of c can be replayed on this machine with opt (NULL:
+ * defaults): eng_replay_check on its plan, without simulating, so that a
+ * refusal comes before any output is started.  SIM_OK, SIM_EINVAL with
+ * the refusal, or the cost model's or workload's error. */
+sim_rc runner_check_replay(const run_case *c, const eng_options *opt, sim_err *err);
+
 /* Simulate in this process (may be called once per process: SimGrid). */
 sim_rc runner_simulate_here(run_case *c, const eng_options *opt);
 

@@ -14,7 +14,11 @@
  * Files: enumerate.c (the space), estimate.c (the analytic model), search.c
  * (enumerate + prune + rank, srch_run), record.c (JSON records, JSONL
  * files), sweep.c (simulation of the chosen candidates, ranking, agreement,
- * reasons), table.c (the printed tables). */
+ * reasons), table.c (the printed tables), shard.c (a shard's candidates),
+ * resume.c (results taken back from a records file), merge.c (shards
+ * joined), compare.c (compare's candidates and bests), session.c (a sweep
+ * or compare from search to ranking), summary.c (their text and JSON
+ * summaries). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
 

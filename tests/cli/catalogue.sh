@@ -245,19 +245,21 @@ expect 2 "--set model\.a\.b\.c\.d\.e\.f\.g\.h\.i=1" "key too long or too deep" -
   memory "${base[@]}" --set model.a.b.c.d.e.f.g.h.i=1
 
 # ------------------------------------------- too large for this machine
-# 131072 ranks x 1 micro-batch x 16384 layers: ~2^37 layer steps
-# (memory does not replay the step: it takes it)
+# 131072 devices, one simulated rank per TP group of 8, x 8 micro-batches x
+# 1024 layers per stage: ~2^27 layer steps (memory does not replay the step:
+# it takes it)
 expect 2 "gpt-1.7b.json|strategy" "\.global_batch: .* layer steps to simulate .* more than the limit" -- \
   run -m gpt-1.7b -p dgx-a100 --devices 131072 "${S[@]}" --set model.layers=16384 --set pp=16 --set tp_x=8 \
-  --set global_batch=1024
+  --set global_batch=8192
 if capture "$bin" memory -q -m gpt-1.7b -p dgx-a100 --devices 131072 "${S[@]}" --set model.layers=16384 --set pp=16 \
-  --set tp_x=8 --set global_batch=1024; then
+  --set tp_x=8 --set global_batch=8192; then
   ok
 else
   ko "memory refused a step only too large to simulate: $(head -1 "$tmp/err")"
 fi
-# 16384 devices need ~5 GiB of address space; with ulimit -v 2 GiB the run is
-# refused up front (not under AddressSanitizer, whose shadow memory needs more)
+# 16384 devices, one simulated rank per TP group of 2, need ~3.6 GiB of
+# address space; with ulimit -v 2 GiB the run is refused up front (not under
+# AddressSanitizer, whose shadow memory needs more)
 if ldd "$bin" 2>/dev/null | grep -q 'libasan\|libubsan' || nm "$bin" 2>/dev/null | grep -q __asan_init; then
   skip "run --devices 16384 under ulimit -v (AddressSanitizer build)"
 else
