@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -84,16 +85,18 @@ int cli_main(int argc, char **argv)
     for (int i = 0; i < NCOMMANDS; i++) {
         const command *c = &commands[i];
         if (strcmp(argv[1], c->name) != 0) continue;
-        static cli_args a; /* large (positional arguments): not on the stack */
-        memset(&a, 0, sizeof a);
+        cli_args *a = sim_xcalloc(1, sizeof *a); /* large (positional arguments): not on the stack */
         sim_err err = {{0}};
-        sim_rc rc = cli_parse(argc, argv, 2, c->options, c->name, &a, &err);
-        if (rc != SIM_OK) return cli_fail(rc, &err);
-        if (a.help) {
+        sim_rc rc = cli_parse(argc, argv, 2, c->options, c->name, a, &err);
+        int status = 0;
+        if (rc != SIM_OK)
+            status = cli_fail(rc, &err);
+        else if (a->help)
             command_help(c);
-            return 0;
-        }
-        return c->run(&a);
+        else
+            status = c->run(a);
+        free(a);
+        return status;
     }
     sim_err err;
     return cli_fail(sim_fail(&err, SIM_EINVAL, "heptasim: unknown command '%s' (see 'heptasim --help')", argv[1]),
