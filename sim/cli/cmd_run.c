@@ -1,10 +1,8 @@
 /* cmd_run.c - `heptasim run` (simulate one step) and `heptasim memory`
  * (memory only, no simulation). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../report/report.h"
 #include "../runner/runner.h"
@@ -33,45 +31,6 @@ int cmd_memory(const cli_args *a)
         rc = write_views(a, &run, NULL, &err);
     }
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
-}
-
-/* Sets up what --trace, --trace-ranks and --report need: the trace file,
- * the timeline of the sampled ranks, and in *traced (world-sized, the
- * caller frees it; NULL when nothing is recorded) the ranks the engine
- * reports.  The report samples the --trace-ranks list (its first
- * RPT_TIMELINE_MAX_RANKS ranks), by default the first rank of each stage
- * (evenly spaced stages when there are more). */
-static sim_rc views_open(const cli_args *a, const cfg_strategy *s, rpt_views *v, bool **traced, sim_err *err)
-{
-    *traced = NULL;
-    if (!a->trace_path && !a->report_path) return SIM_OK;
-    int world = cfg_world_size(s);
-    bool *ranks = sim_xcalloc((size_t)world, sizeof *ranks);
-    sim_rc rc = rpt_trace_ranks(a->trace_ranks, s, ranks, err);
-    if (rc == SIM_OK && a->report_path) rc = sim_out_check(a->report_path, "HTML report", err);
-    if (rc == SIM_OK && a->report_path) {
-        bool *sample = ranks;
-        if (!a->trace_ranks && s->pp > RPT_TIMELINE_MAX_RANKS) {
-            /* One rank per stage is too many rows: thin out the stages. */
-            bool *chosen = sim_xcalloc((size_t)s->pp, sizeof *chosen);
-            for (int i = 0; i < RPT_TIMELINE_MAX_RANKS; i++)
-                chosen[(long)i * (s->pp - 1) / (RPT_TIMELINE_MAX_RANKS - 1)] = true;
-            sample = sim_xcalloc((size_t)world, sizeof *sample);
-            for (int r = 0; r < world; r++) sample[r] = ranks[r] && chosen[rpt_rank_stage(s, r)];
-            free(chosen);
-        }
-        v->timeline = rpt_timeline_new(s, sample);
-        if (sample != ranks) free(sample);
-    }
-    if (rc == SIM_OK && a->trace_path) rc = rpt_trace_open(a->trace_path, s, &v->trace, err);
-    if (rc != SIM_OK) {
-        rpt_timeline_free(v->timeline);
-        v->timeline = NULL;
-        free(ranks);
-        return rc;
-    }
-    *traced = ranks;
-    return SIM_OK;
 }
 
 /* The engine options of the command line; the --cfg settings are handed
@@ -149,16 +108,14 @@ int cmd_run(const cli_args *a)
     }
     if (rc == SIM_OK) rc = register_simgrid(a, &err);
     rpt_views views = {0};
-    bool *traced = NULL;
-    if (rc == SIM_OK) rc = views_open(a, &c->strategy, &views, &traced, &err);
-    if (rc == SIM_OK && traced) {
+    if (rc == SIM_OK) rc = rpt_views_open(&views, &c->strategy, a->trace_path, a->trace_ranks, a->report_path, &err);
+    if (rc == SIM_OK && views.ranks) {
         opt.trace = rpt_views_record;
         opt.trace_ctx = &views;
-        opt.trace_rank = traced;
+        opt.trace_rank = views.ranks;
     }
     if (rc == SIM_OK) rc = simulate(a, c, &opt, &views, &run, t0, &err);
-    rpt_timeline_free(views.timeline);
-    free(traced);
+    rpt_views_free(&views);
     free(c);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }

@@ -141,11 +141,27 @@ rpt_timeline *rpt_timeline_new(const cfg_strategy *s, const bool *ranks);
 void rpt_timeline_add(rpt_timeline *tl, int rank, const wl_instr *in, int stream, double start_s, double end_s);
 void rpt_timeline_free(rpt_timeline *tl);
 
-/* What the engine's trace callback feeds; either part may be NULL. */
+/* What the engine's trace callback feeds (views.c); any part may be NULL. */
 typedef struct rpt_views {
     rpt_trace *trace;
     rpt_timeline *timeline;
+    bool *ranks;                 /* world-sized: the ranks the engine reports (eng_options.trace_rank) */
 } rpt_views;
+
+/* Opens the views asked for (each path may be NULL; with neither, v stays
+ * empty): ranks from the --trace-ranks list (rpt_trace_ranks), the
+ * report's timeline, which samples them (at most RPT_TIMELINE_MAX_RANKS;
+ * by default the first rank of each stage, of evenly spaced stages when
+ * there are more), after checking report_path can be written so that a
+ * long simulation does not end in a write error, and the trace file.
+ * Returns SIM_OK, or SIM_EINVAL (the list) or SIM_EIO with nothing left
+ * open. */
+sim_rc rpt_views_open(rpt_views *v, const cfg_strategy *s, const char *trace_path, const char *trace_ranks,
+                      const char *report_path, sim_err *err);
+
+/* Frees the timeline and the ranks (the trace is closed with
+ * rpt_trace_close, which reports its write errors). */
+void rpt_views_free(rpt_views *v);
 
 /* An eng_trace_fn: ctx is an rpt_views. */
 void rpt_views_record(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s);

@@ -335,11 +335,3 @@ sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err)
     free(t);
     return rc;
 }
-
-/* Feeds one completed instruction to the trace file and the timeline. */
-void rpt_views_record(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s)
-{
-    rpt_views *v = ctx;
-    if (v->trace) rpt_trace_add(v->trace, rank, in, stream, start_s, end_s);
-    if (v->timeline) rpt_timeline_add(v->timeline, rank, in, stream, start_s, end_s);
-}
