@@ -63,6 +63,11 @@
 #define CFG_MAX_DEVICES 131072      /* devices of a platform, and each parallel dimension */
 #define CFG_MAX_MICRO_BATCHES 65536 /* micro-batches per step */
 
+/* --------------------------------------------------------------- replay */
+
+#define ENG_MAX_LAYER_STEPS (1LL << 26) /* layer steps of a replayed step (simulated ranks x
+                                     * micro-batches x layers per stage): ~2^31 instructions */
+
 /* ------------------------------------------------------------- search */
 
 #define CFG_MAX_CHOICES 256         /* values one key takes at one point of a search (a device
