@@ -102,9 +102,9 @@ typedef struct eng_workload {
  * its route and its actor) about 40 KiB and 128 KiB more.  One layer of
  * one micro-batch on one simulated rank (forward and backward) is 28 to 43
  * instructions.  A step of more layer steps than ENG_MAX_LAYER_STEPS
- * (sim_limits.h: about 2^31 instructions, hours of simulation) is refused, and so is
- * one whose simulated ranks would not fit this machine's memory or the
- * process's address space. */
+ * (sim_limits.h: about 2^31 instructions, hours of simulation) is
+ * refused, and so is one whose simulated ranks would not fit this
+ * machine's memory or the process's address space. */
 #define ENG_INSTR_PER_LAYER_STEP 32
 #define ENG_DEVICE_RESIDENT_BYTES (8.0 * 1024)
 #define ENG_DEVICE_ADDRESS_BYTES (8.0 * 1024)
