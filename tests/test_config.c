@@ -407,7 +407,7 @@ START_TEST(unknown_and_duplicate_keys)
     ck_assert_int_eq(model("{\"zzzzzzzz\": 4}", &m, NULL, 0), SIM_EINVAL);
     const char *want = "models/m.json: .zzzzzzzz: unknown key (known keys: name, description, layers, hidden, heads,";
     ck_assert_msg(strncmp(E.msg, want, strlen(want)) == 0, "%s", E.msg);
-    ck_assert_msg(strstr(E.msg, "moe)") != NULL, "%s", E.msg);
+    ck_assert_msg(strstr(E.msg, "moe, mla, attention_window, mtp_layers)") != NULL, "%s", E.msg);
     /* nested objects name the full path */
     cfg_platform p;
     EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, ITEMS("platform.device.peak_tflop=3")),
@@ -436,7 +436,8 @@ START_TEST(model_errors)
     EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.heads=7")),
                "models/m.json: .heads: 7 does not divide hidden=256 (use a divisor of 256, or give head_dim)");
     EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.activation=tanh")),
-               "--set model.activation=tanh: .activation: expected one of \"gelu\", \"swiglu\", \"geglu\", got \"tanh\"");
+               "--set model.activation=tanh: .activation: expected one of \"gelu\", \"swiglu\", \"geglu\", \"relu\", "
+               "\"squared-relu\", got \"tanh\"");
     EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.dtype=fp32")),
                "--set model.dtype=fp32: .dtype: expected one of \"bf16\", \"fp16\", got \"fp32\"");
     EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.moe.experts=8", "model.moe.top_k=9", "model.moe.ffn_hidden=64")),

@@ -38,7 +38,8 @@
 #define CFG_MAX_WIDTH 16777216      /* FFN widths, vocabulary, sequence length, global batch, micro-batch (2^24) */
 #define CFG_MAX_HEADS 65536         /* heads, kv_heads */
 #define CFG_MAX_EXPERTS 65536       /* routed and shared experts, top_k */
-#define CFG_MAX_HEAD_DIM 65536      /* head_dim, given or hidden / heads */
+#define CFG_MAX_HEAD_DIM 65536      /* head_dim, given or hidden / heads; MLA's per-head widths */
+#define CFG_MAX_MTP_LAYERS 16       /* multi-token prediction modules */
 
 /* ------------------------------------------------------ platform values */
 

@@ -71,6 +71,18 @@ sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->kv_heads,
                         m->kv_heads, k->heads + 1, m->heads, m->heads);
+    if (cfg_is_mla(m)) {
+        if (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim < 1)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .mla.qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim is 0 (give the query and "
+                            "key heads a width of at least 1)",
+                            f);
+        if (m->kv_heads != m->heads)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: %s: %d, but multi-head latent attention has one key/value head per query head (set "
+                            "%s to %s=%d or leave it out)",
+                            f, k->kv_heads, m->kv_heads, k->kv_heads + 1, k->heads + 1, m->heads);
+    }
     if (m->moe.experts > 0) {
         if (m->moe.top_k > m->moe.experts)
             return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->top_k,
@@ -293,6 +305,11 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     i64 t = product(tp, 2, true, desc, sizeof desc, NULL);
     if (s->etp > 0 && t % s->etp != 0)
         return sim_fail(err, SIM_EINVAL, "%s: .etp: %d does not divide %s (use a divisor of %lld)", f, s->etp, desc, t);
+    if (cfg_is_mla(m) && s->tp_y > 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .tp_y: %d, but 2D tensor parallel of multi-head latent attention (model '%s') is not "
+                        "modelled (use tp_y 1)",
+                        f, s->tp_y, m->name);
     if (s->fuse_tpy_cp && (s->tp_y < 2 || s->cp_ulysses < 2))
         return sim_fail(err, SIM_EINVAL,
                         "%s: .fuse_tpy_cp: needs tp_y > 1 and cp_ulysses > 1, got tp_y=%d and cp_ulysses=%d (set "

@@ -26,18 +26,26 @@
 _Static_assert(sizeof(cfg_schedule) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_recompute) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_activation) == sizeof(int), "enum fields are stored as int");
+_Static_assert(sizeof(cfg_window_kind) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
 
 /* ------------------------------------------------------------- enum names */
 
-static const char *const activation_names[] = {"gelu", "swiglu", "geglu", NULL}; /* ORDER CFG_ACTIVATION */
+/* ORDER CFG_ACTIVATION */
+static const char *const activation_names[] = {"gelu", "swiglu", "geglu", "relu", "squared-relu", NULL};
+static const char *const window_kind_names[] = {"sliding", "chunked", NULL}; /* ORDER CFG_WINDOW */
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
 
 const char *cfg_activation_name(cfg_activation a)
 {
-    return (unsigned)a < 3 ? activation_names[a] : "?";
+    return (unsigned)a <= CFG_ACT_SQUARED_RELU ? activation_names[a] : "?";
+}
+
+const char *cfg_window_kind_name(cfg_window_kind k)
+{
+    return (unsigned)k <= CFG_WINDOW_CHUNKED ? window_kind_names[k] : "?";
 }
 
 const char *cfg_dim_name(cfg_dim d)
@@ -110,11 +118,27 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 static const cfg_key moe_rows[] = {
     ROW_INT("experts", cfg_model, moe.experts, 0, CFG_MAX_EXPERTS, 0, REQ),
     ROW_INT("top_k", cfg_model, moe.top_k, 1, CFG_MAX_EXPERTS, 0, REQ),
-    ROW_INT("ffn_hidden", cfg_model, moe.ffn_hidden, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("ffn_hidden", cfg_model, moe.ffn_hidden, 1, MAXWIDTH, 0, DRV),
     ROW_INT("shared_experts", cfg_model, moe.shared_experts, 0, CFG_MAX_EXPERTS, 0, 0),
     ROW_INT("shared_ffn_hidden", cfg_model, moe.shared_ffn_hidden, 0, MAXWIDTH, 0, 0),
     ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, CFG_MAX_LAYERS, 0, 0),
     ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, CFG_MAX_LAYERS, 1, 0),
+    ROW_END,
+};
+
+static const cfg_key mla_rows[] = {
+    ROW_INT("q_lora_rank", cfg_model, mla.q_lora_rank, 0, MAXWIDTH, 0, 0),
+    ROW_INT("kv_lora_rank", cfg_model, mla.kv_lora_rank, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("qk_nope_head_dim", cfg_model, mla.qk_nope_head_dim, 0, CFG_MAX_HEAD_DIM, 0, REQ),
+    ROW_INT("qk_rope_head_dim", cfg_model, mla.qk_rope_head_dim, 0, CFG_MAX_HEAD_DIM, 0, REQ),
+    ROW_INT("v_head_dim", cfg_model, mla.v_head_dim, 1, CFG_MAX_HEAD_DIM, 0, REQ),
+    ROW_END,
+};
+
+static const cfg_key window_rows[] = {
+    ROW_INT("tokens", cfg_model, window.tokens, 1, MAXWIDTH, 0, REQ),
+    ROW_INT("full_every", cfg_model, window.full_every, 0, CFG_MAX_LAYERS, 0, 0),
+    ROW_ENUM("kind", cfg_model, window.kind, window_kind_names, NULL, "sliding"),
     ROW_END,
 };
 
@@ -134,6 +158,11 @@ static const cfg_key model_rows[] = {
     ROW_BOOL("tied_embeddings", cfg_model, tied_embeddings, 0),
     {.key = "moe", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_model, moe.experts),
      .sub = moe_rows},
+    {.key = "mla", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_model, mla.kv_lora_rank),
+     .sub = mla_rows},
+    {.key = "attention_window", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO,
+     .offset = offsetof(cfg_model, window.tokens), .sub = window_rows},
+    ROW_INT("mtp_layers", cfg_model, mtp_layers, 0, CFG_MAX_MTP_LAYERS, 0, CFG_KF_OMIT_ZERO),
     ROW_END,
 };
 
@@ -398,8 +427,9 @@ static sim_rc model_derive(cfg_model *m, const char *origin, const cfg_model_nam
     if (m->moe.experts == 0) {
         memset(&m->moe, 0, sizeof m->moe);
         m->moe.layer_freq = 1;
-    } else if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden == 0) {
-        m->moe.shared_ffn_hidden = m->moe.ffn_hidden;
+    } else {
+        if (m->moe.ffn_hidden == 0) m->moe.ffn_hidden = m->ffn_hidden; /* experts as wide as the dense MLP */
+        if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden == 0) m->moe.shared_ffn_hidden = m->moe.ffn_hidden;
     }
     return SIM_OK;
 }
@@ -697,4 +727,10 @@ bool cfg_is_moe_layer(const cfg_model *m, int layer)
     if (m->moe.experts <= 0 || layer < m->moe.first_dense_layers) return false;
     int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
     return (layer - m->moe.first_dense_layers) % freq == 0;
+}
+
+bool cfg_is_window_layer(const cfg_model *m, int layer)
+{
+    if (m->window.tokens <= 0) return false;
+    return m->window.full_every <= 0 || (layer + 1) % m->window.full_every != 0;
 }

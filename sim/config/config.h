@@ -26,10 +26,17 @@
 
 /* ---------------------------------------------------------------- model */
 
-/* The MLP's activation: GELU (two matrices, up and down), or a gated one
- * with three (gate, up, down): SwiGLU, or GeGLU (Gemma).
- * ORDER CFG_ACTIVATION: the tables marked so follow this order; change them together. */
-typedef enum cfg_activation { CFG_ACT_GELU = 0, CFG_ACT_SWIGLU, CFG_ACT_GEGLU } cfg_activation;
+/* The MLP's activation.  Plain ones have two matrices (up, down): GELU,
+ * ReLU, squared ReLU (Nemotron-4, Primer); gated ones three (gate, up,
+ * down): SwiGLU, GeGLU (Gemma).  ORDER CFG_ACTIVATION: the tables marked so
+ * follow this order; change them together. */
+typedef enum cfg_activation {
+    CFG_ACT_GELU = 0,
+    CFG_ACT_SWIGLU,
+    CFG_ACT_GEGLU,
+    CFG_ACT_RELU,
+    CFG_ACT_SQUARED_RELU
+} cfg_activation;
 
 typedef struct cfg_moe {
     int experts;            /* routed experts; 0 = dense model */
@@ -40,6 +47,33 @@ typedef struct cfg_moe {
     int first_dense_layers; /* the first k layers are dense */
     int layer_freq;         /* every layer_freq-th layer (after the dense ones) is MoE */
 } cfg_moe;
+
+/* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): the keys and
+ * values of all heads come from one compressed latent of kv_lora_rank per
+ * token, the queries from one of q_lora_rank; each head's query and key are
+ * a part without rotary embedding (qk_nope_head_dim) and a rotary part
+ * (qk_rope_head_dim), whose key is one head shared by all heads.  Off when
+ * kv_lora_rank is 0; heads, kv_heads and head_dim then describe the
+ * attention. */
+typedef struct cfg_mla {
+    int q_lora_rank;        /* 0 = queries projected from the hidden directly */
+    int kv_lora_rank;       /* 0 = no MLA */
+    int qk_nope_head_dim;
+    int qk_rope_head_dim;
+    int v_head_dim;
+} cfg_mla;
+
+/* Local attention: in the layers that use it, a query attends to at most
+ * `tokens` keys: the `tokens` latest (sliding, Mistral, Gemma 2/3) or those
+ * of its own block of `tokens` (chunked, Llama 4).  ORDER CFG_WINDOW:
+ * window_kind_names in config.c. */
+typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED } cfg_window_kind;
+
+typedef struct cfg_window {
+    int tokens;             /* 0 = every layer attends to its whole causal context */
+    int full_every;         /* layer l (0-based) attends to the whole context when (l+1) % full_every == 0; 0 = none */
+    cfg_window_kind kind;
+} cfg_window;
 
 typedef struct cfg_model {
     char name[CFG_NAME_LEN];
@@ -57,6 +91,9 @@ typedef struct cfg_model {
     int dtype_bytes;         /* 2 for bf16/fp16 */
     bool tied_embeddings;
     cfg_moe moe;
+    cfg_mla mla;
+    cfg_window window;
+    int mtp_layers;          /* multi-token prediction modules on the last stage (DeepSeek-V3) */
 } cfg_model;
 
 /* --------------------------------------------------------------- platform */
@@ -217,6 +254,9 @@ static inline bool cfg_mlp_gated(const cfg_model *m)
     return m->activation == CFG_ACT_SWIGLU || m->activation == CFG_ACT_GEGLU;
 }
 
+/* True when the model's attention is multi-head latent attention. */
+static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank > 0; }
+
 /* Products used everywhere. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
@@ -234,6 +274,9 @@ int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel grou
  * (cfg_stage_layers). */
 int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s);
 bool cfg_is_moe_layer(const cfg_model *m, int layer);
+/* True when layer `layer` (0-based; the multi-token prediction modules'
+ * layers are numbered from `layers` on) attends through the window. */
+bool cfg_is_window_layer(const cfg_model *m, int layer);
 
 /* Where the layers sit on the pipeline, the one rule every module uses.
  *
@@ -269,6 +312,7 @@ bool cfg_uneven_stages(const cfg_strategy *s);
 const char *cfg_schedule_name(cfg_schedule s);
 const char *cfg_recompute_name(cfg_recompute r);
 const char *cfg_activation_name(cfg_activation a);
+const char *cfg_window_kind_name(cfg_window_kind k);
 const char *cfg_dim_name(cfg_dim d);
 /* Write the order as "tp_x-tp_y-...". */
 void cfg_order_format(const cfg_strategy *s, char *out, int cap);

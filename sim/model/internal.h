@@ -17,12 +17,20 @@ static inline double mdl_head_dim(const cfg_model *m)
     return (double)m->hidden / (m->heads > 0 ? m->heads : 1);
 }
 
-/* Width of the query projection (a*d) and of K or V (g*d). */
-static inline double mdl_q_width(const cfg_model *m) { return m->heads * mdl_head_dim(m); }
-static inline double mdl_kv_width(const cfg_model *m)
+/* The model's key/value heads (heads without GQA). */
+static inline double mdl_model_kv_heads(const cfg_model *m) { return m->kv_heads > 0 ? m->kv_heads : m->heads; }
+
+/* Weights of one layer's attention projections with `kv_heads` key/value
+ * heads, no norms, no biases (placement.c): those split over the TP ranks
+ * (mdl_attn_split_params: Q, K, V, or MLA's up-projections, and the output
+ * projection) and MLA's down-projections, which every TP rank holds whole. */
+double mdl_attn_split_params(const cfg_model *m, double kv_heads);
+double mdl_mla_down_params(const cfg_model *m);
+
+/* MLA's norms of the compressed query and key/value (0 without MLA). */
+static inline double mdl_mla_norm_params(const cfg_model *m)
 {
-    int g = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    return g * mdl_head_dim(m);
+    return cfg_is_mla(m) ? (double)m->mla.q_lora_rank + m->mla.kv_lora_rank : 0.0;
 }
 
 /* Number of weight matrices of one MLP (up and down; a gated MLP adds the gate). */

@@ -18,10 +18,17 @@
  *  [MDO] Megatron-LM distributed optimizer: bf16 weights + fp32 main grads +
  *        fp32 master weights and Adam moments = 18 bytes per parameter,
  *        6 + 12/d when the optimizer state is sharded over d ranks.
+ *  [DSV2] DeepSeek-AI, "DeepSeek-V2", 2024, section 2.1: multi-head latent
+ *        attention (widths: mdl_attn_widths; weights: placement.c).
+ *  [DSV3] DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024, section 2.2:
+ *        multi-token prediction, D modules on the last stage, module k
+ *        running a projection of [hidden; embedding], one transformer
+ *        block and the shared output head on every token.
  *
  * Notation used in the comments: s seq_len, b micro_batch, h hidden, a heads,
  * d head_dim, g kv_heads, q = a*d, kv = g*d, f ffn_hidden, V vocab, L layers,
- * E experts, k top_k, fe expert ffn, t = tp_x*tp_y, c = cp_ring*cp_ulysses. */
+ * E experts, k top_k, fe expert ffn, t = tp_x*tp_y, c = cp_ring*cp_ulysses,
+ * D mtp_layers; q, k, v, o the attention's widths of mdl_attn. */
 #include "internal.h"
 
 #include <assert.h>
@@ -47,19 +54,78 @@ static bool seq_sharded(const cfg_strategy *s) { return s->sequence_parallel || 
 
 /* }===================================================== shape and strategy */
 
+/* {============================================================ attention */
+
+/* Widths of mdl_attn: MHA/GQA q = a*d, k = v = g*d, o = a*d; MLA [DSV2]
+ * q = k = a*(nope + rope), v = o = a*v_head. */
+void mdl_attn_widths(const cfg_model *m, double kv_heads, mdl_attn *out)
+{
+    memset(out, 0, sizeof *out);
+    double a = m->heads;
+    if (!cfg_is_mla(m)) {
+        double d = mdl_head_dim(m);
+        out->q = out->o = a * d;
+        out->k = out->v = kv_heads * d;
+        return;
+    }
+    const cfg_mla *x = &m->mla;
+    out->q = out->k = a * ((double)x->qk_nope_head_dim + x->qk_rope_head_dim);
+    out->v = out->o = a * x->v_head_dim;
+    out->q_lora = x->q_lora_rank;
+    out->kv_lora = x->kv_lora_rank;
+    out->rope = x->qk_rope_head_dim;
+}
+
+/* Returns the mean keys per query under the causal mask (mdl_attn_keys in
+ * model.h): the area of the attended part of the s x s score matrix over
+ * s, the diagonal counted half as the full mask's s/2 does. */
+double mdl_attn_keys(const cfg_model *m, bool windowed)
+{
+    double s = m->seq_len, w = m->window.tokens;
+    if (!windowed || !(w > 0) || w >= s) return 0.5 * s;
+    if (m->window.kind == CFG_WINDOW_CHUNKED) {
+        double full = (double)((long long)(s / w)), r = s - full * w;
+        return (full * w * w + r * r) / (2.0 * s);
+    }
+    return w - w * w / (2.0 * s);
+}
+
+/* Returns 2*tokens*keys*(q + o) FLOPs: QK^T over the q-wide heads, PV over
+ * the v-wide ones [N21, DSV2]. */
+double mdl_core_attn_flops(const cfg_model *m, bool windowed, double tokens)
+{
+    mdl_attn w;
+    mdl_attn_widths(m, mdl_model_kv_heads(m), &w);
+    return 2.0 * tokens * mdl_attn_keys(m, windowed) * (w.q + w.o);
+}
+
+/* Keys whose scores one query holds for the backward [K23]: the whole
+ * context s, or the window (its band, or its chunk) when shorter. */
+static double score_keys(const cfg_model *m, int layer)
+{
+    double s = m->seq_len, w = m->window.tokens;
+    return cfg_is_window_layer(m, layer) && w < s ? w : s;
+}
+
+/* }============================================================ attention */
+
 /* {================================================================= FLOPs */
 
-/* Causal core attention, forward, per token: scores QK^T and context PV,
- * 2*2*s*q, halved by the causal mask [N21 with the mask]. */
-static double core_attn_token_flops(const cfg_model *m) { return 2.0 * 2.0 * m->seq_len * mdl_q_width(m) * 0.5; }
+/* Causal core attention of layer `layer`, forward, per token. */
+static double core_attn_token_flops(const cfg_model *m, int layer)
+{
+    return mdl_core_attn_flops(m, cfg_is_window_layer(m, layer), 1.0);
+}
 
 /* Forward FLOPs of one layer per token: every GEMM is 2 * (its parameters)
- * per token [N21]: QKV 2h(q + 2kv), output 2qh, MLP 2*(2 or 3)hf; MoE adds
- * the router 2hE and runs k routed experts plus the shared ones. */
+ * per token [N21]: QKV 2h(q + 2kv), output 2qh (MLA: its down-, up- and
+ * output projections [DSV2]), MLP 2*(2 or 3)hf; MoE adds the router 2hE
+ * and runs k routed experts plus the shared ones. */
 static double layer_token_flops(const cfg_model *m, int layer)
 {
-    double h = m->hidden, q = mdl_q_width(m), kv = mdl_kv_width(m);
-    double f = 2.0 * h * (q + 2.0 * kv) + core_attn_token_flops(m) + 2.0 * q * h;
+    double h = m->hidden;
+    double f = 2.0 * (mdl_attn_split_params(m, mdl_model_kv_heads(m)) + mdl_mla_down_params(m)) +
+               core_attn_token_flops(m, layer);
     if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
         f += 2.0 * h * mo->experts;
@@ -78,13 +144,17 @@ double mdl_layer_forward_flops(const cfg_model *m, int layer, double tokens)
     return tokens * layer_token_flops(m, layer);
 }
 
-/* Forward FLOPs per token of all layers plus the logits (2hV) [N21]. */
+/* Forward FLOPs per token of all layers plus the logits (2hV) [N21], and
+ * of each multi-token prediction module: its projection 2*2h*h, its layer
+ * and the shared output head's logits again [DSV3]. */
 static double forward_token_flops(const cfg_model *m, double *layers_only)
 {
-    double sum = 0.0;
+    double sum = 0.0, h = m->hidden, logits = 2.0 * h * m->vocab;
     for (int l = 0; l < m->layers; l++) sum += layer_token_flops(m, l);
     if (layers_only) *layers_only = sum;
-    return sum + 2.0 * m->hidden * m->vocab;
+    double mtp = 0.0;
+    for (int k = 0; k < m->mtp_layers; k++) mtp += 2.0 * 2.0 * h * h + layer_token_flops(m, m->layers + k) + logits;
+    return sum + logits + mtp;
 }
 
 /* Returns 3 * tokens * (forward FLOPs per token), tokens =
@@ -98,7 +168,8 @@ double mdl_model_flops_per_step(const cfg_model *m, int global_batch)
 
 /* Returns model FLOPs plus the recomputed forward: every layer's forward
  * with full recompute, the core attention forward with selective
- * recompute [K23 section 5].  FLOPs. */
+ * recompute [K23 section 5] (the main model's layers: the multi-token
+ * prediction modules are not recomputed).  FLOPs. */
 double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
 {
     double tokens = (double)s->global_batch * m->seq_len;
@@ -108,7 +179,7 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
     if (s->recompute == CFG_RECOMP_FULL)
         again = layers;
     else if (s->recompute == CFG_RECOMP_SELECTIVE)
-        again = m->layers * core_attn_token_flops(m);
+        for (int l = 0; l < m->layers; l++) again += core_attn_token_flops(m, l);
     return tokens * (3.0 * fwd + again);
 }
 
@@ -121,13 +192,18 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
  *   replicated over TP unless sequence sharded:
  *     attention input eBh, attention dropout mask Bh, MLP input eBh,
  *     MLP dropout mask Bh, two norm inputs 2eBh          -> 10 sbh
+ *   MLA only [DSV2], replicated unless sequence sharded (the
+ *   down-projections run on the rank's tokens):
+ *     the latents e*B*(q_lora + kv_lora + rope) and their normed
+ *     copies, inputs of the up-projections, e*B*(q_lora + kv_lora)
  *   sharded by TP (heads or ffn columns):
- *     Q eBq, K eBkv, V eBkv, output-projection input eBq   -> 8 sbh / t
+ *     Q eBq, K eBk, V eBv, output-projection input eBo     -> 8 sbh / t
  *     GELU input and output 2eBf, or SwiGLU gate, up and
  *     product 3eBf                                          -> 16 sbh / t
  *   core attention (dropped by selective recompute):
- *     softmax output, its dropout mask and output, (2e+1)*a*sl*s*b
+ *     softmax output, its dropout mask and output, (2e+1)*a*sl*s'*b
  *                                                           -> 5as^2b / t
+ *     with s' = s, or the window when shorter (score_keys)
  * so GELU, f = 4h, g = a gives Korthikanti's sbh(10 + 24/t + 5as/(ht)),
  * and /t throughout with sequence parallel.  CP splits the sequence: all
  * terms shrink by c (the scores of sl queries span all s keys).
@@ -140,13 +216,16 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
     double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES;
     double t = cfg_tp(s), c = cfg_cp(s);
     double t_seq = seq_sharded(s) ? t : 1.0;
-    double h = m->hidden, q = mdl_q_width(m), kv = mdl_kv_width(m);
+    double h = m->hidden;
+    mdl_attn w;
+    mdl_attn_widths(m, mdl_model_kv_heads(m), &w);
     double tok = (double)m->seq_len / c * at_least_one(s->micro_batch); /* sl * b */
 
     if (mode == CFG_RECOMP_FULL) return e * tok * h / t_seq;
 
     double replicated = tok * h * (e + mk + e + mk + 2.0 * e);
-    double sharded = e * tok * (2.0 * q + 2.0 * kv);
+    replicated += e * tok * (2.0 * (w.q_lora + w.kv_lora) + w.rope);
+    double sharded = e * tok * (w.q + w.k + w.v + w.o);
     double routed = 0.0;
     if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
@@ -161,9 +240,25 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
         sharded += mdl_mlp_matrices(m) * e * tok * m->ffn_hidden;
     }
     double scores = 0.0;
-    if (mode == CFG_RECOMP_NONE) scores = (2.0 * e + mk) * m->heads * tok * m->seq_len;
+    if (mode == CFG_RECOMP_NONE) scores = (2.0 * e + mk) * m->heads * tok * score_keys(m, layer);
 
     return replicated / t_seq + sharded / t + scores / t + routed;
+}
+
+/* Bytes a multi-token prediction module stores for one micro-batch on
+ * one rank besides its layer's [DSV3]: the embedding of the shifted
+ * tokens and the main model's hidden (the inputs of its two norms), their
+ * normed concatenation (2h, the projection's input) and the input of its
+ * final norm, 5eBh, split on sequence like the layer inputs.  The module's
+ * layer is not recomputed (mdl_hardware_flops_per_step). */
+static double mtp_act_bytes(const cfg_model *m, const cfg_strategy *s)
+{
+    double e = mdl_dtype_bytes(m), t_seq = seq_sharded(s) ? cfg_tp(s) : 1.0;
+    double tok = (double)m->seq_len / cfg_cp(s) * at_least_one(s->micro_batch);
+    double sum = 0.0;
+    for (int k = 0; k < m->mtp_layers; k++)
+        sum += 5.0 * e * tok * m->hidden / t_seq + layer_act_bytes(m, s, m->layers + k, CFG_RECOMP_NONE);
+    return sum;
 }
 
 /* Returns the activation bytes one rank stores for `layer` and one
@@ -229,6 +324,7 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
 {
     memset(out, 0, sizeof *out);
     int v = cfg_stage_chunks(s);
+    if (stage == at_least_one(s->pp) - 1) out->act_per_micro += mtp_act_bytes(m, s);
     for (int j = 0; j < v; j++) {
         int first, n = cfg_stage_layers(m, s, stage, j, &first);
         for (int l = first; l < first + n; l++) {
@@ -252,9 +348,11 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
  *    parameters (CP ranks hold the same weights), D = dp*c*t/(ep*etp) for
  *    routed experts (Megatron's expert data parallel; dp*c/ep when etp = t);
  *  - activations: in-flight chunks times the stage's per-micro-batch bytes
- *    per chunk, plus one layer without recompute as the working set of full
- *    recompute [K23];
- *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the last stage, the largest
+ *    per chunk (the last stage's multi-token prediction modules counted in
+ *    its bytes, mtp_act_bytes), plus one layer without recompute as the
+ *    working set of full recompute [K23];
+ *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the last stage, once more
+ *    for each multi-token prediction module (its loss), the largest
  *    gathered layer (or embedding, or output layer) with ZeRO-3, one 40 MB
  *    DP gradient bucket when dp*c > 1. */
 void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_memory *out)
@@ -293,7 +391,7 @@ void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_m
     double buffers = 0.0;
     if (stage == pp - 1) {
         double logits = (double)m->seq_len * at_least_one(s->micro_batch) * m->vocab / (t * c);
-        buffers += logits * (wb + MDL_LOSS_BYTES_PER_LOGIT);
+        buffers += (1.0 + m->mtp_layers) * logits * (wb + MDL_LOSS_BYTES_PER_LOGIT);
     }
     if (s->zero >= 3) buffers += wb * largest;
     if (dpc > 1) buffers += MDL_GRAD_BUCKET_BYTES;

@@ -14,10 +14,13 @@ typedef struct mdl_params {
     double output;           /* output projection (0 when tied) */
     double per_dense_layer;  /* attention + dense MLP + norms */
     double per_moe_layer;    /* attention + router + all routed and shared experts + norms */
-    double attention;        /* attention block of one layer (QKV with GQA, output proj, norm) */
+    double attention;        /* attention block of one layer (QKV with GQA, or MLA's projections; output proj, norms) */
     double expert;           /* one routed expert's MLP */
-    double total;            /* every parameter of the model */
-    double active;           /* parameters one token touches (top-k experts) */
+    double total;            /* every parameter of the main model (the multi-token prediction modules apart) */
+    double active;           /* parameters one token touches (top-k experts), the embedding table included */
+    double mtp;              /* the multi-token prediction modules' own parameters (their embedding and output
+                              * layer are the main model's) */
+    double mtp_active;       /* of which one token touches */
 } mdl_params;
 
 void mdl_count_params(const cfg_model *m, mdl_params *out);
@@ -32,8 +35,46 @@ double mdl_model_flops_per_step(const cfg_model *m, int global_batch);
 double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s);
 
 /* Forward FLOPs of one layer for `tokens` tokens of one sequence-length
- * context (all heads, all experts a token is routed to). */
+ * context (all heads, all experts a token is routed to).  Layers from
+ * m->layers on are the multi-token prediction modules' (their projection
+ * and logits not included). */
 double mdl_layer_forward_flops(const cfg_model *m, int layer, double tokens);
+
+/* {============================================================ attention */
+
+/* The widths of one layer's attention, all heads together (elements per
+ * token): MHA/GQA with a heads of head_dim d and g key/value heads; or
+ * multi-head latent attention (cfg_mla) with a query/key head of
+ * qk = qk_nope + qk_rope and a value head of v, keys and values per head
+ * after their up-projection. */
+typedef struct mdl_attn {
+    double q;        /* queries: a*d, or a*qk */
+    double k;        /* keys: g*d, or a*qk */
+    double v;        /* values: g*d, or a*v */
+    double o;        /* the context, input of the output projection: a*d, or a*v */
+    double q_lora;   /* MLA: the compressed query (0: queries projected from the hidden) */
+    double kv_lora;  /* MLA: the compressed key/value latent (0 without MLA) */
+    double rope;     /* MLA: the rotary key, one head shared by all heads */
+} mdl_attn;
+
+/* Fills *out for `kv_heads` key/value heads (the model's, or as many as a
+ * TP group holds: mdl_kv_heads_tp); MLA ignores kv_heads. */
+void mdl_attn_widths(const cfg_model *m, double kv_heads, mdl_attn *out);
+
+/* Returns the keys one query attends to, averaged over the sequence, with
+ * the causal mask: s/2 for full attention; through a sliding window of W
+ * keys W - W^2/(2s) (the band of width W under the diagonal); through
+ * chunks of C tokens (floor(s/C)*C^2 + r^2)/(2s), r = s mod C; s/2 when the
+ * window is not shorter than s.  `windowed`: the layer uses the model's
+ * window (cfg_is_window_layer). */
+double mdl_attn_keys(const cfg_model *m, bool windowed);
+
+/* Returns the forward FLOPs of core attention (scores QK^T and context PV)
+ * for `tokens` queries, all heads: 2*tokens*keys*(q + o) [N21 with the
+ * causal mask and the window]. */
+double mdl_core_attn_flops(const cfg_model *m, bool windowed, double tokens);
+
+/* }============================================================ attention */
 
 /* Memory of one rank, by component. */
 typedef struct mdl_memory {
@@ -86,7 +127,9 @@ int mdl_inflight_chunks(const cfg_strategy *s, int stage);
  * (placement.c).  t = tp_x*tp_y.  ORDER MDL_PART: the rows of part_rows
  * in placement.c. */
 typedef enum mdl_part {
-    MDL_PART_ATTENTION = 0, /* Q, K, V, output projection: split over t (KV heads replicated up to tp_x) */
+    MDL_PART_ATTENTION = 0, /* Q, K, V (MLA: their up-projections), output projection: split over t (KV heads
+                             * replicated up to tp_x) */
+    MDL_PART_MLA_DOWN,      /* MLA: the query and key/value down-projections and their norms: replicated over t */
     MDL_PART_NORMS,         /* a layer's two norms or the final norm: split over tp_y, replicated over tp_x */
     MDL_PART_MLP,           /* dense MLP: split over t */
     MDL_PART_ROUTER,        /* MoE router: replicated over t */
@@ -94,6 +137,8 @@ typedef enum mdl_part {
     MDL_PART_EXPERTS,       /* routed experts: split over ep*etp */
     MDL_PART_EMBEDDING,     /* word embedding, first stage: vocab-parallel over t */
     MDL_PART_OUTPUT,        /* output layer, last stage: vocab-parallel over t (tied, pp > 1: the copy) */
+    MDL_PART_MTP_PROJ,      /* multi-token prediction, last stage: each module's projection of [embedding; hidden]
+                             * (2h x h), split over t */
     MDL_NPARTS
 } mdl_part;
 
@@ -123,7 +168,10 @@ void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_hel
 /* The edges one rank of pipeline stage `stage` holds: the embedding on
  * stage 0, the final norm and the output layer on the last (with tied
  * embeddings: no output layer when pp = 1, a copy of the embedding when
- * pp > 1). */
+ * pp > 1).  The last stage also holds the multi-token prediction modules:
+ * each one's layer (its parts as mdl_layer_held's), projection and three
+ * norms, and, with pp > 1 and untied embeddings, a copy of the embedding
+ * (Megatron builds one on the stage that runs them). */
 void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out);
 
 /* Returns the sum of the parts of h whose gradients reduce over g. */

@@ -17,10 +17,25 @@
  *  [MS2D] MindSpeed tp-2d (LayerNorm2D, RMSNorm2D): with tp_y > 1 a norm's
  *        weight is split over tp_y, like the hidden it scales, and
  *        replicated over tp_x; TopKRouter2D keeps the whole router.
+ *  [DSV2] DeepSeek-AI, "DeepSeek-V2", 2024, section 2.1 (multi-head latent
+ *        attention): W^DQ (h x q_lora), W^UQ and W^QR (q_lora x a*(nope +
+ *        rope)), W^DKV and W^KR (h x (kv_lora + rope)), W^UK and W^UV
+ *        (kv_lora x a*(nope + v)), W^O (a*v x h), RMS norms of the two
+ *        latents.  Megatron's MLASelfAttention splits the up-projections
+ *        and the output projection over TP by heads and holds the
+ *        down-projections whole on every TP rank (parallel_mode
+ *        "duplicated"), with their norms.
+ *  [DSV3] DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024, section 2.2
+ *        (multi-token prediction): module k has two RMS norms, a projection
+ *        M_k (2h x h) of [norm(h); norm(embedding)] and one transformer
+ *        block, and shares the embedding and output head with the main
+ *        model; DeepSeek counts it apart (671 B main + 14 B with the shared
+ *        embedding and head, README_WEIGHTS.md), and the output head's final
+ *        norm is the module's own (shared_head.norm).
  *
- * Not modelled (small): Megatron all-reduces the replicated norm and
- * router gradients over TP once per step when activations are sequence
- * sharded (finalize_model_grads; over tp_x with 2D TP), and with tied
+ * Not modelled (small): Megatron all-reduces the replicated norm, router
+ * and MLA down-projection gradients over TP once per step when activations
+ * are sequence sharded (finalize_model_grads; over tp_x with 2D TP), and with tied
  * embeddings and pp > 1 all-reduces the two embedding copies' gradients
  * between the first and the last stage.  The copy is held and reduced over
  * DP on the last stage like any other parameter. */
@@ -30,25 +45,55 @@
 
 /* {================================================================ counts */
 
-/* Q, K, V and output projections (no biases) with g KV heads:
- * h*q + 2*h*g*d + q*h. */
-static double attn_matrix_params(const cfg_model *m, double kv_heads)
+/* The attention weights split over TP by heads, with g KV heads: Q, K, V
+ * and output projections h*q + h*k + h*v + o*h (= h*q + 2*h*g*d + q*h);
+ * with MLA [DSV2] the up-projections q_lora*q (h*q without query
+ * compression), kv_lora*(k_nope + v), and the output o*h. */
+double mdl_attn_split_params(const cfg_model *m, double kv_heads)
 {
-    double h = m->hidden, q = mdl_q_width(m), kv = kv_heads * mdl_head_dim(m);
-    return h * q + 2.0 * h * kv + q * h;
+    mdl_attn w;
+    mdl_attn_widths(m, kv_heads, &w);
+    double h = m->hidden;
+    if (!cfg_is_mla(m)) return h * w.q + h * w.k + h * w.v + w.o * h;
+    double nope = (double)m->heads * m->mla.qk_nope_head_dim;
+    double q_in = w.q_lora > 0 ? w.q_lora : h;
+    return q_in * w.q + w.kv_lora * (nope + w.v) + w.o * h;
 }
 
-static double model_kv_heads(const cfg_model *m) { return m->kv_heads > 0 ? m->kv_heads : m->heads; }
+/* MLA's down-projections [DSV2]: h*q_lora (none without query
+ * compression) and h*(kv_lora + rope), the rotary key's included. */
+double mdl_mla_down_params(const cfg_model *m)
+{
+    if (!cfg_is_mla(m)) return 0.0;
+    mdl_attn w;
+    mdl_attn_widths(m, m->heads, &w);
+    return m->hidden * (w.q_lora + w.kv_lora + w.rope);
+}
+
+/* One layer's attention, whole: its projections, MLA's latent norms and
+ * the layer's two norms. */
+static double attention_params(const cfg_model *m)
+{
+    return mdl_attn_split_params(m, mdl_model_kv_heads(m)) + mdl_mla_down_params(m) + mdl_mla_norm_params(m) +
+           2.0 * m->hidden;
+}
+
+/* A multi-token prediction module besides its layer [DSV3]: the
+ * projection 2h*h and three norms (of the hidden, of the embedding, and
+ * the final one before the shared output head). */
+static double mtp_extra_params(const cfg_model *m) { return 2.0 * m->hidden * m->hidden + 3.0 * m->hidden; }
 
 /* The two per-layer norms (one vector of h each). */
 static double layer_norm_params(const cfg_model *m) { return 2.0 * m->hidden; }
 
 /* Counts after Narayanan et al. [N21] generalised: attention
- * h*q + 2*h*kv + q*h + 2h (norms); MLP 2hf (GELU) or 3hf (SwiGLU), biases
- * ignored; MoE layer = attention + router h*E + E routed experts + shared
- * experts; embedding V*h, output V*h unless tied, final norm h.  `active`
- * counts the top-k routed experts instead of all of them.  Fills *out with
- * parameter counts (not bytes). */
+ * h*q + 2*h*kv + q*h + 2h (norms), or MLA's projections and latent norms
+ * [DSV2]; MLP 2hf (plain) or 3hf (gated), biases ignored; MoE layer =
+ * attention + router h*E + E routed experts + shared experts; embedding
+ * V*h, output V*h unless tied, final norm h.  `active` counts the top-k
+ * routed experts instead of all of them.  The multi-token prediction
+ * modules (their layers numbered from L on) are counted apart [DSV3].
+ * Fills *out with parameter counts (not bytes). */
 void mdl_count_params(const cfg_model *m, mdl_params *out)
 {
     memset(out, 0, sizeof *out);
@@ -57,7 +102,7 @@ void mdl_count_params(const cfg_model *m, mdl_params *out)
 
     out->embedding = (double)m->vocab * h;
     out->output = m->tied_embeddings ? 0.0 : (double)m->vocab * h;
-    out->attention = attn_matrix_params(m, model_kv_heads(m)) + layer_norm_params(m);
+    out->attention = attention_params(m);
     out->per_dense_layer = out->attention + mdl_mlp_params(m, m->ffn_hidden);
 
     double moe_active = 0.0;
@@ -72,13 +117,15 @@ void mdl_count_params(const cfg_model *m, mdl_params *out)
     double edges = out->embedding + out->output + h;
     out->total = edges;
     out->active = edges;
-    for (int l = 0; l < m->layers; l++) {
-        if (cfg_is_moe_layer(m, l)) {
-            out->total += out->per_moe_layer;
-            out->active += moe_active;
+    for (int l = 0; l < m->layers + m->mtp_layers; l++) {
+        bool moe = cfg_is_moe_layer(m, l);
+        double all = moe ? out->per_moe_layer : out->per_dense_layer, touched = moe ? moe_active : all;
+        if (l < m->layers) {
+            out->total += all;
+            out->active += touched;
         } else {
-            out->total += out->per_dense_layer;
-            out->active += out->per_dense_layer;
+            out->mtp += all + mtp_extra_params(m);
+            out->mtp_active += touched + mtp_extra_params(m);
         }
     }
 }
@@ -92,9 +139,10 @@ static const struct part_row {
     const char *name;
     mdl_sync sync;
 } part_rows[MDL_NPARTS] = {
-    {"attention", MDL_SYNC_DP}, {"norms", MDL_SYNC_DP},   {"mlp", MDL_SYNC_DP},
-    {"router", MDL_SYNC_DP},    {"shared_experts", MDL_SYNC_DP}, {"experts", MDL_SYNC_EDP},
-    {"embedding", MDL_SYNC_DP}, {"output", MDL_SYNC_DP},
+    {"attention", MDL_SYNC_DP}, {"mla_down", MDL_SYNC_DP},       {"norms", MDL_SYNC_DP},
+    {"mlp", MDL_SYNC_DP},       {"router", MDL_SYNC_DP},         {"shared_experts", MDL_SYNC_DP},
+    {"experts", MDL_SYNC_EDP},  {"embedding", MDL_SYNC_DP},      {"output", MDL_SYNC_DP},
+    {"mtp_projection", MDL_SYNC_DP},
 };
 
 mdl_sync mdl_part_sync(mdl_part part) { return part_rows[part].sync; }
@@ -105,15 +153,17 @@ const char *mdl_part_name(mdl_part part) { return (unsigned)part < MDL_NPARTS ? 
  * head, so KV heads are replicated over tp_x / g ranks. */
 int mdl_kv_heads_tp(const cfg_model *m, const cfg_strategy *s)
 {
-    int g = (int)model_kv_heads(m);
+    int g = (int)mdl_model_kv_heads(m);
     return s->tp_x > g ? s->tp_x : g;
 }
 
 static double tp_y_of(const cfg_strategy *s) { return s->tp_y > 0 ? s->tp_y : 1; }
 
 /* Fills *out with the parameters one rank holds of one layer of the kind
- * (moe or dense), t = tp_x*tp_y [MLM, MS2D]:
- *   attention (h*q + 2*h*kv' + q*h) / t, kv' = mdl_kv_heads_tp * d;
+ * (moe or dense), t = tp_x*tp_y [MLM, MS2D, DSV2]:
+ *   attention (h*q + 2*h*kv' + q*h) / t, kv' = mdl_kv_heads_tp * d, or
+ *   MLA's up-projections and output projection / t;
+ *   MLA's down-projections and latent norms whole;
  *   norms 2h / tp_y;
  *   dense: MLP (2 or 3)*h*f / t;
  *   MoE:   router h*E whole; shared experts (2 or 3)*h*fs*n_s / t;
@@ -123,7 +173,8 @@ void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_hel
 {
     memset(out, 0, sizeof *out);
     double t = cfg_tp(s);
-    out->params[MDL_PART_ATTENTION] = attn_matrix_params(m, mdl_kv_heads_tp(m, s)) / t;
+    out->params[MDL_PART_ATTENTION] = mdl_attn_split_params(m, mdl_kv_heads_tp(m, s)) / t;
+    out->params[MDL_PART_MLA_DOWN] = mdl_mla_down_params(m) + mdl_mla_norm_params(m);
     out->params[MDL_PART_NORMS] = layer_norm_params(m) / tp_y_of(s);
     if (!moe) {
         out->params[MDL_PART_MLP] = mdl_mlp_params(m, m->ffn_hidden) / t;
@@ -140,17 +191,28 @@ void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_hel
  * holds [MLM]: the word embedding V*h/t on stage 0; the final norm h/tp_y
  * and the output layer V*h/t on the last stage.  With tied embeddings the
  * output layer is the embedding: nothing more with pp = 1, Megatron's copy
- * of it with pp > 1. */
+ * of it with pp > 1.  Each multi-token prediction module [DSV3] adds to
+ * the last stage its layer (the parts of mdl_layer_held for layer L + k),
+ * its projection 2h*h/t and three norms 3h/tp_y; they need the embedding
+ * there, so with pp > 1 and untied embeddings the last stage holds a copy
+ * of it too (tied, the output layer's copy is it). */
 void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out)
 {
     memset(out, 0, sizeof *out);
     int pp = s->pp > 0 ? s->pp : 1;
     double vh = (double)m->vocab * m->hidden / cfg_tp(s);
     if (stage == 0) out->params[MDL_PART_EMBEDDING] = vh;
-    if (stage == pp - 1) {
-        out->params[MDL_PART_NORMS] = m->hidden / tp_y_of(s);
-        if (!m->tied_embeddings || pp > 1) out->params[MDL_PART_OUTPUT] = vh;
+    if (stage != pp - 1) return;
+    out->params[MDL_PART_NORMS] = m->hidden / tp_y_of(s);
+    if (!m->tied_embeddings || pp > 1) out->params[MDL_PART_OUTPUT] = vh;
+    for (int k = 0; k < m->mtp_layers; k++) {
+        mdl_held layer;
+        mdl_layer_held(m, s, cfg_is_moe_layer(m, m->layers + k), &layer);
+        for (int p = 0; p < MDL_NPARTS; p++) out->params[p] += layer.params[p];
+        out->params[MDL_PART_MTP_PROJ] += 2.0 * m->hidden * m->hidden / cfg_tp(s);
+        out->params[MDL_PART_NORMS] += 3.0 * m->hidden / tp_y_of(s);
     }
+    if (m->mtp_layers > 0 && pp > 1 && !m->tied_embeddings) out->params[MDL_PART_EMBEDDING] = vh;
 }
 
 /* Returns the sum of h's parts whose gradients reduce over g. */

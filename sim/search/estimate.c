@@ -3,16 +3,18 @@
  * Same cost model and workload as the simulator, without contention:
  *
  *  1. A probe: the workload generator's plan for the candidate with one
- *     micro-batch, one virtual stage and Lp layers per stage (Lp = 2 when
- *     the model mixes dense and MoE layers, else 1).  The programs of the
+ *     micro-batch, one virtual stage and Lp layers per stage, one of each
+ *     kind of layer the model has (wl_layer_kind: dense or MoE, full or
+ *     windowed attention; Lp = 1, 2 or 4).  The programs of the
  *     first and last pipeline stage are walked once: compute instructions
  *     take their seconds; blocking collectives their alpha-beta time
  *     (cost_collective_s) on the plane their group uses (the supernode
  *     fabric when all members share a supernode, else the NIC, with the
  *     engine's hierarchical split when every supernode holds the same
  *     number of members); collectives on the TP/CP/EP streams overlap
- *     until waited for.  This gives the time of one dense and one MoE layer
- *     (forward, backward, recompute), of the embedding and of the head, and
+ *     until waited for.  This gives the time of one layer of each kind
+ *     (forward, backward, recompute), of the embedding and of the head
+ *     (with the multi-token prediction modules), and
  *     the exposed communication of each, by dimension.  Data-parallel
  *     traffic and pipeline transfers are left to step 2.
  *  2. A closed form per pipeline stage: per-micro-batch stage time C_s
@@ -40,7 +42,7 @@ typedef struct span {
     double comm[WL_NDIMS];
 } span;
 
-enum { K_DENSE = 0, K_MOE, NKINDS };
+enum { NKINDS = WL_NKINDS };
 enum { P_FWD = 0, P_BWD, P_REC, NPASSES };
 
 /* Where one group of the layout sits on the platform. */
@@ -83,7 +85,7 @@ typedef struct probe {
 
 /* Level B: one stage for a number of chunks per stage. */
 typedef struct stage_row {
-    double nd, nmoe;   /* dense and MoE layers */
+    double n[NKINDS];  /* layers of each kind */
     span f, b;         /* forward, backward + recompute of one micro-batch, all chunks, edges included */
 } stage_row;
 
@@ -102,7 +104,7 @@ struct srch_estimator {
     const cfg_platform *p;
     cost_model *cost;
     mdl_params params;
-    bool has_dense, has_moe;
+    bool has[NKINDS];              /* kinds of the model's layers, its prediction modules' included */
     double lat_intra_s, lat_inter_s;
     /* probe cache (one entry: the search varies probe keys slowly) */
     bool have_probe;
@@ -342,7 +344,7 @@ static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, in
 
         span *sp = NULL;
         if (in.layer >= 0) {
-            int kind = cfg_is_moe_layer(pm, in.layer) ? K_MOE : K_DENSE;
+            int kind = wl_layer_kind(pm, in.layer);
             if (in.phase == WL_PH_FORWARD) {
                 fwd_layer_seen = true;
                 if (in.layer != last_fwd_layer) {
@@ -372,12 +374,22 @@ static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err
 {
     const cfg_model *m = e->m;
     cfg_model pm = *m;
-    int lp = 1;
+    /* Layers 0..lp-1 (stage 0) of the probe model are one of each kind:
+     * dense before MoE, windowed and full attention alternating. */
+    bool with[2][2] = {{false, false}, {false, false}}; /* [bit][set]: some layer has the bit set or not */
+    for (int k = 0; k < NKINDS; k++) {
+        if (!e->has[k]) continue;
+        with[0][(k & WL_KIND_MOE) != 0] = true;
+        with[1][(k & WL_KIND_WINDOW) != 0] = true;
+    }
+    bool moe_mixed = with[0][0] && with[0][1], win_mixed = with[1][0] && with[1][1], any_win = with[1][1];
+    int lp = (moe_mixed ? 2 : 1) * (win_mixed ? 2 : 1);
     if (m->moe.experts > 0) {
         pm.moe.layer_freq = 1;
-        pm.moe.first_dense_layers = e->has_dense ? 1 : 0;
-        if (e->has_dense) lp = 2;
+        pm.moe.first_dense_layers = moe_mixed ? lp / 2 : 0;
     }
+    if (!any_win) pm.window.tokens = 0;
+    pm.window.full_every = win_mixed ? 2 : 0;
     pm.layers = s->pp * lp;
     cfg_strategy ps = *s;
     ps.vpp = 1;
@@ -399,7 +411,7 @@ static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err
     /* ranks of stage 0 and of the last stage: rank 0's pipeline group */
     int me = 0, n = wl_group_members(plan, 0, WL_G_PP, e->members, &me);
     int first = e->members[0], last = e->members[n - 1];
-    int seen[NKINDS] = {0, 0}, unused[NKINDS] = {0, 0};
+    int seen[NKINDS] = {0}, unused[NKINDS] = {0};
     walk(e, plan, &pm, first, pr, true, true, seen);
     if (last != first) {
         span keep_embed[2] = {pr->embed[0], pr->embed[1]};
@@ -415,6 +427,16 @@ static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err
             sp->total /= seen[k];
             for (int d = 0; d < WL_NDIMS; d++) sp->comm[d] /= seen[k];
         }
+    }
+    /* The head holds the prediction modules' layers of the probe model's
+     * kinds: swap in the model's (their forward, and backward without
+     * recompute). */
+    for (int k = 0; k < m->mtp_layers; k++) {
+        int kp = wl_layer_kind(&pm, pm.layers + k), km = wl_layer_kind(m, m->layers + k);
+        span_add(&pr->head[0], &pr->layer[km][P_FWD], 1);
+        span_add(&pr->head[0], &pr->layer[kp][P_FWD], -1);
+        span_add(&pr->head[1], &pr->layer[km][P_BWD], 1);
+        span_add(&pr->head[1], &pr->layer[kp][P_BWD], -1);
     }
     wl_plan_free(plan);
     e->probes++;
@@ -432,12 +454,7 @@ srch_estimator *srch_estimator_new(const cfg_model *m, const cfg_platform *p, si
     e->p = p;
     e->cost = cost;
     mdl_count_params(m, &e->params);
-    for (int l = 0; l < m->layers; l++) {
-        if (cfg_is_moe_layer(m, l))
-            e->has_moe = true;
-        else
-            e->has_dense = true;
-    }
+    for (int l = 0; l < m->layers + m->mtp_layers; l++) e->has[wl_layer_kind(m, l)] = true;
     e->lat_intra_s = p->fabric_latency_s;
     e->lat_inter_s = p->nic_latency_s + p->spine_latency_s;
     e->members = sim_xcalloc((size_t)p->devices, sizeof *e->members);
@@ -469,7 +486,7 @@ long long srch_estimator_probes(const srch_estimator *e) { return e ? e->probes 
 static void layer_params(const srch_estimator *e, const cfg_strategy *s, int kind, double *dp, double *edp)
 {
     mdl_held h;
-    mdl_layer_held(e->m, s, kind == K_MOE, &h);
+    mdl_layer_held(e->m, s, kind & WL_KIND_MOE, &h);
     *dp = mdl_held_params(&h, MDL_SYNC_DP);
     *edp = mdl_held_params(&h, MDL_SYNC_EDP);
 }
@@ -495,21 +512,14 @@ static void level_stages(srch_estimator *e, const cfg_strategy *s, int v)
         memset(r, 0, sizeof *r);
         for (int j = 0; j < v; j++) {
             int first, n = cfg_stage_layers(m, s, st, j, &first);
-            for (int l = first; l < first + n; l++) {
-                if (cfg_is_moe_layer(m, l))
-                    r->nmoe += 1;
-                else
-                    r->nd += 1;
-            }
+            for (int l = first; l < first + n; l++) r->n[wl_layer_kind(m, l)] += 1;
         }
     }
     for (int st = 0; st < pp; st++) {
         stage_row *r = &e->rows[st];
-        span_add(&r->f, &pr->layer[K_DENSE][P_FWD], r->nd);
-        span_add(&r->f, &pr->layer[K_MOE][P_FWD], r->nmoe);
-        for (int ps = P_BWD; ps <= P_REC; ps++) {
-            span_add(&r->b, &pr->layer[K_DENSE][ps], r->nd);
-            span_add(&r->b, &pr->layer[K_MOE][ps], r->nmoe);
+        for (int k = 0; k < NKINDS; k++) {
+            span_add(&r->f, &pr->layer[k][P_FWD], r->n[k]);
+            for (int ps = P_BWD; ps <= P_REC; ps++) span_add(&r->b, &pr->layer[k][ps], r->n[k]);
         }
         if (st == 0) {
             span_add(&r->f, &pr->embed[0], 1);
@@ -520,6 +530,23 @@ static void level_stages(srch_estimator *e, const cfg_strategy *s, int v)
             span_add(&r->b, &pr->head[1], 1);
         }
     }
+}
+
+/* The lowest and the highest kind of layer stage row r holds (dense before
+ * MoE, full before windowed; 0 when it holds none): the kinds of the
+ * layers whose gathers and reductions a stage cannot hide. */
+static int kind_lowest(const stage_row *r)
+{
+    for (int k = 0; k < NKINDS; k++)
+        if (r->n[k] > 0) return k;
+    return 0;
+}
+
+static int kind_highest(const stage_row *r)
+{
+    for (int k = NKINDS - 1; k >= 0; k--)
+        if (r->n[k] > 0) return k;
+    return 0;
 }
 
 /* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
@@ -566,8 +593,8 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
         double zx = 0.0;
         if (z == 3) {
             /* the first layer of each chunk also waits for its own gather */
-            int kfirst = r->nmoe > 0 && r->nd == 0 ? K_MOE : K_DENSE;
-            zx = r->nd * (zf[K_DENSE] + zb[K_DENSE]) + r->nmoe * (zf[K_MOE] + zb[K_MOE]) + v * 2.0 * ag[kfirst];
+            for (int k = 0; k < NKINDS; k++) zx += r->n[k] * (zf[k] + zb[k]);
+            zx += v * 2.0 * ag[kind_lowest(r)];
         }
         c->zx = zx;
         c->F = r->f.total;
@@ -583,28 +610,38 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
     for (int st = 0; st < pp; st++) {
         const stage_row *r = &e->rows[st];
         stage_cost *c = &e->costs[st];
-        double sdp = r->nd * pdp[K_DENSE] + r->nmoe * pdp[K_MOE];
-        double sedp = r->nd * pedp[K_DENSE] + r->nmoe * pedp[K_MOE];
+        double sdp = 0, sedp = 0, nl = 0, total = 0, g = 0;
+        for (int k = 0; k < NKINDS; k++) {
+            sdp += r->n[k] * pdp[k];
+            sedp += r->n[k] * pedp[k];
+            nl += r->n[k];
+            total += r->n[k] * gs[k];
+            g += r->n[k] * ag[k];
+        }
+        /* the edges: embedding, head and the prediction modules (whose
+         * routed experts reduce over expert DP) */
         mdl_held eh;
         mdl_edge_held(m, s, st, &eh);
-        double edge = mdl_held_params(&eh, MDL_SYNC_DP);
-        double nl = r->nd + r->nmoe, bwd = c->B - c->zx;
-        double edge_gs = coll_s(e, gdp, z == 3 ? WL_REDUCESCATTER : gkind, edge * 4);
+        double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
+        double bwd = c->B - c->zx;
+        wl_coll ekind = z == 3 ? WL_REDUCESCATTER : gkind;
+        double edge_gs = coll_s(e, gdp, ekind, edge * 4) + coll_s(e, gedp, ekind, edge_edp * 4);
         if (z == 3) {
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = edge_gs;
             c->grad[0] = coll_s(e, gdp, WL_REDUCESCATTER, (mb * sdp + edge) * 4) +
-                         coll_s(e, gedp, WL_REDUCESCATTER, mb * sedp * 4);
+                         coll_s(e, gedp, WL_REDUCESCATTER, (mb * sedp + edge_edp) * 4);
         } else {
             /* overlapped: each layer's reduction starts when its backward
              * of the last micro-batch ends; what outlasts that backward shows */
-            double total = r->nd * gs[K_DENSE] + r->nmoe * gs[K_MOE] + edge_gs;
-            double piece = st == 0 && edge > 0 ? edge_gs : (r->nmoe > 0 ? gs[K_MOE] : gs[K_DENSE]);
+            total += edge_gs;
+            double piece = st == 0 && edge > 0 ? edge_gs : gs[kind_highest(r)];
             double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
             c->grad[1] = fmax(piece, total - window);
-            c->grad[0] = coll_s(e, gdp, gkind, (sdp + edge) * 4) + coll_s(e, gedp, gkind, sedp * 4);
+            c->grad[0] = coll_s(e, gdp, gkind, (sdp + edge) * 4) + coll_s(e, gedp, gkind, (sedp + edge_edp) * 4);
         }
+        sedp += edge_edp;
         double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
         c->opt = cost_optimizer_s(e->cost, held);
         c->gather = c->startx = 0.0;
@@ -612,8 +649,7 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
             c->gather = coll_s(e, gdp, WL_ALLGATHER, (sdp + edge) * 2) + coll_s(e, gedp, WL_ALLGATHER, sedp * 2);
             /* overlapped: gathered at the start, layer by layer, while the
              * first forwards run (later stages start later anyway) */
-            double g = r->nd * ag[K_DENSE] + r->nmoe * ag[K_MOE];
-            double first = r->nd > 0 ? ag[K_DENSE] : ag[K_MOE];
+            double first = ag[kind_lowest(r)];
             double hidden = nl > 0 ? c->F * (1.0 - 1.0 / nl) : 0.0;
             c->startx = fmax(first, g - hidden) - fill;
         }

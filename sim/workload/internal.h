@@ -20,6 +20,7 @@ void wl_ops_free(wl_ops *ops);
 enum {
     WL_L_NONE = 0,
     WL_L_EMBED, WL_L_NORM, WL_L_QKV, WL_L_ATTN, WL_L_PROJ, WL_L_RESIDUAL, WL_L_FC1, WL_L_ACT, WL_L_FC2,
+    WL_L_QKV_DOWN, WL_L_MTP_PROJ,
     WL_L_ROUTER, WL_L_EXPERTS, WL_L_SHARED, WL_L_LOGITS, WL_L_LOSS,
     WL_L_TP_AG, WL_L_TP_RS, WL_L_TP_AR, WL_L_TP_A2A, WL_L_CP_KV, WL_L_CP_A2A, WL_L_EP_DISPATCH, WL_L_EP_COMBINE,
     WL_L_DP_GRAD, WL_L_DP_PARAM, WL_L_EDP_GRAD, WL_L_EDP_PARAM, WL_L_PP_ACT, WL_L_PP_GRAD,
@@ -55,7 +56,7 @@ typedef struct wl_step {
  * caller frees the array. */
 wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n);
 
-/* Op templates of one layer kind (dense or MoE), with times filled in. */
+/* Op templates of one layer kind (wl_layer_kind), with times filled in. */
 typedef struct wl_layer_ops {
     wl_ops fwd;        /* forward */
     wl_ops bwd;        /* backward, without recompute */
@@ -64,10 +65,12 @@ typedef struct wl_layer_ops {
     double params_edp; /* expert parameters that sync over WL_G_EDP */
 } wl_layer_ops;
 
-/* Stage extras: embedding (first stage) and logits + loss (last stage). */
+/* Stage extras: embedding (first stage) and logits + loss (last stage),
+ * the multi-token prediction modules counted in the head. */
 typedef struct wl_edge_ops {
     wl_ops embed_fwd, embed_bwd, head_fwd, head_bwd;
-    double embed_params, head_params;
+    double embed_params, head_params; /* parameters whose gradients sync over WL_G_DP */
+    double head_params_edp;           /* the modules' routed experts, over WL_G_EDP */
 } wl_edge_ops;
 
 /* Members in one group of kind g (from the strategy alone). */
@@ -86,7 +89,7 @@ typedef void (*wl_phase_sink)(void *ctx, const wl_instr *phase);
  * handed over as it is; groups of one member give nothing. */
 void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sink, void *ctx);
 
-void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out);
+void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out);
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out);
 void wl_layer_ops_free(wl_layer_ops *ops);
 void wl_edge_ops_free(wl_edge_ops *ops);
@@ -98,7 +101,7 @@ struct wl_plan {
     const cost_model *c;
     wl_layout layout;
     int micro_batches;
-    wl_layer_ops dense, moe;
+    wl_layer_ops layer[WL_NKINDS]; /* by wl_layer_kind; built for the possible kinds */
     wl_edge_ops edge;
     wl_step **schedule;     /* per stage */
     int *schedule_len;      /* per stage */

@@ -11,7 +11,19 @@
  * round the ring, overlapped with blockwise attention.  Experts: router,
  * dispatch all-to-all over EP, the local experts' GEMMs on the routed
  * tokens, combine all-to-all.  Backward GEMMs cost twice the forward
- * (input and weight gradients); flash-attention backward 2.5x. */
+ * (input and weight gradients); flash-attention backward 2.5x.
+ *
+ * Multi-head latent attention (DeepSeek-V2), as Megatron's
+ * MLASelfAttention runs it: the down-projections are held whole by every
+ * TP rank and run on its own tokens (the sequence shard with SP), the
+ * latents are gathered for the column-parallel up-projections (one
+ * all-gather of q_lora + kv_lora + rope per token instead of the hidden),
+ * core attention runs on the rank's heads, the output projection is
+ * row-parallel.  The multi-token prediction modules (DeepSeek-V3) run on
+ * the last stage after the head: embedding look-up, two norms, the
+ * column-parallel projection of [hidden; embedding] with its output
+ * gathered over TP, one layer of its kind, the final norm, the shared
+ * output layer and the loss again. */
 #include "../model/model.h"
 #include "internal.h"
 
@@ -117,13 +129,15 @@ typedef struct shape {
     double tok;      /* tokens of the rank's sequence shard in one micro-batch: b*s/cp */
     double tok_sp;   /* tokens held between blocks: tok/tp when sequence-sharded, else tok */
     double h;        /* hidden */
-    double qkv;      /* width of Q, K and V together, all heads (K,V replicated when tp_x > kv_heads) */
-    double q;        /* width of Q (and of the attention output), all heads */
+    mdl_attn w;      /* attention widths, all heads (K, V replicated when tp_x > kv_heads) */
+    double qkv;      /* width of Q, K and V together: w.q + w.k + w.v */
+    bool mla;        /* multi-head latent attention */
+    bool windowed;   /* the layer attends through the model's window */
     double x, y, t;  /* tp_x, tp_y, tp_x*tp_y */
     bool sp;         /* activations sharded between blocks (SP, or 2D TP) */
 } shape;
 
-static shape layer_shape(const wl_plan *plan)
+static shape layer_shape(const wl_plan *plan, bool windowed)
 {
     const cfg_model *m = plan->m;
     const cfg_strategy *s = plan->s;
@@ -135,8 +149,10 @@ static shape layer_shape(const wl_plan *plan)
     sh.tok = (double)s->micro_batch * m->seq_len / cfg_cp(s);
     sh.tok_sp = sh.sp ? sh.tok / sh.t : sh.tok;
     sh.h = m->hidden;
-    sh.q = (double)m->heads * m->head_dim;
-    sh.qkv = sh.q + 2.0 * mdl_kv_heads_tp(m, s) * m->head_dim;
+    mdl_attn_widths(m, mdl_kv_heads_tp(m, s), &sh.w);
+    sh.qkv = sh.w.q + sh.w.k + sh.w.v;
+    sh.mla = cfg_is_mla(m);
+    sh.windowed = windowed;
     return sh;
 }
 
@@ -158,8 +174,9 @@ static void tp_reduce(emitter *e, wl_group g, double bytes, bool sharded)
  * gathers its input over tp_x and reduce-scatters its output over tp_y;
  * the second swaps the roles.  With tp_y = 1 this is Megatron's 1D TP with
  * sequence parallel (first = column-parallel, second = row-parallel);
- * without SP the 1D case all-reduces after the row-parallel GEMM in
- * forward and after the column-parallel input gradient in backward. */
+ * without SP the 1D case all-reduces the row-parallel GEMM's output (N
+ * wide) in forward and the column-parallel GEMM's input gradient (K wide)
+ * in backward. */
 static void linear(emitter *e, const shape *sh, int label, double K, double N, bool second, bool bwd)
 {
     double db = e->dtype;
@@ -177,7 +194,7 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
         if (sh->sp)
             tp_reduce(e, gout, out_bytes, true);
         else if (second)
-            tp_reduce(e, WL_G_TP, sh->tok * sh->h * db, false);
+            tp_reduce(e, WL_G_TP, sh->tok * N * db, false);
     } else {
         if (sh->sp) {
             tp_gather(e, gout, out_bytes); /* the output gradient */
@@ -187,7 +204,7 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
         if (sh->sp)
             tp_reduce(e, gin, in_bytes, true);
         else if (!second)
-            tp_reduce(e, WL_G_TP, sh->tok * sh->h * db, false);
+            tp_reduce(e, WL_G_TP, sh->tok * K * db, false);
     }
 }
 
@@ -203,23 +220,30 @@ static void residual(emitter *e, const shape *sh, bool bwd)
     emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, bwd);
 }
 
-static void attention_core(emitter *e, const shape *sh, bool backward)
+/* Seconds of core attention on the rank's queries and heads: causal
+ * against the whole context or the window (mdl_core_attn_flops), reading
+ * Q, K, V and writing the context; backward ATTN_BWD_FACTOR times the
+ * FLOPs and twice the bytes. */
+static double attention_core_s(const wl_plan *plan, const shape *sh, double dtype, bool backward)
 {
-    const cfg_model *m = e->plan->m;
-    const cfg_strategy *s = e->plan->s;
-    /* Causal attention of the rank's queries against the whole context:
-     * scores and context GEMMs, half of the square for the mask. */
-    double flops = 4.0 * sh->tok * m->seq_len * sh->q / sh->t * 0.5;
-    double bytes = sh->tok * (sh->q + sh->qkv) / sh->t * e->dtype;
+    double flops = mdl_core_attn_flops(plan->m, sh->windowed, sh->tok) / sh->t;
+    double bytes = sh->tok * (sh->qkv + sh->w.o) / sh->t * dtype;
     if (backward) {
         flops *= ATTN_BWD_FACTOR;
         bytes *= 2;
     }
-    double t = cost_attention_s(e->plan->c, flops, bytes);
+    return cost_attention_s(plan->c, flops, bytes);
+}
+
+static void attention_core(emitter *e, const shape *sh, bool backward)
+{
+    const cfg_strategy *s = e->plan->s;
+    double t = attention_core_s(e->plan, sh, e->dtype, backward);
     if (s->cp_ring > 1) {
         /* K,V blocks go round the ring, overlapped with blockwise attention
-         * (their gradients come back round it in backward). */
-        double kv_block = sh->tok * (sh->qkv - sh->q) / sh->t * e->dtype;
+         * (their gradients come back round it in backward; a window does
+         * not shorten the ring). */
+        double kv_block = sh->tok * (sh->w.k + sh->w.v) / sh->t * e->dtype;
         wl_stream st = s->overlap_cp_comm ? WL_S_CP : WL_S_MAIN;
         emit_coll(e, WL_L_CP_KV, WL_ALLGATHER, WL_G_CPR, kv_block * s->cp_ring, st);
         if (backward) emit_coll(e, WL_L_CP_KV, WL_REDUCESCATTER, WL_G_CPR, kv_block * s->cp_ring, st);
@@ -245,24 +269,59 @@ static void heads_a2a(emitter *e, const shape *sh, double width)
     emit_coll(e, WL_L_CP_A2A, WL_ALLTOALL, WL_G_CPU, bytes, WL_S_MAIN);
 }
 
+/* MLA's query and key/value projections (1D TP; cfg_check refuses
+ * tp_y > 1): the down-projections on the rank's tokens with the whole
+ * weights, the latents' norms, then the column-parallel up-projections,
+ * whose SP all-gather carries the latents (q_lora, kv_lora), and the
+ * shared rotary key gathered beside them.  Without query compression the
+ * queries come from the hidden like MHA's. */
+static void mla_qkv(emitter *e, const shape *sh, bool bwd)
+{
+    const mdl_attn *w = &sh->w;
+    const cfg_model *m = e->plan->m;
+    double down = w->q_lora + w->kv_lora + w->rope, latents = w->q_lora + w->kv_lora;
+    double q_in = w->q_lora > 0 ? w->q_lora : sh->h;
+    double kv_up = (double)m->heads * m->mla.qk_nope_head_dim + w->v;
+    double rope_bytes = sh->tok * w->rope * e->dtype;
+    if (!bwd) {
+        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, false);
+        emit_elementwise(e, WL_L_NORM, sh->tok_sp * latents * e->dtype * 2, false);
+        if (sh->sp) tp_gather(e, WL_G_TP, rope_bytes);
+        linear(e, sh, WL_L_QKV, q_in, w->q, false, false);
+        linear(e, sh, WL_L_QKV, w->kv_lora, kv_up, false, false);
+    } else {
+        linear(e, sh, WL_L_QKV, w->kv_lora, kv_up, false, true);
+        linear(e, sh, WL_L_QKV, q_in, w->q, false, true);
+        if (sh->sp) tp_reduce(e, WL_G_TP, rope_bytes, true);
+        emit_elementwise(e, WL_L_NORM, sh->tok_sp * latents * e->dtype * 2, true);
+        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, true);
+    }
+}
+
 /* Attention block, forward or backward (ops in execution order). */
 static void attention_block(emitter *e, const shape *sh, bool bwd)
 {
     if (!bwd) {
         norm(e, sh, false);
-        linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, false);
+        if (sh->mla)
+            mla_qkv(e, sh, false);
+        else
+            linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, false);
         heads_a2a(e, sh, sh->qkv);
         attention_core(e, sh, false);
-        heads_a2a(e, sh, sh->q);
-        linear(e, sh, WL_L_PROJ, sh->q, sh->h, true, false);
+        heads_a2a(e, sh, sh->w.o);
+        linear(e, sh, WL_L_PROJ, sh->w.o, sh->h, true, false);
         residual(e, sh, false);
     } else {
         residual(e, sh, true);
-        linear(e, sh, WL_L_PROJ, sh->q, sh->h, true, true);
-        heads_a2a(e, sh, sh->q);
+        linear(e, sh, WL_L_PROJ, sh->w.o, sh->h, true, true);
+        heads_a2a(e, sh, sh->w.o);
         attention_core(e, sh, true);
         heads_a2a(e, sh, sh->qkv);
-        linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, true);
+        if (sh->mla)
+            mla_qkv(e, sh, true);
+        else
+            linear(e, sh, WL_L_QKV, sh->h, sh->qkv, false, true);
         norm(e, sh, true);
     }
 }
@@ -349,11 +408,12 @@ static void layer_pass(emitter *e, const shape *sh, bool moe, bool bwd)
     }
 }
 
-void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
+void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out)
 {
     const cfg_model *m = plan->m;
     const cfg_strategy *s = plan->s;
-    shape sh = layer_shape(plan);
+    bool moe = kind & WL_KIND_MOE;
+    shape sh = layer_shape(plan, kind & WL_KIND_WINDOW);
     emitter e = {plan, &out->fwd, WL_PH_FORWARD, m->dtype_bytes};
     layer_pass(&e, &sh, moe, false);
     e.ops = &out->bwd;
@@ -367,9 +427,7 @@ void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
         for (int i = 0; i < out->recompute.n; i++) out->recompute.a[i].phase = WL_PH_RECOMPUTE;
     } else if (s->recompute == CFG_RECOMP_SELECTIVE) {
         /* Only the core attention runs again (its comms are not repeated). */
-        double flops = 4.0 * sh.tok * m->seq_len * sh.q / sh.t * 0.5;
-        double bytes = sh.tok * (sh.q + sh.qkv) / sh.t * e.dtype;
-        emit_compute(&e, WL_L_ATTN, cost_attention_s(plan->c, flops, bytes));
+        emit_compute(&e, WL_L_ATTN, attention_core_s(plan, &sh, e.dtype, false));
     }
 
     mdl_held held;
@@ -378,47 +436,101 @@ void wl_layer_ops_build(const wl_plan *plan, bool moe, wl_layer_ops *out)
     out->params_edp = mdl_held_params(&held, MDL_SYNC_EDP);
 }
 
+/* Vocab-parallel embedding over the whole TP group: look-up, then reduce
+ * the partial rows (scattered on sequence when sharded). */
+static void embedding(emitter *e, const shape *sh, bool bwd)
+{
+    double rows = sh->tok * sh->h * e->dtype;
+    if (!bwd) {
+        emit_elementwise(e, WL_L_EMBED, rows * 2, false);
+        tp_reduce(e, WL_G_TP, rows, sh->sp);
+    } else {
+        if (sh->sp) tp_gather(e, WL_G_TP, rows);
+        emit_elementwise(e, WL_L_EMBED, rows * 2, true);
+    }
+}
+
+/* Final norm, logits over the vocab shard, cross-entropy (its small
+ * max/sum all-reduces over TP merged into one). */
+static void head(emitter *e, const shape *sh, bool bwd)
+{
+    const cfg_model *m = e->plan->m;
+    double db = e->dtype, vocab = m->vocab / sh->t, rows = sh->tok * sh->h * db;
+    if (!bwd) {
+        norm(e, sh, false);
+        if (sh->sp) tp_gather(e, WL_G_TP, rows);
+        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, false);
+        emit_elementwise(e, WL_L_LOSS, sh->tok * vocab * (db + 4) * 2, false);
+        emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh->tok * 4 * 3, WL_S_MAIN);
+    } else {
+        emit_elementwise(e, WL_L_LOSS, sh->tok * vocab * (db + 4) * 2, true);
+        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, true);
+        tp_reduce(e, WL_G_TP, rows, sh->sp);
+        norm(e, sh, true);
+    }
+}
+
+/* Multi-token prediction module k before its layer, forward: the shifted
+ * tokens' embedding, the norms of it and of the hidden, and the
+ * column-parallel projection of the pair (2h -> h) with its output
+ * gathered over TP (Megatron's eh_proj); backward mirrored. */
+static void mtp_entry(emitter *e, const shape *sh, bool bwd)
+{
+    double rows = sh->tok * sh->h * e->dtype;
+    if (!bwd) {
+        embedding(e, sh, false);
+        norm(e, sh, false);
+        norm(e, sh, false);
+        linear(e, sh, WL_L_MTP_PROJ, 2 * sh->h, sh->h, false, false);
+        tp_gather(e, WL_G_TP, rows);
+    } else {
+        tp_gather(e, WL_G_TP, rows);
+        linear(e, sh, WL_L_MTP_PROJ, 2 * sh->h, sh->h, false, true);
+        norm(e, sh, true);
+        norm(e, sh, true);
+        embedding(e, sh, true);
+    }
+}
+
+/* The edges' ops; needs the plan's layer templates (the modules' layers
+ * are copies of them). */
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
 {
     const cfg_model *m = plan->m;
-    shape sh = layer_shape(plan);
-    double db = m->dtype_bytes;
-    double vocab = m->vocab / sh.t, rows = sh.tok * sh.h * db;
-    emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, db};
-
-    /* Vocab-parallel embedding over the whole TP group: look-up, then
-     * reduce the partial rows (scattered on sequence when sharded). */
-    emit_elementwise(&e, WL_L_EMBED, rows * 2, false);
-    tp_reduce(&e, WL_G_TP, rows, sh.sp);
+    shape sh = layer_shape(plan, false);
+    emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, m->dtype_bytes};
+    embedding(&e, &sh, false);
     e.ops = &out->embed_bwd;
     e.phase = WL_PH_BACKWARD;
-    if (sh.sp) tp_gather(&e, WL_G_TP, rows);
-    emit_elementwise(&e, WL_L_EMBED, rows * 2, true);
+    embedding(&e, &sh, true);
 
-    /* Final norm, logits over the vocab shard, cross-entropy (its small
-     * max/sum all-reduces over TP merged into one). */
     e.ops = &out->head_fwd;
     e.phase = WL_PH_FORWARD;
-    norm(&e, &sh, false);
-    if (sh.sp) tp_gather(&e, WL_G_TP, rows);
-    emit_gemm(&e, WL_L_LOGITS, sh.tok, vocab, sh.h, false);
-    emit_elementwise(&e, WL_L_LOSS, sh.tok * vocab * (db + 4) * 2, false);
-    emit_coll(&e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh.tok * 4 * 3, WL_S_MAIN);
+    head(&e, &sh, false);
+    for (int k = 0; k < m->mtp_layers; k++) {
+        mtp_entry(&e, &sh, false);
+        wl_ops_append(&out->head_fwd, &plan->layer[wl_layer_kind(m, m->layers + k)].fwd);
+        head(&e, &sh, false);
+    }
     e.ops = &out->head_bwd;
     e.phase = WL_PH_BACKWARD;
-    emit_elementwise(&e, WL_L_LOSS, sh.tok * vocab * (db + 4) * 2, true);
-    emit_gemm(&e, WL_L_LOGITS, sh.tok, vocab, sh.h, true);
-    tp_reduce(&e, WL_G_TP, rows, sh.sp);
-    norm(&e, &sh, true);
+    for (int k = m->mtp_layers - 1; k >= 0; k--) {
+        head(&e, &sh, true);
+        wl_ops_append(&out->head_bwd, &plan->layer[wl_layer_kind(m, m->layers + k)].bwd);
+        mtp_entry(&e, &sh, true);
+    }
+    head(&e, &sh, true);
 
     /* The embedding's gradient is complete after the embedding's backward
      * (with tied embeddings and one stage, after the head's too); the final
-     * norm's and the output layer's after the head's. */
+     * norm's, the output layer's and the prediction modules' (with their
+     * copy of the embedding, pp > 1) after the head's. */
     mdl_held first, last;
     mdl_edge_held(m, plan->s, 0, &first);
     mdl_edge_held(m, plan->s, plan->s->pp - 1, &last);
     out->embed_params = first.params[MDL_PART_EMBEDDING];
-    out->head_params = last.params[MDL_PART_NORMS] + last.params[MDL_PART_OUTPUT];
+    out->head_params = mdl_held_params(&last, MDL_SYNC_DP) - (plan->s->pp == 1 ? out->embed_params : 0.0);
+    out->head_params_edp = mdl_held_params(&last, MDL_SYNC_EDP);
 }
 
 void wl_layer_ops_free(wl_layer_ops *ops)

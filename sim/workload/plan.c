@@ -39,8 +39,8 @@ sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy
     plan->c = c;
     wl_layout_init(&plan->layout, s);
     plan->micro_batches = cfg_micro_batches(s);
-    wl_layer_ops_build(plan, false, &plan->dense);
-    if (m->moe.experts > 0) wl_layer_ops_build(plan, true, &plan->moe);
+    for (int k = 0; k < WL_NKINDS; k++)
+        if (wl_kind_possible(m, k)) wl_layer_ops_build(plan, k, &plan->layer[k]);
     wl_edge_ops_build(plan, &plan->edge);
     plan->schedule = sim_xcalloc((size_t)s->pp, sizeof *plan->schedule);
     plan->schedule_len = sim_xcalloc((size_t)s->pp, sizeof *plan->schedule_len);
@@ -52,14 +52,23 @@ sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy
 void wl_plan_free(wl_plan *plan)
 {
     if (!plan) return;
-    wl_layer_ops_free(&plan->dense);
-    wl_layer_ops_free(&plan->moe);
+    for (int k = 0; k < WL_NKINDS; k++) wl_layer_ops_free(&plan->layer[k]);
     wl_edge_ops_free(&plan->edge);
     if (plan->schedule)
         for (int st = 0; st < plan->s->pp; st++) free(plan->schedule[st]);
     free(plan->schedule);
     free(plan->schedule_len);
     free(plan);
+}
+
+int wl_layer_kind(const cfg_model *m, int layer)
+{
+    return (cfg_is_moe_layer(m, layer) ? WL_KIND_MOE : 0) | (cfg_is_window_layer(m, layer) ? WL_KIND_WINDOW : 0);
+}
+
+bool wl_kind_possible(const cfg_model *m, int kind)
+{
+    return (!(kind & WL_KIND_MOE) || m->moe.experts > 0) && (!(kind & WL_KIND_WINDOW) || m->window.tokens > 0);
 }
 
 int wl_world(const wl_plan *plan) { return plan->layout.world; }
@@ -104,11 +113,15 @@ unsigned wl_groups_used(const wl_plan *plan)
     const wl_edge_ops *e = &plan->edge;
     /* the program adds pipeline p2p and the gradient and parameter syncs */
     unsigned mask = 1u << WL_G_PP | 1u << WL_G_DP;
-    if (plan->moe.params_edp > 0) {
+    bool edp = e->head_params_edp > 0;
+    for (int k = 0; k < WL_NKINDS; k++) {
+        edp = edp || plan->layer[k].params_edp > 0;
+        mask |= layer_groups(&plan->layer[k]);
+    }
+    if (edp) {
         wl_instr sync = {.op = WL_COLL, .coll = WL_ALLREDUCE, .group = WL_G_EDP, .bytes = 1};
         wl_coll_phases(plan->s, &sync, add_group, &mask);
     }
-    mask |= layer_groups(&plan->dense) | layer_groups(&plan->moe);
     mask |= ops_groups(&e->embed_fwd) | ops_groups(&e->embed_bwd) | ops_groups(&e->head_fwd) | ops_groups(&e->head_bwd);
     return mask;
 }
@@ -161,6 +174,7 @@ const char *wl_label_name(int label)
 {
     static const char *names[WL_NLABELS] = { /* ORDER WL_LABEL */
         "", "embedding", "norm", "qkv", "attention", "proj", "residual", "fc1", "activation", "fc2",
+        "qkv_down", "mtp_proj",
         "router", "experts", "shared_experts", "logits", "loss",
         "tp_allgather", "tp_reducescatter", "tp_allreduce", "tp_alltoall", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
         "dp_grad_sync", "dp_param_gather", "edp_grad_sync", "edp_param_gather", "pp_activation", "pp_gradient",

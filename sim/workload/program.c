@@ -97,7 +97,7 @@ static void put_p2p(wl_program *p, wl_op op, bool backward, int micro)
 
 static const wl_layer_ops *layer_ops(const wl_plan *plan, int layer)
 {
-    return cfg_is_moe_layer(plan->m, layer) ? &plan->moe : &plan->dense;
+    return &plan->layer[wl_layer_kind(plan->m, layer)];
 }
 
 /* Gradient reduction of one layer's (or edge's) parameters. */
@@ -206,7 +206,7 @@ static void backward_step(wl_program *p, int chunk, int micro)
     bool final_micro = ++p->bwd_done[chunk] == plan->micro_batches;
     if (last) {
         put_ops(p, &plan->edge.head_bwd, -1, micro);
-        if (final_micro) grad_sync(p, plan->edge.head_params, 0, -1);
+        if (final_micro) grad_sync(p, plan->edge.head_params, plan->edge.head_params_edp, -1);
     } else {
         put_p2p(p, WL_RECV, true, micro);
     }

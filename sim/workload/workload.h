@@ -81,6 +81,19 @@ typedef struct wl_instr {
     double bytes;      /* COLL: buffer size per rank (see cost_collective_s); SEND/RECV: message */
 } wl_instr;
 
+/* The kinds of layer whose op templates differ: a dense or MoE MLP, full
+ * or windowed attention (cfg_is_moe_layer, cfg_is_window_layer).  A kind is
+ * WL_KIND_MOE and WL_KIND_WINDOW or-ed. */
+enum { WL_KIND_MOE = 1, WL_KIND_WINDOW = 2, WL_NKINDS = 4 };
+
+/* Returns the kind of layer `layer` (the multi-token prediction modules'
+ * layers numbered from m->layers on). */
+int wl_layer_kind(const cfg_model *m, int layer);
+
+/* True when the model can have layers of kind `kind`: MoE needs experts, a
+ * window needs attention_window. */
+bool wl_kind_possible(const cfg_model *m, int kind);
+
 typedef struct wl_plan wl_plan;
 typedef struct wl_program wl_program;
 

@@ -111,7 +111,7 @@ model 's/"layers"/"layer"/' m.json
 expect 2 "m.json" "\.layer: unknown key \(did you mean 'layers'\?\)" -- memory -m "$tmp/m.json" "${P[@]}" "${S[@]}"
 model 's/"layers": 4,/"layers": 4, "layers": 8,/' m.json
 expect 2 "m.json" "\.layers: duplicate key" -- memory -m "$tmp/m.json" "${P[@]}" "${S[@]}"
-model 's/}$/, "activation": "relu"}/' m.json
+model 's/}$/, "activation": "tanh"}/' m.json
 expect 2 "m.json" "\.activation: expected one of" -- memory -m "$tmp/m.json" "${P[@]}" "${S[@]}"
 model 's/"name": "small"/"name": "two\\nlines"/' m.json
 expect 2 "m.json" "\.name: must be one line" -- memory -m "$tmp/m.json" "${P[@]}" "${S[@]}"
