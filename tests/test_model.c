@@ -726,6 +726,312 @@ END_TEST
 
 /* }============================================================ memory */
 
+
+/* {============================================ MLA, MTP, activations, windows */
+
+/* DeepSeek-V3 in the shape of its config.json (deepseek-ai/DeepSeek-V3,
+ * copied in models/hf/deepseek-v3): 61 layers of hidden 7168, the first 3
+ * dense (SwiGLU 18432), then 256 routed experts of 2048, top-8, and one
+ * shared; MLA with 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
+ * v 128; vocab 129280 untied; one MTP module. */
+static cfg_model deepseek_v3(int seq)
+{
+    cfg_model m = dense_model(61, 7168, 128, 18432, 129280, seq);
+    m.activation = CFG_ACT_SWIGLU;
+    fx_moe(&m, 256, 8, 2048, 1, 2048, 3, 1);
+    m.mla = (cfg_mla){.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+                      .v_head_dim = 128};
+    m.mtp_layers = 1;
+    return m;
+}
+
+/* The matrices of one DeepSeek-V3 attention block, by hand (DeepSeek-V2
+ * section 2.1): W^DQ h x q_lora; W^UQ and W^QR q_lora x a(nope + rope);
+ * W^DKV and W^KR h x (kv_lora + rope); W^UK and W^UV kv_lora x a(nope + v);
+ * W^O a*v x h.  *norms gets the latent norms q_lora + kv_lora. */
+typedef struct mla_hand {
+    double dq, uq, dkv, ukv, o, latent_norms;
+} mla_hand;
+
+static mla_hand deepseek_v3_attention(void)
+{
+    double h = 7168, a = 128, ql = 1536, kvl = 512, nope = 128, rope = 64, v = 128;
+    return (mla_hand){h * ql, ql * a * (nope + rope), h * (kvl + rope), kvl * a * (nope + v), a * v * h, ql + kvl};
+}
+
+START_TEST(test_mla_params_deepseek_v3)
+{
+    cfg_model m = deepseek_v3(4096);
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    mla_hand w = deepseek_v3_attention();
+    double h = 7168, V = 129280;
+    double attn = w.dq + w.uq + w.dkv + w.ukv + w.o + w.latent_norms + 2 * h;
+    double expert = 3 * h * 2048, router = h * 256;
+    double dense_layer = attn + 3 * h * 18432, moe_layer = attn + router + 256 * expert + expert;
+    double edges = V * h + V * h + h;
+    assert_rel(p.attention, attn, EXACT);
+    assert_rel(p.per_dense_layer, dense_layer, EXACT);
+    assert_rel(p.per_moe_layer, moe_layer, EXACT);
+    assert_rel(p.total, 3 * dense_layer + 58 * moe_layer + edges, EXACT);
+    assert_rel(p.active, 3 * dense_layer + 58 * (attn + router + 9 * expert) + edges, EXACT);
+    assert_rel(p.active_matmul, p.active - V * h, EXACT);
+    /* the MTP module apart: its MoE layer, the projection 2h x h, three norms */
+    assert_rel(p.mtp, moe_layer + 2 * h * h + 3 * h, EXACT);
+    assert_rel(p.mtp_active, attn + router + 9 * expert + 2 * h * h + 3 * h, EXACT);
+    /* DeepSeek's figures (README_WEIGHTS.md of the release): 671 B main
+     * model, 36.6 B activated including the 0.9 B output head, an MTP
+     * module of 11.5 B unique parameters (its transformer layer) */
+    assert_rel(p.total, 671e9, 0.005);
+    assert_rel(p.active_matmul, 36.6e9, 0.005);
+    assert_rel(moe_layer, 11.5e9, 0.005);
+
+    /* TP 8: the up-projections and W^O split by heads, the
+     * down-projections and latent norms whole on every rank */
+    cfg_strategy st = base_strategy();
+    st.tp_x = 8;
+    mdl_held held;
+    mdl_layer_held(&m, &st, true, &held);
+    assert_rel(held.params[MDL_PART_ATTENTION], (w.uq + w.ukv + w.o) / 8, EXACT);
+    assert_rel(held.params[MDL_PART_MLA_DOWN], w.dq + w.dkv + w.latent_norms, EXACT);
+    /* without query compression the queries come from the hidden, h x a(nope + rope) */
+    cfg_model lite = m;
+    lite.mla.q_lora_rank = 0;
+    mdl_count_params(&lite, &p);
+    assert_rel(p.attention, h * 128 * 192 + w.dkv + w.ukv + w.o + 512 + 2 * h, EXACT);
+}
+END_TEST
+
+START_TEST(test_mla_flops_deepseek_v3)
+{
+    mla_hand w = deepseek_v3_attention();
+    double h = 7168, a = 128, V = 129280;
+    double expert = 3 * h * 2048, router = h * 256;
+    double matrices = w.dq + w.uq + w.dkv + w.ukv + w.o;
+    for (int seq = 4096; seq <= 131072; seq *= 8) {
+        cfg_model m = deepseek_v3(seq);
+        double s = seq;
+        /* causal core attention: scores over a(nope + rope), context over
+         * a*v, s/2 keys per query */
+        double core = 2.0 * (s / 2) * a * ((128 + 64) + 128);
+        assert_rel(mdl_core_attn_flops(&m, false, 1.0), core, EXACT);
+        double moe_fwd = 2 * matrices + core + 2 * router + 2 * 9 * expert;
+        double dense_fwd = 2 * matrices + core + 2 * 3 * h * 18432;
+        assert_rel(mdl_layer_forward_flops(&m, 0, 1.0), dense_fwd, EXACT);
+        assert_rel(mdl_layer_forward_flops(&m, 10, 1.0), moe_fwd, EXACT);
+        /* a step: 3 passes over the 61 layers, the logits, and the MTP
+         * module (projection 2*2h*h, its layer, the logits again) */
+        double main = 3 * dense_fwd + 58 * moe_fwd + 2 * h * V;
+        double mtp = 2 * 2 * h * h + moe_fwd + 2 * h * V;
+        assert_rel(mdl_model_flops_per_step(&m, 2), 3.0 * 2 * s * (main + mtp), EXACT);
+
+        /* what the same config cost as 128-head MHA of head_dim 56 (MLA
+         * ignored): 5 % low at 4K, 33 % at 32K (and more beyond) */
+        cfg_model mha = m;
+        memset(&mha.mla, 0, sizeof mha.mla);
+        mha.mtp_layers = m.mtp_layers = 0;
+        double low = 1 - mdl_model_flops_per_step(&mha, 1) / mdl_model_flops_per_step(&m, 1);
+        if (seq == 4096) ck_assert_msg(low > 0.04 && low < 0.06, "%g", low);
+        if (seq == 32768) ck_assert_msg(low > 0.32 && low < 0.34, "%g", low);
+    }
+}
+END_TEST
+
+START_TEST(test_activation_matrices)
+{
+    /* Plain activations keep two matrices (up, down) and store the MLP's
+     * input and output of the activation, 2 tensors of f; gated ones a
+     * third matrix (the gate) and a third tensor [K23 generalised]. */
+    static const struct {
+        cfg_activation act;
+        const char *name;
+        int matrices;
+    } rows[] = {{CFG_ACT_GELU, "gelu", 2},          {CFG_ACT_RELU, "relu", 2},   {CFG_ACT_SQUARED_RELU, "squared-relu", 2},
+                {CFG_ACT_GEGLU, "geglu", 3},        {CFG_ACT_SWIGLU, "swiglu", 3}};
+    cfg_strategy st = base_strategy();
+    st.micro_batch = 2;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        cfg_model m = dense_model(4, 1024, 16, 2816, 32000, 2048);
+        m.activation = rows[i].act;
+        ck_assert_str_eq(cfg_activation_name(m.activation), rows[i].name);
+        ck_assert(cfg_mlp_gated(&m) == (rows[i].matrices == 3));
+        double h = m.hidden, f = m.ffn_hidden, sb = (double)m.seq_len * st.micro_batch;
+        mdl_params p;
+        mdl_count_params(&m, &p);
+        assert_rel(p.per_dense_layer - p.attention, rows[i].matrices * h * f, EXACT);
+        double core = mdl_core_attn_flops(&m, false, 1.0), attn = 4.0 * h * h;
+        assert_rel(mdl_layer_forward_flops(&m, 0, 1.0), 2 * attn + core + 2.0 * rows[i].matrices * h * f, EXACT);
+        /* against the same layer without its MLP's tensors (f = 0) */
+        cfg_model none = m;
+        none.ffn_hidden = 0;
+        double mlp_bytes = mdl_layer_activation_bytes(&m, &st, 0) - mdl_layer_activation_bytes(&none, &st, 0);
+        assert_rel(mlp_bytes, rows[i].matrices * 2.0 * sb * f, EXACT);
+        /* routed and shared experts follow the model's activation */
+        fx_moe(&m, 8, 2, 512, 1, 768, 0, 1);
+        mdl_count_params(&m, &p);
+        assert_rel(p.expert, rows[i].matrices * h * 512, EXACT);
+        assert_rel(p.per_moe_layer - p.attention - h * 8, 8 * p.expert + rows[i].matrices * h * 768, EXACT);
+    }
+}
+END_TEST
+
+/* Keys per query the naive way: query i (0-based) attends to the keys
+ * from max(0, i + 1/2 - W) up to i + 1/2 (the diagonal counted half, as
+ * the causal s/2), or to those of its own chunk of C; averaged. */
+static double naive_keys(int s, int w, bool chunked)
+{
+    double sum = 0;
+    for (int i = 0; i < s; i++) {
+        double pos = i + 0.5;
+        if (w <= 0)
+            sum += pos;
+        else if (chunked)
+            sum += pos - (double)(i / w) * w;
+        else
+            sum += pos < w ? pos : w;
+    }
+    return sum / s;
+}
+
+START_TEST(test_window_bounds_attention)
+{
+    cfg_model m = dense_model(12, 1024, 16, 4096, 32000, 8192);
+    double s = m.seq_len;
+    assert_rel(mdl_attn_keys(&m, false), naive_keys(8192, 0, false), EXACT);
+    for (int k = 0; k < 2; k++)
+        for (int w = 1000; w <= 16384; w *= 2) {
+            m.window = (cfg_window){.tokens = w, .full_every = 0, .kind = k ? CFG_WINDOW_CHUNKED : CFG_WINDOW_SLIDING};
+            double keys = mdl_attn_keys(&m, true);
+            assert_rel(keys, naive_keys(8192, w < s ? w : 0, k), 1e-12);
+            ck_assert(keys <= s / 2 && keys <= w);
+            /* the full layers of a windowed model do not change */
+            assert_rel(mdl_attn_keys(&m, false), s / 2, EXACT);
+        }
+    /* Gemma 3: a window of 1024 on 5 layers of 6; the 6th, 12th full */
+    m.window = (cfg_window){.tokens = 1024, .full_every = 6, .kind = CFG_WINDOW_SLIDING};
+    for (int l = 0; l < m.layers; l++) ck_assert(cfg_is_window_layer(&m, l) == ((l + 1) % 6 != 0));
+    cfg_model full = m;
+    full.window.tokens = 0;
+    double core_full = mdl_core_attn_flops(&full, false, 1.0), core_win = mdl_core_attn_flops(&m, true, 1.0);
+    assert_rel(core_win, core_full * (1024 - 1024.0 * 1024 / (2 * s)) / (s / 2), EXACT);
+    assert_rel(mdl_layer_forward_flops(&full, 0, 1.0) - mdl_layer_forward_flops(&m, 0, 1.0), core_full - core_win,
+               1e-9);
+    assert_rel(mdl_layer_forward_flops(&m, 5, 1.0), mdl_layer_forward_flops(&full, 5, 1.0), EXACT);
+    double per_token = 0;
+    for (int l = 0; l < m.layers; l++) per_token += mdl_layer_forward_flops(&m, l, 1.0);
+    per_token += 2.0 * m.hidden * m.vocab;
+    assert_rel(mdl_model_flops_per_step(&m, 4), 3.0 * 4 * s * per_token, EXACT);
+    /* the score memory of a windowed layer spans the window, not s */
+    cfg_strategy st = base_strategy();
+    double diff = mdl_layer_activation_bytes(&full, &st, 0) - mdl_layer_activation_bytes(&m, &st, 0);
+    assert_rel(diff, (2 * 2.0 + 1) * m.heads * s * (s - 1024), EXACT);
+    assert_rel(mdl_layer_activation_bytes(&m, &st, 5), mdl_layer_activation_bytes(&full, &st, 5), EXACT);
+}
+END_TEST
+
+START_TEST(test_mtp_on_last_stage)
+{
+    /* The MTP module's parameters sit on the last stage with a copy of
+     * the embedding when pp > 1 (untied); its activations and its logits
+     * come on top of the last stage's. */
+    cfg_model m = deepseek_v3(4096);
+    m.layers = 8;
+    m.moe.experts = 16;
+    mdl_params p;
+    mdl_count_params(&m, &p);
+    double vh = (double)m.vocab * m.hidden;
+    for (int pp = 1; pp <= 2; pp++) {
+        cfg_strategy st = base_strategy();
+        st.pp = pp;
+        st.recompute = CFG_RECOMP_SELECTIVE;
+        mdl_held last, first;
+        mdl_edge_held(&m, &st, pp - 1, &last);
+        mdl_edge_held(&m, &st, 0, &first);
+        double held = mdl_held_params(&last, MDL_SYNC_DP) + mdl_held_params(&last, MDL_SYNC_EDP);
+        double main_edges = (pp == 1 ? vh : 0) + vh + m.hidden;
+        assert_rel(held, main_edges + p.mtp + (pp > 1 ? vh : 0), EXACT);
+        if (pp > 1) assert_rel(first.params[MDL_PART_EMBEDDING], vh, EXACT);
+
+        cfg_model plain = m;
+        plain.mtp_layers = 0;
+        mdl_memory a, b;
+        mdl_rank_memory(&m, &st, pp - 1, &a);
+        mdl_rank_memory(&plain, &st, pp - 1, &b);
+        assert_rel(a.params - b.params, p.mtp + (pp > 1 ? vh : 0), EXACT);
+        double tok = (double)m.seq_len * st.micro_batch, e = 2;
+        cfg_strategy none = st;
+        none.recompute = CFG_RECOMP_NONE;
+        double module = 5 * e * tok * m.hidden + mdl_layer_activation_bytes(&m, &none, m.layers);
+        assert_rel(a.activations_bytes - b.activations_bytes, a.inflight_microbatches * module, 1e-9);
+        double logits = tok * m.vocab * (2 + 4);
+        assert_rel(a.buffers_bytes - b.buffers_bytes, logits, 1e-9);
+        /* the other stages do not change */
+        if (pp > 1) {
+            mdl_rank_memory(&m, &st, 0, &a);
+            mdl_rank_memory(&plain, &st, 0, &b);
+            assert_rel(a.total_bytes, b.total_bytes, EXACT);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_shipped_models_published)
+{
+    /* Each shipped model against its published size.  `step` is the
+     * rounding of the published figure: 0 for a precise one (then within
+     * 0.5 %), else the figure is ours rounded to that step. */
+    static const struct {
+        const char *name;
+        double total, total_step, active, active_step;
+        bool matmul; /* the active count without the input embedding (DeepSeek's way) */
+    } rows[] = {
+        /* README_WEIGHTS.md: 671 B main model, 36.6 B activated */
+        {"deepseek-v3", 671e9, 0, 36.6e9, 0, true},
+        /* model card: 235 B total, 22 B activated (the name's A22B) */
+        {"qwen3-235b-a22b", 235e9, 0, 22e9, 1e9, false},
+        /* model card: 400 B total, 17 B activated */
+        {"llama4-maverick", 400e9, 0, 17e9, 1e9, false},
+        /* Gemma 3 report Table 1: 1,416 M embedding + 25,600 M non-embedding (the vision tower apart) */
+        {"gemma-3-27b", 27.016e9, 0, 27.016e9, 0, false},
+        /* Nemotron-4 340B report: 9.4 B embedding + 331.6 B non-embedding */
+        {"nemotron-4-340b", 341.0e9, 0, 341.0e9, 0, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        cfg_model m;
+        sim_err err = {{0}};
+        ck_assert_msg(cfg_load_model(rows[i].name, NULL, &m, &err) == SIM_OK, "%s", err.msg);
+        mdl_params p;
+        mdl_count_params(&m, &p);
+        double active = rows[i].matmul ? p.active_matmul : p.active;
+        if (rows[i].total_step == 0)
+            assert_rel(p.total, rows[i].total, 0.005);
+        else
+            ck_assert_msg(fabs(p.total - rows[i].total) <= rows[i].total_step / 2, "%s: %g", rows[i].name, p.total);
+        if (rows[i].active_step == 0)
+            assert_rel(active, rows[i].active, 0.005);
+        else
+            ck_assert_msg(fabs(active - rows[i].active) <= rows[i].active_step / 2, "%s: active %g", rows[i].name,
+                          active);
+    }
+    /* the HuggingFace config of DeepSeek-V3 is the shipped model */
+    cfg_model hf, native;
+    sim_err err = {{0}};
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/hf/deepseek-v3/config.json", cfg_data_dir());
+    ck_assert_msg(cfg_load_model(path, NULL, &hf, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_model("deepseek-v3", NULL, &native, &err) == SIM_OK, "%s", err.msg);
+    mdl_params a, b;
+    mdl_count_params(&hf, &a);
+    mdl_count_params(&native, &b);
+    assert_rel(a.total, b.total, EXACT);
+    assert_rel(a.active, b.active, EXACT);
+    assert_rel(a.mtp, b.mtp, EXACT);
+    assert_rel(mdl_model_flops_per_step(&hf, 8), mdl_model_flops_per_step(&native, 8), EXACT);
+}
+END_TEST
+
+/* }============================================ MLA, MTP, activations, windows */
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -760,6 +1066,15 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_embedding_placement);
     tcase_add_test(tc, test_buffers_and_peak);
     tcase_add_test(tc, test_uneven_stage_memory);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("architectures");
+    tcase_add_test(tc, test_mla_params_deepseek_v3);
+    tcase_add_test(tc, test_mla_flops_deepseek_v3);
+    tcase_add_test(tc, test_activation_matrices);
+    tcase_add_test(tc, test_window_bounds_attention);
+    tcase_add_test(tc, test_mtp_on_last_stage);
+    tcase_add_test(tc, test_shipped_models_published);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -55,6 +55,7 @@ typedef struct cfg_tag {
 typedef struct cfg_reader {
     sim_err *err;
     const char *origin;
+    const char *hf_prefix; /* HuggingFace: the path of the object the model's keys come from ("", ".text_config") */
     cfg_tag *tags;
     int ntags, cap;
 } cfg_reader;
@@ -110,25 +111,30 @@ bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t
 
 /* What the model's keys are called in its file, for the messages of the
  * rules that tie keys together ("origin: .kv_heads: 3 does not divide
- * heads=8"): each is the JSON path (".kv_heads", ".moe.top_k"); the same
- * name without its dot names the key inside a message. */
+ * heads=8"): each is the JSON path (".kv_heads", ".moe.top_k",
+ * ".text_config.num_key_value_heads"); the same name without its dot names
+ * the key inside a message. */
 typedef struct cfg_model_names {
-    const char *layers, *hidden, *heads, *kv_heads, *head_dim;
-    const char *experts, *top_k, *first_dense_layers, *shared_experts, *shared_ffn_hidden;
+    char layers[CFG_NAME_LEN], hidden[CFG_NAME_LEN], heads[CFG_NAME_LEN], kv_heads[CFG_NAME_LEN],
+        head_dim[CFG_NAME_LEN];
+    char experts[CFG_NAME_LEN], top_k[CFG_NAME_LEN], first_dense_layers[CFG_NAME_LEN], shared_experts[CFG_NAME_LEN],
+        shared_ffn_hidden[CFG_NAME_LEN];
 } cfg_model_names;
 
 /* heptasim's own names. */
 extern const cfg_model_names cfg_native_names;
 
-/* True when root looks like a HuggingFace config.json (has num_hidden_layers). */
+/* True when root looks like a HuggingFace config.json: it has
+ * num_hidden_layers, or its text_config (multimodal models) has. */
 bool cfg_hf_detect(const cJSON *root);
 
 /* Translate a HuggingFace config into a tree with heptasim's model keys,
  * tagging each value with the HF key it came from, and fill *names with
- * the HF keys the model's values came from.  Returns SIM_OK and *out
- * (caller deletes), or SIM_EINVAL (a key given twice, a missing or
- * unsupported value). */
-sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_names *names);
+ * the HF keys the model's values came from; a multimodal config's language
+ * model is read from its text_config.  Returns SIM_OK and *out (caller
+ * deletes), or SIM_EINVAL (a key given twice, a missing or unsupported
+ * value). */
+sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *root, cJSON **out, cfg_model_names *names);
 
 /* ------------------------------------------------------------- checks */
 

@@ -1,18 +1,30 @@
 /* hf.c - translation of a HuggingFace config.json into heptasim model keys.
  *
- * A HuggingFace config is recognised by "num_hidden_layers".  The keys the
- * simulator needs are copied under heptasim's names, each tagged with its
- * HuggingFace name so that a bad value is reported as ".hidden_size", not
- * ".hidden" (the rules that tie keys together name them as the file does
- * too: cfg_model_names); every other key is ignored.  The result then goes
- * through the model schema like a native file.
+ * A HuggingFace config is recognised by "num_hidden_layers", at the top or
+ * in "text_config" (multimodal models: Llama 4, Gemma 3, Qwen-VL), whose
+ * language model is then read and reported as ".text_config.KEY"; the
+ * vision tower is not modelled.  The keys the simulator needs are copied
+ * under heptasim's names, each tagged with its HuggingFace name so that a
+ * bad value is reported as ".hidden_size", not ".hidden" (the rules that
+ * tie keys together name them as the file does too: cfg_model_names);
+ * every other key is ignored.  The result then goes through the model
+ * schema like a native file.
  *
  *   num_hidden_layers -> layers            hidden_size -> hidden
  *   num_attention_heads -> heads           num_key_value_heads -> kv_heads
  *   head_dim -> head_dim                   intermediate_size -> ffn_hidden
  *   vocab_size -> vocab                    tie_word_embeddings -> tied_embeddings
- *   hidden_act silu/swish -> swiglu, gelu* -> gelu
+ *   hidden_act silu/swish -> swiglu, gelu* -> gelu, relu -> relu,
+ *     relu2 -> squared-relu (Nemotron)
  *   torch_dtype float16 -> fp16, anything else -> bf16
+ *   kv_lora_rank, q_lora_rank (null: 0), qk_nope_head_dim,
+ *     qk_rope_head_dim, v_head_dim -> mla (DeepSeek-V2/V3, Kimi K2)
+ *   num_nextn_predict_layers -> mtp_layers
+ *   windows (hf_window): layer_types, or sliding_window with
+ *     use_sliding_window and max_window_layers (Mistral, Qwen), Gemma 2's
+ *     every other layer, Gemma 3's sliding_window_pattern (6), Llama 4's
+ *     attention_chunk_size on all but every no_rope_layer_interval-th (4)
+ *     layer -> attention_window
  *   num_local_experts | num_experts | n_routed_experts -> moe.experts
  *   num_experts_per_tok -> moe.top_k
  *   moe_intermediate_size -> moe.ffn_hidden (intermediate_size for Mixtral's
@@ -23,6 +35,9 @@
  *     shared_expert_intermediate_size alone means one shared expert (Qwen)
  *   first_k_dense_replace -> moe.first_dense_layers
  *   moe_layer_freq | decoder_sparse_step -> moe.layer_freq
+ *   Llama 4: intermediate_size_mlp -> ffn_hidden (its dense layers),
+ *     intermediate_size -> moe.ffn_hidden, one shared expert of that width,
+ *     interleave_moe_layer_step n -> first_dense_layers n-1, layer_freq n
  *   seq_len is not in these files: CFG_HF_SEQ_LEN (4096).
  *
  * Model families whose code decides what the file leaves out (families[]):
@@ -41,9 +56,18 @@
 
 #include "config_int.h"
 
+/* The object holding the language model's keys: root, or its
+ * text_config when root has no num_hidden_layers. */
+static const cJSON *hf_text(const cJSON *root)
+{
+    if (cJSON_GetObjectItemCaseSensitive(root, "num_hidden_layers")) return root;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+    return cJSON_IsObject(t) && cJSON_GetObjectItemCaseSensitive(t, "num_hidden_layers") ? t : NULL;
+}
+
 bool cfg_hf_detect(const cJSON *root)
 {
-    return cJSON_GetObjectItemCaseSensitive(root, "num_hidden_layers") != NULL;
+    return hf_text(root) != NULL;
 }
 
 /* The value of key, treating null as absent. */
@@ -53,14 +77,31 @@ static const cJSON *hf_get(const cJSON *hf, const char *key)
     return (v && !cJSON_IsNull(v)) ? v : NULL;
 }
 
+/* The prefix of HF key paths in messages ("" or ".text_config"). */
+static const char *pre(const cfg_reader *r) { return r->hf_prefix ? r->hf_prefix : ""; }
+
+/* Tag node as coming from HF key hfkey. */
+static void tag_hf(cfg_reader *r, const cJSON *node, const char *hfkey)
+{
+    char path[CFG_PATH_LEN];
+    snprintf(path, sizeof path, "%s.%s", pre(r), hfkey);
+    cfg_reader_tag(r, node, NULL, path);
+}
+
 /* Copy src under key into obj, reported as .hfkey in messages. */
 static void put_copy(cfg_reader *r, cJSON *obj, const char *key, const cJSON *src, const char *hfkey)
 {
     cJSON *dup = cJSON_Duplicate(src, 1);
-    char path[CFG_PATH_LEN];
-    snprintf(path, sizeof path, ".%s", hfkey);
     cJSON_AddItemToObject(obj, key, dup);
-    cfg_reader_tag(r, dup, NULL, path);
+    tag_hf(r, dup, hfkey);
+}
+
+/* Put the number v under key, reported as .hfkey. */
+static void put_number(cfg_reader *r, cJSON *obj, const char *key, double v, const char *hfkey)
+{
+    cJSON *n = cJSON_CreateNumber(v);
+    cJSON_AddItemToObject(obj, key, n);
+    tag_hf(r, n, hfkey);
 }
 
 /* A count the translation itself looks at (experts, shared experts). */
@@ -69,9 +110,179 @@ static sim_rc hf_count(cfg_reader *r, const cJSON *v, const char *hfkey, int *ou
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > 1e9) {
         char got[64];
         cfg_json_repr(v, got, sizeof got);
-        return sim_fail(r->err, SIM_EINVAL, "%s: .%s: expected an integer >= 0, got %s", r->origin, hfkey, got);
+        return sim_fail(r->err, SIM_EINVAL, "%s: %s.%s: expected an integer >= 0, got %s", r->origin, pre(r), hfkey,
+                        got);
     }
     *out = (int)v->valuedouble;
+    return SIM_OK;
+}
+
+static bool type_is(const cJSON *hf, const char *a, const char *b)
+{
+    const cJSON *t = hf_get(hf, "model_type");
+    return cJSON_IsString(t) && (strcmp(t->valuestring, a) == 0 || (b && strcmp(t->valuestring, b) == 0));
+}
+
+/* A layer pattern: flags[l] (l < n) true for the layers with the feature.
+ * Writes the heptasim rule it matches: *every = 0 when every layer has it,
+ * or n_ > 0 when exactly the layers l with (l+1) % n_ != 0 have it (every
+ * n_-th layer without, as cfg_is_window_layer), -1 when no layer has it.
+ * Returns false when the pattern is none of these. */
+static bool pattern_every(const bool *flags, int n, int *every)
+{
+    int first_without = -1;
+    for (int l = 0; l < n && first_without < 0; l++)
+        if (!flags[l]) first_without = l;
+    if (first_without < 0) {
+        *every = 0;
+        return true;
+    }
+    int k = first_without + 1;
+    for (int l = 0; l < n; l++)
+        if (flags[l] != ((l + 1) % k != 0)) return false;
+    *every = k == 1 ? -1 : k;
+    return true;
+}
+
+/* MLA's keys into an "mla" object (DeepSeek-V2/V3, Kimi K2). */
+static sim_rc hf_mla(cfg_reader *r, const cJSON *hf, cJSON *m)
+{
+    const cJSON *kvl = hf_get(hf, "kv_lora_rank");
+    if (!kvl) return SIM_OK;
+    static const char *const need[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+    for (int i = 0; i < 3; i++)
+        if (!hf_get(hf, need[i]))
+            return sim_fail(r->err, SIM_EINVAL, "%s: %s.%s: required key is missing (kv_lora_rank is set)", r->origin,
+                            pre(r), need[i]);
+    cJSON *mla = cJSON_CreateObject();
+    cJSON_AddItemToObject(m, "mla", mla);
+    put_copy(r, mla, "kv_lora_rank", kvl, "kv_lora_rank");
+    const cJSON *ql = hf_get(hf, "q_lora_rank");
+    if (ql) put_copy(r, mla, "q_lora_rank", ql, "q_lora_rank");
+    for (int i = 0; i < 3; i++) put_copy(r, mla, need[i], hf_get(hf, need[i]), need[i]);
+    return SIM_OK;
+}
+
+/* Which layers attend through a window, and how wide (see the banner). */
+static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
+{
+    const cJSON *nl = hf_get(hf, "num_hidden_layers");
+    int layers = cJSON_IsNumber(nl) && nl->valuedouble >= 1 && nl->valuedouble <= 16384 ? (int)nl->valuedouble : 0;
+    if (layers == 0) return SIM_OK; /* the schema names num_hidden_layers */
+    const cJSON *types = hf_get(hf, "layer_types");
+    const cJSON *nope = hf_get(hf, "no_rope_layers");
+    bool flags[16384];
+    const char *size_key = "sliding_window", *rule_key = NULL, *kind = "sliding";
+    int every = 0;
+    if (cJSON_IsArray(types)) {
+        /* transformers' own per-layer list */
+        int n = cJSON_GetArraySize(types), l = 0, chunked = 0, sliding = 0;
+        if (n != layers)
+            return sim_fail(r->err, SIM_EINVAL, "%s: %s.layer_types: %d entries for num_hidden_layers=%d (give one per "
+                            "layer)", r->origin, pre(r), n, layers);
+        for (const cJSON *c = types->child; c; c = c->next, l++) {
+            const char *t = cJSON_IsString(c) ? c->valuestring : "";
+            chunked += strcmp(t, "chunked_attention") == 0;
+            sliding += strcmp(t, "sliding_attention") == 0;
+            flags[l] = strcmp(t, "full_attention") != 0;
+            if (flags[l] && strcmp(t, "chunked_attention") != 0 && strcmp(t, "sliding_attention") != 0) {
+                char got[64];
+                cfg_json_repr(c, got, sizeof got);
+                return sim_fail(r->err, SIM_EINVAL,
+                                "%s: %s.layer_types[%d]: %s is not modelled (heptasim models \"full_attention\", "
+                                "\"sliding_attention\" and \"chunked_attention\")",
+                                r->origin, pre(r), l, got);
+            }
+        }
+        if (chunked && sliding)
+            return sim_fail(r->err, SIM_EINVAL, "%s: %s.layer_types: both sliding and chunked layers are not modelled "
+                            "(use one kind of window)", r->origin, pre(r));
+        if (!pattern_every(flags, n, &every))
+            return sim_fail(r->err, SIM_EINVAL,
+                            "%s: %s.layer_types: this order of full and windowed layers is not modelled (heptasim "
+                            "models all layers windowed, or every n-th layer full and the others windowed)",
+                            r->origin, pre(r));
+        if (every < 0) return SIM_OK;
+        if (chunked) {
+            size_key = "attention_chunk_size";
+            kind = "chunked";
+        }
+        rule_key = "layer_types";
+    } else if (type_is(hf, "llama4_text", "llama4")) {
+        /* RoPE layers attend in chunks, every no_rope_layer_interval-th
+         * layer (NoPE) to the whole context */
+        size_key = "attention_chunk_size";
+        kind = "chunked";
+        const cJSON *iv = hf_get(hf, "no_rope_layer_interval");
+        every = 4;
+        rule_key = "model_type";
+        if (cJSON_IsArray(nope) && cJSON_GetArraySize(nope) > 0) {
+            int n = cJSON_GetArraySize(nope), l = 0;
+            if (n != layers)
+                return sim_fail(r->err, SIM_EINVAL,
+                                "%s: %s.no_rope_layers: %d entries for num_hidden_layers=%d (give one per layer)",
+                                r->origin, pre(r), n, layers);
+            for (const cJSON *c = nope->child; c; c = c->next, l++) flags[l] = !cJSON_IsNumber(c) || c->valuedouble != 0;
+            if (!pattern_every(flags, n, &every))
+                return sim_fail(r->err, SIM_EINVAL,
+                                "%s: %s.no_rope_layers: this order of chunked and full layers is not modelled "
+                                "(heptasim models every n-th layer full and the others windowed)",
+                                r->origin, pre(r));
+            if (every < 0) return SIM_OK;
+            rule_key = "no_rope_layers";
+        } else if (iv) {
+            int k = 0;
+            sim_rc rc = hf_count(r, iv, "no_rope_layer_interval", &k);
+            if (rc) return rc;
+            every = k;
+            rule_key = "no_rope_layer_interval";
+        }
+    } else if (type_is(hf, "gemma2", NULL)) {
+        every = 2; /* every other layer slides, the first one first */
+        rule_key = "model_type";
+    } else if (type_is(hf, "gemma3_text", "gemma3")) {
+        const cJSON *pat = hf_get(hf, "sliding_window_pattern");
+        every = 6;
+        rule_key = "model_type";
+        if (pat) {
+            sim_rc rc = hf_count(r, pat, "sliding_window_pattern", &every);
+            if (rc) return rc;
+            rule_key = "sliding_window_pattern";
+        }
+    } else {
+        /* Mistral's window on every layer; Qwen's when use_sliding_window,
+         * on the layers from max_window_layers on */
+        const cJSON *use = hf_get(hf, "use_sliding_window");
+        if (cJSON_IsFalse(use)) return SIM_OK;
+        const cJSON *mwl = hf_get(hf, "max_window_layers");
+        if (cJSON_IsTrue(use) && mwl) {
+            int from = 0;
+            sim_rc rc = hf_count(r, mwl, "max_window_layers", &from);
+            if (rc) return rc;
+            if (from >= layers) return SIM_OK;
+            if (from > 0)
+                return sim_fail(r->err, SIM_EINVAL,
+                                "%s: %s.max_window_layers: %d full layers before windowed ones are not modelled "
+                                "(heptasim models all layers windowed, or every n-th layer full)",
+                                r->origin, pre(r), from);
+        }
+    }
+    const cJSON *size = hf_get(hf, size_key);
+    if (!size) {
+        if (rule_key && strcmp(rule_key, "model_type") != 0)
+            return sim_fail(r->err, SIM_EINVAL, "%s: %s.%s: required key is missing (%s gives windowed layers)",
+                            r->origin, pre(r), size_key, rule_key);
+        return SIM_OK;
+    }
+    if (cJSON_IsNumber(size) && size->valuedouble == 0) return SIM_OK; /* Qwen writes 0 for none */
+    if (every == 1) return SIM_OK; /* every layer full */
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddItemToObject(m, "attention_window", w);
+    put_copy(r, w, "tokens", size, size_key);
+    if (every > 0) put_number(r, w, "full_every", every, rule_key ? rule_key : size_key);
+    cJSON *k = cJSON_CreateString(kind);
+    cJSON_AddItemToObject(w, "kind", k);
+    tag_hf(r, k, size_key);
     return SIM_OK;
 }
 
@@ -88,8 +299,14 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
 
     const cJSON *topk = hf_get(hf, "num_experts_per_tok");
     if (!topk)
-        return sim_fail(r->err, SIM_EINVAL, "%s: .num_experts_per_tok: required key is missing (%s is set)", r->origin,
-                        ekey);
+        return sim_fail(r->err, SIM_EINVAL, "%s: %s.num_experts_per_tok: required key is missing (%s is set)",
+                        r->origin, pre(r), ekey);
+    const cJSON *mlp_only = hf_get(hf, "mlp_only_layers");
+    if (cJSON_IsArray(mlp_only) && cJSON_GetArraySize(mlp_only) > 0)
+        return sim_fail(r->err, SIM_EINVAL,
+                        "%s: %s.mlp_only_layers: dense layers at chosen places are not modelled (heptasim models the "
+                        "first k layers dense and every n-th after them MoE)",
+                        r->origin, pre(r));
     const char *ffn_key = "intermediate_size";
     if (strcmp(ekey, "num_local_experts") != 0 && hf_get(hf, "moe_intermediate_size"))
         ffn_key = "moe_intermediate_size";
@@ -109,10 +326,14 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
         if (nse)
             put_copy(r, moe, "shared_experts", nse, "n_shared_experts");
         else
-            cJSON_AddNumberToObject(moe, "shared_experts", 1);
+            put_number(r, moe, "shared_experts", 1, "shared_expert_intermediate_size");
         put_copy(r, moe, "shared_ffn_hidden", sei, "shared_expert_intermediate_size");
     } else if (n_shared > 0) {
         put_copy(r, moe, "shared_experts", nse, "n_shared_experts");
+        put_copy(r, moe, "shared_ffn_hidden", hf_get(hf, ffn_key), ffn_key);
+    } else if (type_is(hf, "llama4_text", "llama4")) {
+        /* Llama4TextMoe: one shared expert as wide as the routed ones */
+        put_number(r, moe, "shared_experts", 1, "model_type");
         put_copy(r, moe, "shared_ffn_hidden", hf_get(hf, ffn_key), ffn_key);
     }
     const cJSON *v;
@@ -121,6 +342,13 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
         put_copy(r, moe, "layer_freq", v, "moe_layer_freq");
     else if ((v = hf_get(hf, "decoder_sparse_step")))
         put_copy(r, moe, "layer_freq", v, "decoder_sparse_step");
+    else if ((v = hf_get(hf, "interleave_moe_layer_step"))) {
+        /* Llama 4: layers step-1, 2*step-1, ... are MoE */
+        int step = 0;
+        if ((rc = hf_count(r, v, "interleave_moe_layer_step", &step))) return rc;
+        put_copy(r, moe, "layer_freq", v, "interleave_moe_layer_step");
+        if (step > 1) put_number(r, moe, "first_dense_layers", step - 1, "interleave_moe_layer_step");
+    }
     return SIM_OK;
 }
 
@@ -136,15 +364,16 @@ static const struct {
     {"gemma3_text", true, true},
 };
 
-/* SIM_EINVAL naming the first top-level key given twice. */
-static sim_rc no_duplicates(cfg_reader *r, const cJSON *hf)
+/* SIM_EINVAL naming the first key of object hf given twice; prefix is
+ * hf's path. */
+static sim_rc no_duplicates(cfg_reader *r, const cJSON *hf, const char *prefix)
 {
     for (const cJSON *c = hf->child; c; c = c->next)
         for (const cJSON *d = c->next; d; d = d->next)
             if (c->string && d->string && strcmp(c->string, d->string) == 0)
                 return sim_fail(r->err, SIM_EINVAL,
-                                "%s: .%s: duplicate key (transformers would silently take the last one; keep one)",
-                                r->origin, c->string);
+                                "%s: %s.%s: duplicate key (transformers would silently take the last one; keep one)",
+                                r->origin, prefix, c->string);
     return SIM_OK;
 }
 
@@ -163,39 +392,61 @@ static sim_rc hf_activation(cfg_reader *r, const cJSON *hf, bool gated_gelu, cJS
             name = "swiglu";
         else if (strncmp(a, "gelu", 4) == 0)
             name = gated_gelu ? "geglu" : "gelu";
+        else if (strcmp(a, "relu") == 0)
+            name = "relu";
+        else if (strcmp(a, "relu2") == 0)
+            name = "squared-relu";
     }
     if (!name) {
         char got[64];
         cfg_json_repr(act, got, sizeof got);
-        return sim_fail(r->err, SIM_EINVAL, "%s: .%s: unsupported activation %s (expected silu or gelu)", r->origin,
+        return sim_fail(r->err, SIM_EINVAL,
+                        "%s: %s.%s: unsupported activation %s (expected silu, gelu, relu or relu2)", r->origin, pre(r),
                         key, got);
     }
     cJSON *a = cJSON_CreateString(name);
     cJSON_AddItemToObject(m, "activation", a);
-    char path[48];
-    snprintf(path, sizeof path, ".%s", key);
-    cfg_reader_tag(r, a, NULL, act ? path : ".model_type");
+    tag_hf(r, a, act ? key : "model_type");
     return SIM_OK;
 }
 
-/* The HF keys the MoE values came from (after hf_moe succeeded). */
-static void moe_names(const cJSON *hf, cfg_model_names *k)
+/* dst (CFG_NAME_LEN) = the path of HF key `key` in messages. */
+static void name_key(const cfg_reader *r, char *dst, const char *key)
 {
-    static const char *const expert_keys[] = {".num_local_experts", ".num_experts", ".n_routed_experts"};
-    for (int i = 0; i < 3; i++)
-        if (hf_get(hf, expert_keys[i] + 1)) {
-            k->experts = expert_keys[i];
-            break;
-        }
-    k->top_k = ".num_experts_per_tok";
-    k->first_dense_layers = ".first_k_dense_replace";
-    k->shared_experts = hf_get(hf, "n_shared_experts") ? ".n_shared_experts" : ".shared_expert_intermediate_size";
-    k->shared_ffn_hidden =
-        hf_get(hf, "shared_expert_intermediate_size") ? ".shared_expert_intermediate_size" : ".moe_intermediate_size";
+    snprintf(dst, CFG_NAME_LEN, "%s.%s", pre(r), key);
 }
 
-sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_names *names)
+/* The HF keys the model's values came from (after the conversion). */
+static void hf_names(const cfg_reader *r, const cJSON *hf, cfg_model_names *k)
 {
+    name_key(r, k->layers, "num_hidden_layers");
+    name_key(r, k->hidden, "hidden_size");
+    name_key(r, k->heads, "num_attention_heads");
+    name_key(r, k->kv_heads, "num_key_value_heads");
+    name_key(r, k->head_dim, "head_dim");
+    static const char *const expert_keys[] = {"num_local_experts", "num_experts", "n_routed_experts"};
+    sim_strlcpy(k->experts, ".moe.experts", CFG_NAME_LEN);
+    for (int i = 0; i < 3; i++)
+        if (hf_get(hf, expert_keys[i])) {
+            name_key(r, k->experts, expert_keys[i]);
+            break;
+        }
+    name_key(r, k->top_k, "num_experts_per_tok");
+    name_key(r, k->first_dense_layers,
+             hf_get(hf, "interleave_moe_layer_step") && !hf_get(hf, "first_k_dense_replace")
+                 ? "interleave_moe_layer_step"
+                 : "first_k_dense_replace");
+    name_key(r, k->shared_experts,
+             hf_get(hf, "n_shared_experts") ? "n_shared_experts" : "shared_expert_intermediate_size");
+    name_key(r, k->shared_ffn_hidden,
+             hf_get(hf, "shared_expert_intermediate_size") ? "shared_expert_intermediate_size"
+                                                           : "moe_intermediate_size");
+}
+
+sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *root, cJSON **out, cfg_model_names *names)
+{
+    const cJSON *hf = hf_text(root);
+    r->hf_prefix = hf == root ? "" : ".text_config";
     static const struct {
         const char *hf, *native;
         bool required;
@@ -204,8 +455,10 @@ sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_nam
         {"num_attention_heads", "heads", true}, {"num_key_value_heads", "kv_heads", false},
         {"head_dim", "head_dim", false},        {"intermediate_size", "ffn_hidden", true},
         {"vocab_size", "vocab", true},          {"tie_word_embeddings", "tied_embeddings", false},
+        {"num_nextn_predict_layers", "mtp_layers", false},
     };
-    sim_rc rc = no_duplicates(r, hf);
+    sim_rc rc = no_duplicates(r, root, "");
+    if (!rc && hf != root) rc = no_duplicates(r, hf, ".text_config");
     if (rc) return rc;
     const cJSON *type = hf_get(hf, "model_type");
     bool gated_gelu = false, tied_default = false;
@@ -217,23 +470,34 @@ sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_nam
 
     cJSON *m = cJSON_CreateObject();
     for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++) {
-        const cJSON *v = hf_get(hf, direct[i].hf);
+        const char *key = direct[i].hf;
+        if (strcmp(key, "intermediate_size") == 0 && hf_get(hf, "intermediate_size_mlp"))
+            key = "intermediate_size_mlp"; /* Llama 4's dense layers; intermediate_size is its experts' */
+        const cJSON *v = hf_get(hf, key);
         if (v)
-            put_copy(r, m, direct[i].native, v, direct[i].hf);
+            put_copy(r, m, direct[i].native, v, key);
         else if (direct[i].required) {
-            rc = sim_fail(r->err, SIM_EINVAL, "%s: .%s: required key is missing", r->origin, direct[i].hf);
+            rc = sim_fail(r->err, SIM_EINVAL, "%s: %s.%s: required key is missing", r->origin, pre(r), key);
             goto done;
         }
     }
-    if (tied_default && !hf_get(hf, "tie_word_embeddings")) {
+    const cJSON *tie = hf_get(hf, "tie_word_embeddings");
+    if (!tie && hf != root && (tie = hf_get(root, "tie_word_embeddings"))) {
+        /* a multimodal model's own key, when its text_config has none */
+        r->hf_prefix = "";
+        put_copy(r, m, "tied_embeddings", tie, "tie_word_embeddings");
+        r->hf_prefix = ".text_config";
+    }
+    if (tied_default && !tie) {
         cJSON *t = cJSON_CreateTrue();
         cJSON_AddItemToObject(m, "tied_embeddings", t);
-        cfg_reader_tag(r, t, NULL, ".model_type");
+        tag_hf(r, t, "model_type");
     }
     cJSON_AddNumberToObject(m, "seq_len", CFG_HF_SEQ_LEN);
 
     if ((rc = hf_activation(r, hf, gated_gelu, m))) goto done;
     const cJSON *dt = hf_get(hf, "torch_dtype");
+    if (!dt) dt = hf_get(root, "torch_dtype");
     if (cJSON_IsString(dt) && strcmp(dt->valuestring, "float16") == 0) cJSON_AddStringToObject(m, "dtype", "fp16");
 
     char desc[200];
@@ -246,16 +510,13 @@ sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *hf, cJSON **out, cfg_model_nam
     sim_utf8_scrub(desc); /* %.80s may have cut a character in two */
     cJSON_AddStringToObject(m, "description", desc);
 
-    rc = hf_moe(r, hf, m);
+    if (!(rc = hf_moe(r, hf, m)) && !(rc = hf_mla(r, hf, m))) rc = hf_window(r, hf, m);
 done:
     if (rc) {
         cJSON_Delete(m);
         return rc;
     }
-    *names = (cfg_model_names){".num_hidden_layers", ".hidden_size", ".num_attention_heads", ".num_key_value_heads",
-                               ".head_dim", ".moe.experts", ".num_experts_per_tok", ".first_k_dense_replace",
-                               ".n_shared_experts", ".shared_expert_intermediate_size"};
-    moe_names(hf, names);
+    hf_names(r, hf, names);
     *out = m;
     return SIM_OK;
 }

@@ -18,6 +18,8 @@ typedef struct mdl_params {
     double expert;           /* one routed expert's MLP */
     double total;            /* every parameter of the main model (the multi-token prediction modules apart) */
     double active;           /* parameters one token touches (top-k experts), the embedding table included */
+    double active_matmul;    /* of which it multiplies by: active without the input embedding (a look-up), the
+                              * output layer kept (with tied embeddings the table is both: kept) */
     double mtp;              /* the multi-token prediction modules' own parameters (their embedding and output
                               * layer are the main model's) */
     double mtp_active;       /* of which one token touches */

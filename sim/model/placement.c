@@ -117,12 +117,14 @@ void mdl_count_params(const cfg_model *m, mdl_params *out)
     double edges = out->embedding + out->output + h;
     out->total = edges;
     out->active = edges;
+    out->active_matmul = out->active - (m->tied_embeddings ? 0.0 : out->embedding);
     for (int l = 0; l < m->layers + m->mtp_layers; l++) {
         bool moe = cfg_is_moe_layer(m, l);
         double all = moe ? out->per_moe_layer : out->per_dense_layer, touched = moe ? moe_active : all;
         if (l < m->layers) {
             out->total += all;
             out->active += touched;
+            out->active_matmul += touched;
         } else {
             out->mtp += all + mtp_extra_params(m);
             out->mtp_active += touched + mtp_extra_params(m);

@@ -224,6 +224,17 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
     double cap = cfg_usable_hbm_bytes(p);
     fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, s->name[0] ? s->name : "(unnamed)",
             p->name);
+    mdl_params par;
+    mdl_count_params(m, &par);
+    fprintf(out, "parameters %.2f B, active per token %.2f B (%.2f B without the input embedding)\n", par.total / 1e9,
+            par.active / 1e9, par.active_matmul / 1e9);
+    if (m->mtp_layers > 0)
+        fprintf(out,
+                "multi-token prediction: %d module%s, %.2f B of %s own (%.2f B active), %.2f B with the embedding and "
+                "output layer %s shares\n",
+                m->mtp_layers, m->mtp_layers > 1 ? "s" : "", par.mtp / 1e9, m->mtp_layers > 1 ? "their" : "its",
+                par.mtp_active / 1e9, (par.mtp + par.embedding + par.output) / 1e9,
+                m->mtp_layers > 1 ? "they" : "it");
     fprintf(out, "capacity %.1f GiB usable (%.1f GiB HBM - %.1f GiB reserved)\n", cap / SIM_GIB,
             p->hbm_bytes / SIM_GIB, p->hbm_reserved_bytes / SIM_GIB);
     fprintf(out, "%5s %9s %9s %9s %11s %9s %9s %9s %6s  %s\n", "stage", "weights", "grads", "optim", "activations",
