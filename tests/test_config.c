@@ -446,8 +446,9 @@ START_TEST(model_errors)
                      ITEMS("model.moe.experts=8", "model.moe.top_k=2", "model.moe.ffn_hidden=64",
                            "model.moe.first_dense_layers=4")),
                "models/m.json: .moe.first_dense_layers: 4 leaves no MoE layer among layers=4 (use less than 4)");
-    EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.moe.experts=8", "model.moe.top_k=2")),
-               "--set model.moe.experts=8: .moe.ffn_hidden: required key is missing");
+    /* experts without a width are as wide as the dense MLP */
+    ck_assert_int_eq(model(MIN_MODEL, &m, ITEMS("model.moe.experts=8", "model.moe.top_k=2")), SIM_OK);
+    ck_assert_int_eq(m.moe.ffn_hidden, m.ffn_hidden);
     EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.moe=4")), "--set model.moe=4: .moe: expected an object, got 4");
 }
 END_TEST
@@ -1040,9 +1041,9 @@ START_TEST(hf_llama)
                                "hf/config.json", NULL, &bad, &E),
                "hf/config.json: .hidden_size: required key is missing");
     EXPECT_ERR(cfg_parse_model("{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"num_attention_heads\": 2,"
-                               " \"intermediate_size\": 8, \"vocab_size\": 10, \"hidden_act\": \"relu\"}",
+                               " \"intermediate_size\": 8, \"vocab_size\": 10, \"hidden_act\": \"tanh\"}",
                                "hf/config.json", NULL, &bad, &E),
-               "hf/config.json: .hidden_act: unsupported activation \"relu\" (expected silu or gelu)");
+               "hf/config.json: .hidden_act: unsupported activation \"tanh\" (expected silu, gelu, relu or relu2)");
     EXPECT_ERR(cfg_parse_model("{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"num_attention_heads\": 2,"
                                " \"num_key_value_heads\": 3, \"intermediate_size\": 8, \"vocab_size\": 10}",
                                "hf/config.json", NULL, &bad, &E),
@@ -1094,6 +1095,180 @@ START_TEST(hf_mixtral)
                                "hf/config.json", NULL, &m, &E),
                "hf/config.json: .num_experts_per_tok: 5 is more than num_local_experts=4 (use at most 4)");
     rmdir(tmpdir);
+}
+END_TEST
+
+
+/* The HF keys of a small model, inside {} (or a text_config). */
+#define HF_BASE                                                                                                        \
+    "\"num_hidden_layers\": 6, \"hidden_size\": 256, \"num_attention_heads\": 8, \"num_key_value_heads\": 2,"         \
+    " \"intermediate_size\": 512, \"vocab_size\": 1000"
+
+START_TEST(hf_architectures)
+{
+    cfg_model m;
+    char path[1024];
+    /* DeepSeek-V3's own config.json: MLA, the MTP module, the MoE shape */
+    snprintf(path, sizeof path, "%s/models/hf/deepseek-v3/config.json", data_dir());
+    sim_rc rc = cfg_load_model(path, NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert_str_eq(m.name, "deepseek-v3");
+    ck_assert(cfg_is_mla(&m));
+    ck_assert_int_eq(m.mla.q_lora_rank, 1536);
+    ck_assert_int_eq(m.mla.kv_lora_rank, 512);
+    ck_assert_int_eq(m.mla.qk_nope_head_dim, 128);
+    ck_assert_int_eq(m.mla.qk_rope_head_dim, 64);
+    ck_assert_int_eq(m.mla.v_head_dim, 128);
+    ck_assert_int_eq(m.mtp_layers, 1);
+    ck_assert_int_eq(m.moe.experts, 256);
+    ck_assert_int_eq(m.moe.shared_ffn_hidden, 2048);
+    ck_assert_int_eq(m.window.tokens, 0);
+    /* no query compression: q_lora_rank null */
+    rc = cfg_parse_model("{\"num_hidden_layers\": 6, \"hidden_size\": 256, \"num_attention_heads\": 8,"
+                         " \"num_key_value_heads\": 8, \"intermediate_size\": 512, \"vocab_size\": 1000,"
+                         " \"kv_lora_rank\": 64, \"q_lora_rank\": null, \"qk_nope_head_dim\": 32,"
+                         " \"qk_rope_head_dim\": 16, \"v_head_dim\": 32}",
+                         "v2-lite/config.json", NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert(cfg_is_mla(&m) && m.mla.q_lora_rank == 0);
+    EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32, \"v_head_dim\": 32}",
+                               "hf/config.json", NULL, &m, &E),
+               "hf/config.json: .qk_rope_head_dim: required key is missing (kv_lora_rank is set)");
+    EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32,"
+                               " \"qk_rope_head_dim\": 16, \"v_head_dim\": 32}",
+                               "hf/config.json", NULL, &m, &E),
+               "hf/config.json: .kv_heads: 2, but multi-head latent attention has one key/value head per query head "
+               "(set kv_heads to heads=8 or leave it out)");
+
+    /* Nemotron: relu2 is squared ReLU */
+    rc = cfg_parse_model("{" HF_BASE ", \"model_type\": \"nemotron\", \"hidden_act\": \"relu2\"}", "n/config.json", NULL,
+                         &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(m.activation, CFG_ACT_SQUARED_RELU);
+
+    /* Llama 4: the language model in text_config; dense layers
+     * intermediate_size_mlp wide, experts intermediate_size with one
+     * shared; MoE every other layer; chunked attention on 3 layers of 4 */
+    const char *llama4 =
+        "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\","
+        " \"torch_dtype\": \"float16\", \"vision_config\": {\"hidden_size\": 88, \"num_hidden_layers\": 2},"
+        " \"text_config\": {\"model_type\": \"llama4_text\", \"num_hidden_layers\": 8, \"hidden_size\": 256,"
+        " \"num_attention_heads\": 8, \"num_key_value_heads\": 2, \"head_dim\": 32, \"intermediate_size\": 128,"
+        " \"intermediate_size_mlp\": 512, \"num_local_experts\": 4, \"num_experts_per_tok\": 1,"
+        " \"interleave_moe_layer_step\": 2, \"attention_chunk_size\": 64, \"vocab_size\": 1000,"
+        " \"hidden_act\": \"silu\", \"no_rope_layers\": []}}";
+    rc = cfg_parse_model(llama4, "llama4/config.json", NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(m.layers, 8);
+    ck_assert_int_eq(m.ffn_hidden, 512);
+    ck_assert_int_eq(m.moe.ffn_hidden, 128);
+    ck_assert_int_eq(m.moe.shared_experts, 1);
+    ck_assert_int_eq(m.moe.shared_ffn_hidden, 128);
+    ck_assert_int_eq(m.dtype_bytes, 2);
+    for (int l = 0; l < 8; l++) {
+        ck_assert(cfg_is_moe_layer(&m, l) == (l % 2 == 1));
+        ck_assert(cfg_is_window_layer(&m, l) == ((l + 1) % 4 != 0));
+    }
+    ck_assert_int_eq(m.window.kind, CFG_WINDOW_CHUNKED);
+    ck_assert_int_eq(m.window.tokens, 64);
+    /* its keys are reported under text_config */
+    char *text = strdup(llama4);
+    memcpy(strstr(text, "\"hidden_size\": 256"), "\"hidden_size\": -25", 18);
+    EXPECT_ERR(cfg_parse_model(text, "llama4/config.json", NULL, &m, &E),
+               "llama4/config.json: .text_config.hidden_size: expected an integer >= 1, got -25");
+    free(text);
+
+    /* Gemma 3: a sliding window on 5 layers of 6 */
+    rc = cfg_parse_model("{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\", " HF_BASE
+                         ", \"sliding_window\": 128, \"sliding_window_pattern\": 6, \"head_dim\": 32}}",
+                         "g/config.json", NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert(m.window.tokens == 128 && m.window.full_every == 6 && m.window.kind == CFG_WINDOW_SLIDING);
+    /* Mistral: every layer; Qwen: only with use_sliding_window, not in part */
+    rc = cfg_parse_model("{" HF_BASE ", \"sliding_window\": 4096}", "mistral/config.json", NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert(m.window.tokens == 4096 && m.window.full_every == 0);
+    for (int l = 0; l < m.layers; l++) ck_assert(cfg_is_window_layer(&m, l));
+    rc = cfg_parse_model("{" HF_BASE ", \"sliding_window\": 4096, \"use_sliding_window\": false}", "q/config.json",
+                         NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK && m.window.tokens == 0, "%s", E.msg);
+    EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"sliding_window\": 64, \"use_sliding_window\": true,"
+                               " \"max_window_layers\": 3}",
+                               "q/config.json", NULL, &m, &E),
+               "q/config.json: .max_window_layers: 3 full layers before windowed ones are not modelled (heptasim "
+               "models all layers windowed, or every n-th layer full)");
+    /* transformers' layer_types: every 3rd layer full */
+    rc = cfg_parse_model("{" HF_BASE ", \"sliding_window\": 64, \"layer_types\": [\"sliding_attention\","
+                         " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\","
+                         " \"full_attention\"]}",
+                         "lt/config.json", NULL, &m, &E);
+    ck_assert_msg(rc == SIM_OK, "%s", E.msg);
+    ck_assert(m.window.tokens == 64 && m.window.full_every == 3);
+    EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"sliding_window\": 64, \"layer_types\": [\"full_attention\","
+                               " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\","
+                               " \"full_attention\"]}",
+                               "lt/config.json", NULL, &m, &E),
+               "lt/config.json: .layer_types: this order of full and windowed layers is not modelled (heptasim "
+               "models all layers windowed, or every n-th layer full and the others windowed)");
+    EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"layer_types\": [\"linear_attention\", \"full_attention\","
+                               " \"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\"]}",
+                               "lt/config.json", NULL, &m, &E),
+               "lt/config.json: .layer_types[0]: \"linear_attention\" is not modelled (heptasim models "
+               "\"full_attention\", \"sliding_attention\" and \"chunked_attention\")");
+}
+END_TEST
+
+START_TEST(native_architectures)
+{
+    cfg_model m, back;
+    /* a Mixtral without moe.ffn_hidden: experts as wide as the dense MLP */
+    const char *mixtral = "{\"layers\": 4, \"hidden\": 256, \"heads\": 8, \"kv_heads\": 2, \"ffn_hidden\": 1024,"
+                          " \"vocab\": 1000, \"seq_len\": 128, \"activation\": \"swiglu\","
+                          " \"moe\": {\"experts\": 8, \"top_k\": 2}}";
+    ck_assert_msg(model(mixtral, &m, NULL, 0) == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(m.moe.ffn_hidden, 1024);
+    /* the shipped squared-ReLU model and Mixtral load */
+    ck_assert_msg(cfg_load_model("nemotron-4-340b", NULL, &m, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(m.activation, CFG_ACT_SQUARED_RELU);
+    ck_assert_msg(cfg_load_model("mixtral-8x22b", NULL, &m, &E) == SIM_OK, "%s", E.msg);
+
+    /* mla, attention_window and mtp_layers read back as written */
+    const char *all = "{\"name\": \"x\", \"layers\": 4, \"hidden\": 256, \"heads\": 8, \"ffn_hidden\": 1024,"
+                      " \"vocab\": 1000, \"seq_len\": 128, \"activation\": \"squared-relu\","
+                      " \"mla\": {\"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32, \"qk_rope_head_dim\": 16,"
+                      " \"v_head_dim\": 32},"
+                      " \"attention_window\": {\"tokens\": 32, \"full_every\": 2, \"kind\": \"chunked\"},"
+                      " \"mtp_layers\": 2}";
+    ck_assert_msg(model(all, &m, NULL, 0) == SIM_OK, "%s", E.msg);
+    ck_assert(m.mla.q_lora_rank == 0 && m.mla.kv_lora_rank == 64 && m.window.kind == CFG_WINDOW_CHUNKED);
+    cJSON *tree = cfg_model_to_json(&m);
+    char *json = cJSON_PrintUnformatted(tree);
+    ck_assert_msg(model(json, &back, NULL, 0) == SIM_OK, "%s", E.msg);
+    ck_assert(memcmp(&m.mla, &back.mla, sizeof m.mla) == 0);
+    ck_assert(memcmp(&m.window, &back.window, sizeof m.window) == 0);
+    ck_assert_int_eq(back.mtp_layers, 2);
+    ck_assert_int_eq(back.activation, CFG_ACT_SQUARED_RELU);
+    cJSON_free(json);
+    cJSON_Delete(tree);
+    /* the block's keys are checked like any other */
+    EXPECT_ERR(model("{\"layers\": 4, \"hidden\": 256, \"heads\": 8, \"ffn_hidden\": 1024, \"vocab\": 1000,"
+                     " \"seq_len\": 128, \"mla\": {\"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32,"
+                     " \"v_head_dim\": 32}}",
+                     &m, NULL, 0),
+               "models/m.json: .mla.qk_rope_head_dim: required key is missing");
+    EXPECT_ERR(model(MIN_MODEL, &m, ITEMS("model.attention_window.tokens=64", "model.attention_window.kind=banded")),
+               "--set model.attention_window.kind=banded: .attention_window.kind: expected one of \"sliding\", "
+               "\"chunked\", got \"banded\"");
+
+    /* 2D TP of MLA is refused by name */
+    triple t;
+    const char *items[] = {"model.mla.kv_lora_rank=64", "model.mla.qk_nope_head_dim=32",
+                           "model.mla.qk_rope_head_dim=16", "model.mla.v_head_dim=32", "tp_y=2", "tp_x=2", "dp=0",
+                           "pp=4", "vpp=1", "schedule=1f1b"};
+    ck_assert_int_eq(load_check(&t, "gpt-7.5b", "dgx-h100", "gpt-310b-a3-megatron", 64, items, 10), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, ".tp_y: 2, but 2D tensor parallel of multi-head latent attention (model 'gpt-7.5b') is "
+                                "not modelled (use tp_y 1)") != NULL,
+                  "%s", E.msg);
 }
 END_TEST
 
@@ -1354,6 +1529,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, hf_llama);
     tcase_add_test(tc, hf_mixtral);
     tcase_add_test(tc, hf_deepseek_matches_shipped);
+    tcase_add_test(tc, hf_architectures);
+    tcase_add_test(tc, native_architectures);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("json_files");

@@ -330,7 +330,15 @@ typedef struct place_case {
     int kv_heads;                       /* 0: as many as heads */
     int dp, pp, tp_x, tp_y, cp_ring, cp_ulysses, ep, etp, vpp;
     bool sp;
+    bool mla;                           /* multi-head latent attention and one MTP module */
 } place_case;
+
+/* Small MLA widths for 16 heads: q_lora 256, kv_lora 128, nope 64, rope 32, v 64. */
+static void small_mla(cfg_model *m)
+{
+    m->mla = (cfg_mla){.q_lora_rank = 256, .kv_lora_rank = 128, .qk_nope_head_dim = 64, .qk_rope_head_dim = 32,
+                       .v_head_dim = 64};
+}
 
 static cfg_model place_model(const place_case *pc)
 {
@@ -338,6 +346,10 @@ static cfg_model place_model(const place_case *pc)
     m.tied_embeddings = pc->tied;
     if (pc->kv_heads) m.kv_heads = pc->kv_heads;
     if (pc->moe) fx_moe(&m, 4, 2, 1024, 1, 2048, 1, 1); /* layer 0 dense, the others MoE, a shared expert */
+    if (pc->mla) {
+        small_mla(&m);
+        m.mtp_layers = 1;
+    }
     return m;
 }
 
@@ -391,15 +403,18 @@ START_TEST(test_grad_sync_moves_held_params)
      * reduce-scatters them), the edges' once.  With ZeRO 1 and 2 the
      * parameters are gathered back, 2 bytes each. */
     static const place_case cases[] = {
-        {"dense, TP 2, SP", false, false, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, true},
-        {"dense, tied, one stage", false, true, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, false},
-        {"dense, tied, 2 stages (copy)", false, true, 0, 2, 2, 2, 1, 1, 1, 1, 2, 1, true},
-        {"dense, tied, 4 stages interleaved", false, true, 0, 2, 4, 1, 1, 1, 1, 1, 1, 2, false},
-        {"dense, 2D TP and ring CP", false, false, 0, 2, 1, 2, 2, 2, 1, 1, 4, 1, false},
-        {"dense, KV replicated over TP, Ulysses", false, false, 2, 2, 1, 4, 1, 1, 2, 1, 4, 1, true},
-        {"MoE, EP 2, etp 1 < tp", true, false, 0, 4, 2, 2, 1, 1, 1, 2, 1, 1, true},
-        {"MoE, EP 2, etp = tp, tied", true, true, 0, 4, 1, 2, 1, 1, 1, 2, 2, 1, false},
-        {"MoE, EP over dp x cp, expert DP of the TP blocks only", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true},
+        {"dense, TP 2, SP", false, false, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, true, false},
+        {"dense, tied, one stage", false, true, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, false, false},
+        {"dense, tied, 2 stages (copy)", false, true, 0, 2, 2, 2, 1, 1, 1, 1, 2, 1, true, false},
+        {"dense, tied, 4 stages interleaved", false, true, 0, 2, 4, 1, 1, 1, 1, 1, 1, 2, false, false},
+        {"dense, 2D TP and ring CP", false, false, 0, 2, 1, 2, 2, 2, 1, 1, 4, 1, false, false},
+        {"dense, KV replicated over TP, Ulysses", false, false, 2, 2, 1, 4, 1, 1, 2, 1, 4, 1, true, false},
+        {"MoE, EP 2, etp 1 < tp", true, false, 0, 4, 2, 2, 1, 1, 1, 2, 1, 1, true, false},
+        {"MoE, EP 2, etp = tp, tied", true, true, 0, 4, 1, 2, 1, 1, 1, 2, 2, 1, false, false},
+        {"MoE, EP over dp x cp, expert DP of the TP blocks only", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true, false},
+        {"MLA + MTP, MoE, EP 2, 2 stages (embedding copy)", true, false, 0, 2, 2, 2, 1, 1, 1, 2, 2, 1, true, true},
+        {"MLA + MTP, dense, tied, one stage, Ulysses, no SP", false, true, 0, 2, 1, 2, 1, 1, 2, 1, 2, 1, false, true},
+        {"MLA + MTP, MoE, etp 1 < tp, ring CP", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true, true},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (int zero = 0; zero <= 3; zero++)
@@ -421,10 +436,12 @@ START_TEST(test_grad_sync_moves_held_params)
                     if (zero < 2) ck_assert_double_eq_tol(mm.grads_bytes, gb * mm.params, mm.grads_bytes * 1e-12);
                     mdl_held edge;
                     mdl_edge_held(m, s, stage, &edge);
-                    double edges = mdl_held_params(&edge, MDL_SYNC_DP);
+                    /* the edges (the MTP module's routed experts too) reduce once */
+                    double edges = mdl_held_params(&edge, MDL_SYNC_DP), edges_edp = mdl_held_params(&edge, MDL_SYNC_EDP);
                     double want_dp = gb * (per_layer * (dense - edges) + edges);
                     double want_edp[WL_NGROUPS];
-                    edp_phase_bytes(f.plan, rank, gb * per_layer * expert, allreduce, want_edp);
+                    edp_phase_bytes(f.plan, rank, gb * (per_layer * (expert - edges_edp) + edges_edp), allreduce,
+                                    want_edp);
 
                     totals got = walk(f.plan, rank);
                     for (int g = 0; g < WL_NGROUPS; g++) {
@@ -457,7 +474,7 @@ START_TEST(test_tied_embedding_syncs_once)
     for (int pp = 1; pp <= 2; pp++) {
         double dp_bytes[2];
         for (int tied = 0; tied <= 1; tied++) {
-            place_case pc = {"", false, tied, 0, 2, pp, 2, 1, 1, 1, 1, 2, 1, true};
+            place_case pc = {"", false, tied, 0, 2, pp, 2, 1, 1, 1, 1, 2, 1, true, false};
             fixture f;
             setup(&f, place_model(&pc), place_strategy(&pc, 1, true));
             int last = (pp - 1) * wl_strategy_stride(&f.s, CFG_DIM_PP);
@@ -667,6 +684,106 @@ START_TEST(test_ep_bytes_closed_form)
 }
 END_TEST
 
+/* platform(), but a GEMM or an attention of F FLOPs takes exactly
+ * F / (peak / 2): flat efficiency, no kernel overhead, memory for free. */
+static cfg_platform flat_platform(int devices)
+{
+    cfg_platform p = platform(devices);
+    for (int i = 0; i < p.gemm_efficiency.n; i++) p.gemm_efficiency.y[i] = 0.5;
+    p.attention_efficiency = 0.5;
+    p.hbm_bytes_per_s = 1e30;
+    p.kernel_overhead_s = 0;
+    return p;
+}
+
+/* Forward FLOPs of one micro-batch on one rank, as its program's compute
+ * seconds on flat_platform say: per layer (layer_flops[l], l < nlayers),
+ * the edges' (layer -1) and the core attention's (label "attention"). */
+static void forward_flops(const wl_plan *plan, int rank, double *layer_flops, int nlayers, double *edge_flops,
+                          double *attention_flops)
+{
+    double per_s = 312e12 * 0.5;
+    memset(layer_flops, 0, (size_t)nlayers * sizeof *layer_flops);
+    *edge_flops = *attention_flops = 0;
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        if (in.op != WL_COMPUTE || in.phase != WL_PH_FORWARD || in.micro != 0) continue;
+        if (in.layer >= 0) {
+            ck_assert_int_lt(in.layer, nlayers);
+            layer_flops[in.layer] += in.seconds * per_s;
+        } else {
+            *edge_flops += in.seconds * per_s;
+        }
+        if (!strcmp(wl_label_name(in.label), "attention") && in.layer == 0) *attention_flops += in.seconds * per_s;
+    }
+    wl_program_free(p);
+}
+
+START_TEST(test_layer_gemms_are_model_flops)
+{
+    /* On one device, the forward GEMMs and attention a layer's ops run are
+     * the model's FLOPs of that layer (mdl_layer_forward_flops), for every
+     * attention (MHA, GQA, MLA with and without query compression), every
+     * activation, windowed and full layers, dense and MoE; the edges are
+     * the logits, and with MTP the module's projection, layer and logits. */
+    for (int k = 0; k < 6; k++) {
+        cfg_model m = fx_dense_model(6, 1024, 16, 4096, 32000, 2048);
+        m.activation = CFG_ACT_SWIGLU;
+        fx_moe(&m, 4, 2, 1024, 1, 2048, 2, 2);
+        if (k == 0 || k == 1) {
+            small_mla(&m);
+            if (k == 1) m.mla.q_lora_rank = 0;
+            m.mtp_layers = 1;
+        }
+        if (k == 2) m.kv_heads = 4, m.activation = CFG_ACT_SQUARED_RELU;
+        if (k == 3) m.activation = CFG_ACT_GEGLU, m.window = (cfg_window){1000, 3, CFG_WINDOW_SLIDING};
+        if (k == 4) m.activation = CFG_ACT_RELU, m.window = (cfg_window){512, 0, CFG_WINDOW_CHUNKED};
+        if (k == 5) m.activation = CFG_ACT_GELU, m.moe.experts = 0;
+        fixture f;
+        cfg_strategy s = strategy(1, 1, 1);
+        f.m = m;
+        f.s = s;
+        f.p = flat_platform(1);
+        sim_err err;
+        f.c = cost_new(&f.p, &err);
+        ck_assert_ptr_nonnull(f.c);
+        ck_assert_int_eq(wl_plan_new(&f.m, &f.p, &f.s, f.c, &f.plan, &err), SIM_OK);
+        double tok = m.seq_len, got[6], edges, attention;
+        forward_flops(f.plan, 0, got, 6, &edges, &attention);
+        for (int l = 0; l < 6; l++) {
+            double want = mdl_layer_forward_flops(&m, l, tok);
+            ck_assert_msg(fabs(got[l] - want) <= 1e-9 * want, "case %d, layer %d: %.17g FLOPs, expected %.17g", k, l,
+                          got[l], want);
+        }
+        double logits = 2.0 * tok * m.hidden * m.vocab;
+        double want = logits;
+        for (int d = 0; d < m.mtp_layers; d++)
+            want += 2.0 * tok * 2 * m.hidden * m.hidden + mdl_layer_forward_flops(&m, m.layers + d, tok) + logits;
+        ck_assert_msg(fabs(edges - want) <= 1e-9 * want, "case %d: edges %.17g FLOPs, expected %.17g", k, edges, want);
+        teardown(&f);
+    }
+
+    /* Attention at 32K with DeepSeek-V3's MLA heads: 128 heads, scores over
+     * nope 128 + rope 64, values 128; causal: s/2 keys per query */
+    cfg_model m = fx_dense_model(1, 1024, 128, 4096, 32000, 32768);
+    m.mla = (cfg_mla){.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+                      .v_head_dim = 128};
+    fixture f;
+    f.m = m;
+    f.s = strategy(1, 1, 1);
+    f.p = flat_platform(1);
+    sim_err err;
+    f.c = cost_new(&f.p, &err);
+    ck_assert_int_eq(wl_plan_new(&f.m, &f.p, &f.s, f.c, &f.plan, &err), SIM_OK);
+    double layer, edges, attention, s = 32768;
+    forward_flops(f.plan, 0, &layer, 1, &edges, &attention);
+    double want = 2.0 * s * (s / 2) * 128 * ((128 + 64) + 128);
+    ck_assert_msg(fabs(attention - want) <= 1e-9 * want, "%.17g, expected %.17g", attention, want);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(test_doubling_dimensions_divides_compute)
 {
     /* Doubling tp or cp roughly halves a rank's compute (GEMM efficiency
@@ -804,6 +921,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fusion_merges_all_to_alls);
     tcase_add_test(tc, test_ep_bytes_closed_form);
     tcase_add_test(tc, test_doubling_dimensions_divides_compute);
+    tcase_add_test(tc, test_layer_gemms_are_model_flops);
     tcase_add_test(tc, test_uneven_stage_programs);
     suite_add_tcase(s, tc);
     return s;

@@ -139,7 +139,7 @@ cat >hf-model/config.json <<'EOF'
 EOF
 expect 2 "hf-model/config.json" "\.hidden_size: required key is missing" -- memory -m "$tmp/hf-model" "${P[@]}" "${S[@]}"
 cat >hf-model/config.json <<'EOF'
-{"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 1000, "hidden_act": "relu"}
+{"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 1000, "hidden_act": "tanh"}
 EOF
 expect 2 "hf-model/config.json" "\.hidden_act: unsupported activation" -- memory -m "$tmp/hf-model" "${P[@]}" "${S[@]}"
 cat >hf-model/config.json <<'EOF'
