@@ -303,11 +303,21 @@ START_TEST(pipeline_fill_is_pp_minus_one_stages)
 }
 END_TEST
 
+/* MLA, an MTP module, MoE after a dense layer, a sliding window on every
+ * other layer: all four kinds of layer, and a head with a layer in it. */
+static const char *const TINY_MLA = "{\"name\": \"tiny-mla\", \"layers\": 6, \"hidden\": 1024, \"heads\": 16, "
+                                   "\"ffn_hidden\": 2048, \"vocab\": 32000, \"seq_len\": 4096, "
+                                   "\"activation\": \"swiglu\", \"moe\": {\"experts\": 4, \"top_k\": 2, "
+                                   "\"ffn_hidden\": 1024, \"first_dense_layers\": 1}, "
+                                   "\"mla\": {\"q_lora_rank\": 256, \"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, "
+                                   "\"qk_rope_head_dim\": 32, \"v_head_dim\": 64}, \"mtp_layers\": 1, "
+                                   "\"attention_window\": {\"tokens\": 1024, \"full_every\": 2}}";
+
 /* The estimate tracks the simulator (no contention in either: one group per
  * kind, inside one supernode). */
-static void estimate_vs_simulation(const char *json, int devices, double tol)
+static void estimate_vs_model(const char *model_json, const char *json, int devices, double tol)
 {
-    load(TINY_MODEL, devices, devices, 64);
+    load(model_json, devices, devices, 64);
     cfg_strategy s;
     strategy(json, &s);
     sim_err err = {{0}};
@@ -325,6 +335,11 @@ static void estimate_vs_simulation(const char *json, int devices, double tol)
     ck_assert_msg(fabs(est.step_s - sim) <= tol * sim, "%s: estimate %.6f s, simulated %.6f s", json, est.step_s, sim);
 }
 
+static void estimate_vs_simulation(const char *json, int devices, double tol)
+{
+    estimate_vs_model(TINY_MODEL, json, devices, tol);
+}
+
 START_TEST(estimate_tracks_pipeline_simulation)
 {
     estimate_vs_simulation("{\"pp\": 2, \"tp_x\": 2, \"sequence_parallel\": true, \"global_batch\": 8, "
@@ -336,6 +351,23 @@ END_TEST
 START_TEST(estimate_tracks_data_parallel_simulation)
 {
     estimate_vs_simulation("{\"dp\": 4, \"zero\": 1, \"global_batch\": 8}", 4, 0.05);
+}
+END_TEST
+
+/* Every kind of layer, the MTP module in the last stage's head (one
+ * simulation per test: SimGrid runs one per process). */
+START_TEST(estimate_tracks_layer_kinds)
+{
+    estimate_vs_model(TINY_MLA,
+                      "{\"pp\": 2, \"tp_x\": 2, \"dp\": 2, \"ep\": 2, \"sequence_parallel\": true, "
+                      "\"global_batch\": 8, \"zero\": 1}",
+                      8, 0.05);
+}
+END_TEST
+
+START_TEST(estimate_tracks_layer_kinds_pipeline)
+{
+    estimate_vs_model(TINY_MLA, "{\"pp\": 3, \"global_batch\": 6}", 3, 0.05);
 }
 END_TEST
 
@@ -584,6 +616,8 @@ static Suite *suite(void)
     tcase_add_test(t, pipeline_fill_is_pp_minus_one_stages);
     tcase_add_test(t, estimate_tracks_pipeline_simulation);
     tcase_add_test(t, estimate_tracks_data_parallel_simulation);
+    tcase_add_test(t, estimate_tracks_layer_kinds);
+    tcase_add_test(t, estimate_tracks_layer_kinds_pipeline);
     suite_add_tcase(s, t);
     t = tcase_create("ranking");
     tcase_set_timeout(t, 120);
