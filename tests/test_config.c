@@ -1141,8 +1141,8 @@ START_TEST(hf_architectures)
                "(set kv_heads to heads=8 or leave it out)");
 
     /* Nemotron: relu2 is squared ReLU */
-    rc = cfg_parse_model("{" HF_BASE ", \"model_type\": \"nemotron\", \"hidden_act\": \"relu2\"}", "n/config.json", NULL,
-                         &m, &E);
+    rc = cfg_parse_model("{" HF_BASE ", \"model_type\": \"nemotron\", \"hidden_act\": \"relu2\"}", "n/config.json",
+                         NULL, &m, &E);
     ck_assert_msg(rc == SIM_OK, "%s", E.msg);
     ck_assert_int_eq(m.activation, CFG_ACT_SQUARED_RELU);
 
@@ -1205,8 +1205,8 @@ START_TEST(hf_architectures)
     ck_assert_msg(rc == SIM_OK, "%s", E.msg);
     ck_assert(m.window.tokens == 64 && m.window.full_every == 3);
     EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"sliding_window\": 64, \"layer_types\": [\"full_attention\","
-                               " \"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\","
-                               " \"full_attention\"]}",
+                               " \"sliding_attention\", \"full_attention\", \"sliding_attention\","
+                               " \"sliding_attention\", \"full_attention\"]}",
                                "lt/config.json", NULL, &m, &E),
                "lt/config.json: .layer_types: this order of full and windowed layers is not modelled (heptasim "
                "models all layers windowed, or every n-th layer full and the others windowed)");

@@ -846,8 +846,8 @@ START_TEST(test_activation_matrices)
         cfg_activation act;
         const char *name;
         int matrices;
-    } rows[] = {{CFG_ACT_GELU, "gelu", 2},          {CFG_ACT_RELU, "relu", 2},   {CFG_ACT_SQUARED_RELU, "squared-relu", 2},
-                {CFG_ACT_GEGLU, "geglu", 3},        {CFG_ACT_SWIGLU, "swiglu", 3}};
+    } rows[] = {{CFG_ACT_GELU, "gelu", 2},   {CFG_ACT_RELU, "relu", 2},     {CFG_ACT_SQUARED_RELU, "squared-relu", 2},
+                {CFG_ACT_GEGLU, "geglu", 3}, {CFG_ACT_SWIGLU, "swiglu", 3}};
     cfg_strategy st = base_strategy();
     st.micro_batch = 2;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {

@@ -411,7 +411,8 @@ START_TEST(test_grad_sync_moves_held_params)
         {"dense, KV replicated over TP, Ulysses", false, false, 2, 2, 1, 4, 1, 1, 2, 1, 4, 1, true, false},
         {"MoE, EP 2, etp 1 < tp", true, false, 0, 4, 2, 2, 1, 1, 1, 2, 1, 1, true, false},
         {"MoE, EP 2, etp = tp, tied", true, true, 0, 4, 1, 2, 1, 1, 1, 2, 2, 1, false, false},
-        {"MoE, EP over dp x cp, expert DP of the TP blocks only", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true, false},
+        {"MoE, EP over dp x cp, expert DP of the TP blocks only", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true,
+         false},
         {"MLA + MTP, MoE, EP 2, 2 stages (embedding copy)", true, false, 0, 2, 2, 2, 1, 1, 1, 2, 2, 1, true, true},
         {"MLA + MTP, dense, tied, one stage, Ulysses, no SP", false, true, 0, 2, 1, 2, 1, 1, 2, 1, 2, 1, false, true},
         {"MLA + MTP, MoE, etp 1 < tp, ring CP", true, false, 0, 2, 1, 2, 1, 2, 1, 4, 1, 1, true, true},
@@ -437,7 +438,8 @@ START_TEST(test_grad_sync_moves_held_params)
                     mdl_held edge;
                     mdl_edge_held(m, s, stage, &edge);
                     /* the edges (the MTP module's routed experts too) reduce once */
-                    double edges = mdl_held_params(&edge, MDL_SYNC_DP), edges_edp = mdl_held_params(&edge, MDL_SYNC_EDP);
+                    double edges = mdl_held_params(&edge, MDL_SYNC_DP);
+                    double edges_edp = mdl_held_params(&edge, MDL_SYNC_EDP);
                     double want_dp = gb * (per_layer * (dense - edges) + edges);
                     double want_edp[WL_NGROUPS];
                     edp_phase_bytes(f.plan, rank, gb * (per_layer * (expert - edges_edp) + edges_edp), allreduce,

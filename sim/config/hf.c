@@ -167,11 +167,12 @@ static sim_rc hf_mla(cfg_reader *r, const cJSON *hf, cJSON *m)
 static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
 {
     const cJSON *nl = hf_get(hf, "num_hidden_layers");
-    int layers = cJSON_IsNumber(nl) && nl->valuedouble >= 1 && nl->valuedouble <= 16384 ? (int)nl->valuedouble : 0;
+    bool valid = cJSON_IsNumber(nl) && nl->valuedouble >= 1 && nl->valuedouble <= CFG_MAX_LAYERS;
+    int layers = valid ? (int)nl->valuedouble : 0;
     if (layers == 0) return SIM_OK; /* the schema names num_hidden_layers */
     const cJSON *types = hf_get(hf, "layer_types");
     const cJSON *nope = hf_get(hf, "no_rope_layers");
-    bool flags[16384];
+    bool flags[CFG_MAX_LAYERS];
     const char *size_key = "sliding_window", *rule_key = NULL, *kind = "sliding";
     int every = 0;
     if (cJSON_IsArray(types)) {
@@ -222,7 +223,8 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
                 return sim_fail(r->err, SIM_EINVAL,
                                 "%s: %s.no_rope_layers: %d entries for num_hidden_layers=%d (give one per layer)",
                                 r->origin, pre(r), n, layers);
-            for (const cJSON *c = nope->child; c; c = c->next, l++) flags[l] = !cJSON_IsNumber(c) || c->valuedouble != 0;
+            for (const cJSON *c = nope->child; c; c = c->next, l++)
+                flags[l] = !cJSON_IsNumber(c) || c->valuedouble != 0;
             if (!pattern_every(flags, n, &every))
                 return sim_fail(r->err, SIM_EINVAL,
                                 "%s: %s.no_rope_layers: this order of chunked and full layers is not modelled "
