@@ -144,6 +144,26 @@ static bool pattern_every(const bool *flags, int n, int *every)
     return true;
 }
 
+/* SIM_EINVAL unless the per-layer list under key has one entry per layer. */
+static sim_rc list_length(cfg_reader *r, const char *key, const cJSON *list, int layers)
+{
+    int n = cJSON_GetArraySize(list);
+    if (n == layers) return SIM_OK;
+    return sim_fail(r->err, SIM_EINVAL, "%s: %s.%s: %d entries for num_hidden_layers=%d (give one per layer)",
+                    r->origin, pre(r), key, n, layers);
+}
+
+/* The rule of a per-layer list (flags[l]: layer l windowed), as
+ * pattern_every, or SIM_EINVAL naming key. */
+static sim_rc list_rule(cfg_reader *r, const char *key, const bool *flags, int n, int *every)
+{
+    if (pattern_every(flags, n, every)) return SIM_OK;
+    return sim_fail(r->err, SIM_EINVAL,
+                    "%s: %s.%s: this order of full and windowed layers is not modelled (heptasim models all layers "
+                    "windowed, or every n-th layer full and the others windowed)",
+                    r->origin, pre(r), key);
+}
+
 /* MLA's keys into an "mla" object (DeepSeek-V2/V3, Kimi K2). */
 static sim_rc hf_mla(cfg_reader *r, const cJSON *hf, cJSON *m)
 {
@@ -178,9 +198,8 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
     if (cJSON_IsArray(types)) {
         /* transformers' own per-layer list */
         int n = cJSON_GetArraySize(types), l = 0, chunked = 0, sliding = 0;
-        if (n != layers)
-            return sim_fail(r->err, SIM_EINVAL, "%s: %s.layer_types: %d entries for num_hidden_layers=%d (give one per "
-                            "layer)", r->origin, pre(r), n, layers);
+        sim_rc rc = list_length(r, "layer_types", types, layers);
+        if (rc) return rc;
         for (const cJSON *c = types->child; c; c = c->next, l++) {
             const char *t = cJSON_IsString(c) ? c->valuestring : "";
             chunked += strcmp(t, "chunked_attention") == 0;
@@ -198,11 +217,7 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
         if (chunked && sliding)
             return sim_fail(r->err, SIM_EINVAL, "%s: %s.layer_types: both sliding and chunked layers are not modelled "
                             "(use one kind of window)", r->origin, pre(r));
-        if (!pattern_every(flags, n, &every))
-            return sim_fail(r->err, SIM_EINVAL,
-                            "%s: %s.layer_types: this order of full and windowed layers is not modelled (heptasim "
-                            "models all layers windowed, or every n-th layer full and the others windowed)",
-                            r->origin, pre(r));
+        if ((rc = list_rule(r, "layer_types", flags, n, &every))) return rc;
         if (every < 0) return SIM_OK;
         if (chunked) {
             size_key = "attention_chunk_size";
@@ -219,17 +234,11 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
         rule_key = "model_type";
         if (cJSON_IsArray(nope) && cJSON_GetArraySize(nope) > 0) {
             int n = cJSON_GetArraySize(nope), l = 0;
-            if (n != layers)
-                return sim_fail(r->err, SIM_EINVAL,
-                                "%s: %s.no_rope_layers: %d entries for num_hidden_layers=%d (give one per layer)",
-                                r->origin, pre(r), n, layers);
+            sim_rc rc = list_length(r, "no_rope_layers", nope, layers);
+            if (rc) return rc;
             for (const cJSON *c = nope->child; c; c = c->next, l++)
                 flags[l] = !cJSON_IsNumber(c) || c->valuedouble != 0;
-            if (!pattern_every(flags, n, &every))
-                return sim_fail(r->err, SIM_EINVAL,
-                                "%s: %s.no_rope_layers: this order of chunked and full layers is not modelled "
-                                "(heptasim models every n-th layer full and the others windowed)",
-                                r->origin, pre(r));
+            if ((rc = list_rule(r, "no_rope_layers", flags, n, &every))) return rc;
             if (every < 0) return SIM_OK;
             rule_key = "no_rope_layers";
         } else if (iv) {
