@@ -12,6 +12,16 @@
 
 /* ------------------------------------------------------------- helpers */
 
+/* A parameter count as people quote it: "671.03 B", "402.65 M". */
+static const char *fmt_params(char *buf, size_t cap, double v)
+{
+    if (v >= 1e9)
+        snprintf(buf, cap, "%.2f B", v / 1e9);
+    else
+        snprintf(buf, cap, "%.2f M", v / 1e6);
+    return buf;
+}
+
 /* Integer with thousands separators ("1,234,567") into buf. */
 static const char *fmt_count(char *buf, size_t cap, double v)
 {
@@ -226,15 +236,16 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
             p->name);
     mdl_params par;
     mdl_count_params(m, &par);
-    fprintf(out, "parameters %.2f B, active per token %.2f B (%.2f B without the input embedding)\n", par.total / 1e9,
-            par.active / 1e9, par.active_matmul / 1e9);
+    char a[32], b[32], c[32], d[32];
+    fprintf(out, "parameters %s, active per token %s (%s without the input embedding)\n",
+            fmt_params(a, sizeof a, par.total), fmt_params(b, sizeof b, par.active),
+            fmt_params(c, sizeof c, par.active_matmul));
     if (m->mtp_layers > 0)
-        fprintf(out,
-                "multi-token prediction: %d module%s, %.2f B of %s own (%.2f B active), %.2f B with the embedding and "
-                "output layer %s shares\n",
-                m->mtp_layers, m->mtp_layers > 1 ? "s" : "", par.mtp / 1e9, m->mtp_layers > 1 ? "their" : "its",
-                par.mtp_active / 1e9, (par.mtp + par.embedding + par.output) / 1e9,
-                m->mtp_layers > 1 ? "they" : "it");
+        fprintf(out, "multi-token prediction: %d module%s, %s of %s own (%s active), %s with the embedding and output "
+                     "layer %s shares\n",
+                m->mtp_layers, m->mtp_layers > 1 ? "s" : "", fmt_params(a, sizeof a, par.mtp),
+                m->mtp_layers > 1 ? "their" : "its", fmt_params(b, sizeof b, par.mtp_active),
+                fmt_params(d, sizeof d, par.mtp + par.embedding + par.output), m->mtp_layers > 1 ? "they" : "it");
     fprintf(out, "capacity %.1f GiB usable (%.1f GiB HBM - %.1f GiB reserved)\n", cap / SIM_GIB,
             p->hbm_bytes / SIM_GIB, p->hbm_reserved_bytes / SIM_GIB);
     fprintf(out, "%5s %9s %9s %9s %11s %9s %9s %9s %6s  %s\n", "stage", "weights", "grads", "optim", "activations",
