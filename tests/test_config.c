@@ -1137,8 +1137,8 @@ START_TEST(hf_architectures)
     EXPECT_ERR(cfg_parse_model("{" HF_BASE ", \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32,"
                                " \"qk_rope_head_dim\": 16, \"v_head_dim\": 32}",
                                "hf/config.json", NULL, &m, &E),
-               "hf/config.json: .kv_heads: 2, but multi-head latent attention has one key/value head per query head "
-               "(set kv_heads to heads=8 or leave it out)");
+               "hf/config.json: .num_key_value_heads: 2, but multi-head latent attention has one key/value head per "
+               "query head (set num_key_value_heads to num_attention_heads=8 or leave it out)");
 
     /* Nemotron: relu2 is squared ReLU */
     rc = cfg_parse_model("{" HF_BASE ", \"model_type\": \"nemotron\", \"hidden_act\": \"relu2\"}", "n/config.json",
@@ -1175,7 +1175,13 @@ START_TEST(hf_architectures)
     char *text = strdup(llama4);
     memcpy(strstr(text, "\"hidden_size\": 256"), "\"hidden_size\": -25", 18);
     EXPECT_ERR(cfg_parse_model(text, "llama4/config.json", NULL, &m, &E),
-               "llama4/config.json: .text_config.hidden_size: expected an integer >= 1, got -25");
+               "llama4/config.json: .text_config.hidden_size: expected an integer in [1, 1048576], got -25");
+    free(text);
+    text = strdup(llama4);
+    memcpy(strstr(text, "\"num_key_value_heads\": 2"), "\"num_key_value_heads\": 3", 24);
+    EXPECT_ERR(cfg_parse_model(text, "llama4/config.json", NULL, &m, &E),
+               "llama4/config.json: .text_config.num_key_value_heads: 3 does not divide "
+               "text_config.num_attention_heads=8 (use a divisor of 8)");
     free(text);
 
     /* Gemma 3: a sliding window on 5 layers of 6 */
