@@ -107,7 +107,7 @@ slow 2 "heptasim merge: a file argument: a file name of 5000 characters is longe
 slow 2 "^--set model\.name=x+\.\.\. \(5011 characters\): \.name: longer than 63 characters \(shorten it\)$" \
   -- memory -q "${base[@]}" --set "model.name=$long"
 printf '{"%s": 1}' "$long" >longkey.json
-slow 2 "longkey\.json: \.x+\.\.\. \(5000 characters\): unknown key \(known keys: name, .*, moe\)$" \
+slow 2 "longkey\.json: \.x+\.\.\. \(5000 characters\): unknown key \(known keys: name, .*, mtp_layers\)$" \
   -- memory -q -m "$tmp/longkey.json" "${P[@]}" "${S[@]}"
 
 # ------------------------------------------------- whole-number options
