@@ -1,5 +1,5 @@
 /* test_cost.c - the cost model: roofline bounds, efficiency interpolation
- * and clamping, alpha-beta collective estimates, construction errors. */
+ * and clamping, construction errors. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -242,68 +242,6 @@ START_TEST(test_attention_elementwise_optimizer)
 }
 END_TEST
 
-START_TEST(test_collective_closed_forms)
-{
-    cfg_platform p;
-    fill_platform(&p);
-    cost_model *c = cost_new(&p, NULL);
-    const double S = 256e6, bw = 50e9, lat = 3e-6;
-    const double eff_bw = bw * p.network_efficiency;
-    for (int n = 2; n <= 64; n *= 2) {
-        /* ring all-reduce = reduce-scatter + all-gather: twice their steps and bytes */
-        int rs_steps = cost_collective_steps(COST_REDUCESCATTER, n);
-        int ag_steps = cost_collective_steps(COST_ALLGATHER, n);
-        ck_assert_int_eq(rs_steps, n - 1);
-        ck_assert_int_eq(ag_steps, n - 1);
-        ck_assert_int_eq(cost_collective_steps(COST_ALLREDUCE, n), rs_steps + ag_steps);
-        ck_assert_int_eq(cost_collective_steps(COST_ALLTOALL, n), n - 1);
-
-        /* each of n-1 steps moves one S/n chunk */
-        double chunk = S / n;
-        ck_assert(rel_eq(cost_collective_bytes(COST_ALLGATHER, n, S), (n - 1) * chunk, 1e-12));
-        ck_assert(rel_eq(cost_collective_bytes(COST_REDUCESCATTER, n, S), (n - 1) * chunk, 1e-12));
-        ck_assert(rel_eq(cost_collective_bytes(COST_ALLTOALL, n, S), (n - 1) * chunk, 1e-12));
-        ck_assert(rel_eq(cost_collective_bytes(COST_ALLREDUCE, n, S),
-                         cost_collective_bytes(COST_REDUCESCATTER, n, S) + cost_collective_bytes(COST_ALLGATHER, n, S),
-                         1e-12));
-
-        /* alpha-beta, step by step: each step costs alpha + chunk/beta */
-        double alpha = lat + p.collective_step_s;
-        double ar = 0;
-        for (int s = 0; s < 2 * (n - 1); s++) ar += alpha + chunk / eff_bw;
-        ck_assert(rel_eq(cost_collective_s(c, COST_ALLREDUCE, n, S, bw, lat), ar, 1e-9));
-        double ag = 0;
-        for (int s = 0; s < n - 1; s++) ag += alpha + chunk / eff_bw;
-        ck_assert(rel_eq(cost_collective_s(c, COST_ALLGATHER, n, S, bw, lat), ag, 1e-9));
-        ck_assert(rel_eq(cost_collective_s(c, COST_REDUCESCATTER, n, S, bw, lat), ag, 1e-9));
-        ck_assert(rel_eq(cost_collective_s(c, COST_ALLTOALL, n, S, bw, lat), ag, 1e-9));
-    }
-    /* large n: the all-reduce bandwidth term tends to 2S/bw */
-    double big = cost_collective_s(c, COST_ALLREDUCE, 100000, S, bw, 0.0) -
-                 2 * (100000 - 1) * p.collective_step_s;
-    ck_assert(rel_eq(big, 2 * S / eff_bw, 1e-4));
-    cost_free(c);
-}
-END_TEST
-
-START_TEST(test_collective_single_rank)
-{
-    cfg_platform p;
-    fill_platform(&p);
-    cost_model *c = cost_new(&p, NULL);
-    for (int k = COST_ALLREDUCE; k <= COST_ALLTOALL; k++) {
-        ck_assert_double_eq(cost_collective_s(c, (cost_coll)k, 1, 1e9, 50e9, 1e-5), 0.0);
-        ck_assert_double_eq(cost_collective_s(c, (cost_coll)k, 0, 1e9, 50e9, 1e-5), 0.0);
-        ck_assert_double_eq(cost_collective_bytes((cost_coll)k, 1, 1e9), 0.0);
-        ck_assert_int_eq(cost_collective_steps((cost_coll)k, 1), 0);
-    }
-    /* zero bytes still pays the latency of every step */
-    ck_assert(rel_eq(cost_collective_s(c, COST_ALLREDUCE, 4, 0, 50e9, 1e-5), 6 * (1e-5 + p.collective_step_s),
-                     1e-12));
-    cost_free(c);
-}
-END_TEST
-
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
@@ -321,10 +259,6 @@ static Suite *cost_suite(void)
     tcase_add_test(tc, test_gemm_compute_bound);
     tcase_add_test(tc, test_gemm_memory_bound);
     tcase_add_test(tc, test_attention_elementwise_optimizer);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("collectives");
-    tcase_add_test(tc, test_collective_closed_forms);
-    tcase_add_test(tc, test_collective_single_rank);
     suite_add_tcase(s, tc);
     return s;
 }

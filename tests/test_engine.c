@@ -1,5 +1,5 @@
 /* test_engine.c - the SimGrid replay engine: generated platform and its
- * routes, collectives against the alpha-beta formula, flow vs step mode,
+ * routes, collectives against net's closed forms, flow vs step mode,
  * contention, overlap through streams, point-to-point pipelines, deadlock
  * reporting, and a whole step of a workload plan.
  *
@@ -15,6 +15,7 @@
 
 #include "fixtures.h"
 #include "cost/cost.h"
+#include "net/net.h"
 #include "engine/engine.h"
 #include "model/model.h"
 #include "workload/workload.h"
@@ -319,14 +320,22 @@ static double ring_formula(const cfg_platform *p, wl_coll k, int n, double S, do
     return steps * (lat + p->collective_step_s) + sent / (bw * p->network_efficiency);
 }
 
-static double alpha_beta(const cfg_platform *p, cost_coll k, int n, double S, double bw, double lat)
+/* net's phase of one ring (pairwise for A2A) of n members on links of bw
+ * and lat per step, and its time. */
+static double alpha_beta(const cfg_platform *p, net_coll k, int n, double S, double bw, double lat)
 {
-    sim_err err = {{0}};
-    cost_model *c = cost_new(p, &err);
-    ck_assert_msg(c != NULL, "cost_new: %s", err.msg);
-    double t = cost_collective_s(c, k, n, S, bw, lat);
-    cost_free(c);
-    return t;
+    net_phase ph = net_ring_phase(k, n, S, lat, bw);
+    return net_phase_s(p, &ph);
+}
+
+/* net's closed form of collective k over group m[0..n), seen from member 0. */
+static double net_time(const cfg_platform *p, net_coll k, const int *m, int n, double S)
+{
+    int cnt[64] = {0};
+    ck_assert_int_le(net_supernodes(p), 64);
+    net_layout lo;
+    net_layout_of(p, m, n, 0, cnt, &lo);
+    return net_coll_s(p, &lo, k, S);
 }
 
 static const int SN0[4] = {0, 1, 2, 3};
@@ -439,7 +448,7 @@ END_TEST
 
 /* {========================================================== collectives */
 
-START_TEST(test_ring_allreduce_matches_alpha_beta)
+START_TEST(test_ring_allreduce_matches_net)
 {
     cfg_platform p = platform(8, 4);
     double S = 256e6;
@@ -449,12 +458,14 @@ START_TEST(test_ring_allreduce_matches_alpha_beta)
     tw_coll_all(&w, 4, SN0, WL_ALLREDUCE, WL_G_TP, WL_S_MAIN, S);
     outcome o = sim_ok(&p, &w, NULL);
     double formula = ring_formula(&p, WL_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
-    double cost = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
-    assert_rel(cost, formula, 1e-9, "cost_collective_s vs the formula");
-    assert_rel(o.res.step_time_s, formula, 0.01, "simulated ring all-reduce");
+    double closed = net_time(&p, NET_ALLREDUCE, SN0, 4, S);
+    assert_rel(closed, formula, 1e-9, "net_coll_s vs the formula");
+    /* uncontended, the flows take net's closed form (to the rounding of
+     * wire bytes to whole bytes) */
+    assert_rel(o.res.step_time_s, closed, 1e-9, "simulated ring all-reduce");
     assert_rel(o.res.critical.exposed_comm_s[WL_DIM_TP], o.res.step_time_s, 1e-6, "blocking AR is exposed");
     assert_rel(o.res.critical.comm_s[WL_DIM_TP], o.res.step_time_s, 1e-6, "AR in flight");
-    assert_rel(o.res.bytes_total[WL_DIM_TP], 4 * cost_collective_bytes(COST_ALLREDUCE, 4, S), 1e-12, "bytes");
+    assert_rel(o.res.bytes_total[WL_DIM_TP], 4 * net_coll_sent_bytes(NET_ALLREDUCE, 4, S), 1e-12, "bytes");
     ck_assert_int_eq(o.res.flows, 4);
     ck_assert_int_eq(o.res.instructions, 4);
 }
@@ -480,7 +491,7 @@ START_TEST(test_allgather_reducescatter_alltoall)
     cfg_platform p = platform(8, 4);
     double S = 128e6;
     wl_coll kinds[3] = {WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL};
-    cost_coll ckinds[3] = {COST_ALLGATHER, COST_REDUCESCATTER, COST_ALLTOALL};
+    net_coll ckinds[3] = {NET_ALLGATHER, NET_REDUCESCATTER, NET_ALLTOALL};
     for (int k = 0; k < 3; k++) {
         tw w;
         tw_init(&w, 4);
@@ -489,7 +500,7 @@ START_TEST(test_allgather_reducescatter_alltoall)
         outcome o = sim_ok(&p, &w, NULL);
         double want = alpha_beta(&p, ckinds[k], 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
         assert_rel(o.res.step_time_s, want, 0.01, wl_coll_name(kinds[k]));
-        assert_rel(o.res.bytes_total[WL_DIM_CP], 4 * cost_collective_bytes(ckinds[k], 4, S), 1e-12, "bytes");
+        assert_rel(o.res.bytes_total[WL_DIM_CP], 4 * net_coll_sent_bytes(ckinds[k], 4, S), 1e-12, "bytes");
     }
 }
 END_TEST
@@ -568,9 +579,9 @@ START_TEST(test_across_supernodes_nic_governs)
     tw_coll_all(&w, 2, pair, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
     outcome o = sim_ok(&p, &w, NULL);
     double lat = p.nic_latency_s + p.spine_latency_s;
-    double want = alpha_beta(&p, COST_ALLREDUCE, 2, S, p.nic_bytes_per_s, lat);
+    double want = alpha_beta(&p, NET_ALLREDUCE, 2, S, p.nic_bytes_per_s, lat);
     assert_rel(o.res.step_time_s, want, 0.01, "ring over the NICs");
-    double fabric = alpha_beta(&p, COST_ALLREDUCE, 2, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    double fabric = alpha_beta(&p, NET_ALLREDUCE, 2, S, p.fabric_bytes_per_s, p.fabric_latency_s);
     ck_assert(o.res.step_time_s > 3 * fabric);
 }
 END_TEST
@@ -589,12 +600,12 @@ START_TEST(test_oversubscribed_uplinks_are_shared)
     double lat = 6e-6 + 2e-6;
     cfg_platform full = platform(8, 4);
     outcome a = sim_ok(&full, &w, NULL);
-    assert_rel(a.res.step_time_s, alpha_beta(&full, COST_ALLREDUCE, 2, S, full.nic_bytes_per_s, lat), 0.01,
+    assert_rel(a.res.step_time_s, alpha_beta(&full, NET_ALLREDUCE, 2, S, full.nic_bytes_per_s, lat), 0.01,
                "uplinks of 4 NICs: no contention");
     cfg_platform over = platform(8, 4);
     over.oversubscription = 4; /* each uplink carries one NIC's worth */
     outcome b = sim_ok(&over, &w, NULL);
-    assert_rel(b.res.step_time_s, alpha_beta(&over, COST_ALLREDUCE, 2, S, over.nic_bytes_per_s / 4, lat), 0.01,
+    assert_rel(b.res.step_time_s, alpha_beta(&over, NET_ALLREDUCE, 2, S, over.nic_bytes_per_s / 4, lat), 0.01,
                "4:1 oversubscribed uplinks shared by 4 flows");
 }
 END_TEST
@@ -609,12 +620,13 @@ START_TEST(test_hierarchical_allreduce)
     tw_coll_all(&w, 8, ALL8, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
     outcome o = sim_ok(&p, &w, NULL);
     double inter_lat = p.nic_latency_s + p.spine_latency_s;
-    double want = alpha_beta(&p, COST_REDUCESCATTER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s) +
-                  alpha_beta(&p, COST_ALLREDUCE, 2, S / 4, p.nic_bytes_per_s, inter_lat) +
-                  alpha_beta(&p, COST_ALLGATHER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
-    assert_rel(o.res.step_time_s, want, 0.01, "intra RS + inter AR + intra AG");
+    double want = alpha_beta(&p, NET_REDUCESCATTER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s) +
+                  alpha_beta(&p, NET_ALLREDUCE, 2, S / 4, p.nic_bytes_per_s, inter_lat) +
+                  alpha_beta(&p, NET_ALLGATHER, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    assert_rel(net_time(&p, NET_ALLREDUCE, ALL8, 8, S), want, 1e-12, "net: intra RS + inter AR + intra AG");
+    assert_rel(o.res.step_time_s, want, 1e-9, "simulated intra RS + inter AR + intra AG");
     /* a flat ring would push 2*7/8 S through the slow NIC edges */
-    double flat = alpha_beta(&p, COST_ALLREDUCE, 8, S, p.nic_bytes_per_s, inter_lat);
+    double flat = alpha_beta(&p, NET_ALLREDUCE, 8, S, p.nic_bytes_per_s, inter_lat);
     ck_assert(o.res.step_time_s < 0.5 * flat);
 }
 END_TEST
@@ -629,7 +641,7 @@ START_TEST(test_one_member_per_supernode_is_flat)
     tw_group(&w, WL_G_DP, 4, m);
     tw_coll_all(&w, 4, m, WL_ALLGATHER, WL_G_DP, WL_S_MAIN, S);
     outcome o = sim_ok(&p, &w, NULL);
-    double want = alpha_beta(&p, COST_ALLGATHER, 4, S, p.nic_bytes_per_s, p.nic_latency_s + p.spine_latency_s);
+    double want = alpha_beta(&p, NET_ALLGATHER, 4, S, p.nic_bytes_per_s, p.nic_latency_s + p.spine_latency_s);
     assert_rel(o.res.step_time_s, want, 0.01, "flat ring across supernodes");
 }
 END_TEST
@@ -666,7 +678,7 @@ START_TEST(test_stream_overlaps_compute)
 {
     cfg_platform p = platform(8, 4);
     double S = 256e6;
-    double tc = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    double tc = alpha_beta(&p, NET_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
     double factors[2] = {2.0, 0.5}; /* compute longer, then shorter than the comm */
     for (int f = 0; f < 2; f++) {
         double tp = factors[f] * tc;
@@ -692,7 +704,7 @@ START_TEST(test_unwaited_stream_is_drained)
 {
     cfg_platform p = platform(8, 4);
     double S = 256e6;
-    double tc = alpha_beta(&p, COST_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
+    double tc = alpha_beta(&p, NET_ALLREDUCE, 4, S, p.fabric_bytes_per_s, p.fabric_latency_s);
     tw w;
     tw_init(&w, 4);
     tw_group(&w, WL_G_DP, 4, SN0);
@@ -1094,7 +1106,7 @@ static Suite *engine_suite(void)
 
     TCase *tc = tcase_create("collectives");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_ring_allreduce_matches_alpha_beta);
+    tcase_add_test(tc, test_ring_allreduce_matches_net);
     tcase_add_test(tc, test_small_allreduce_is_latency_bound);
     tcase_add_test(tc, test_allgather_reducescatter_alltoall);
     tcase_add_test(tc, test_flow_mode_agrees_with_step_mode);

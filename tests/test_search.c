@@ -254,10 +254,10 @@ START_TEST(one_device_estimate_is_the_sum_of_op_times)
     cfg_strategy s;
     strategy("{\"global_batch\": 4, \"micro_batch\": 1, \"recompute\": \"selective\"}", &s);
     sim_err err = {{0}};
-    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
+    est_estimator *e = est_new(&model, &platform, &err);
     ck_assert_ptr_nonnull(e);
-    srch_estimate est;
-    ck_assert_int_eq(srch_estimate_step(e, &s, &est, &err), SIM_OK);
+    est_result est;
+    ck_assert_int_eq(est_step(e, &s, &est, &err), SIM_OK);
     cost_model *c = cost_new(&platform, &err);
     wl_plan *plan = NULL;
     ck_assert_int_eq(wl_plan_new(&model, &platform, &s, c, &plan, &err), SIM_OK);
@@ -269,7 +269,7 @@ START_TEST(one_device_estimate_is_the_sum_of_op_times)
     for (int d = 0; d < WL_NDIMS; d++) ck_assert_double_eq_tol(est.exposed_s[d], 0.0, 1e-12);
     wl_plan_free(plan);
     cost_free(c);
-    srch_estimator_free(e);
+    est_free(e);
 }
 END_TEST
 
@@ -280,15 +280,15 @@ START_TEST(pipeline_fill_is_pp_minus_one_stages)
          "\"vocab\": 1024, \"seq_len\": 2048, \"activation\": \"gelu\", \"dtype\": \"bf16\"}",
          4, 4, 64);
     sim_err err = {{0}};
-    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
+    est_estimator *e = est_new(&model, &platform, &err);
     cfg_strategy a, b, c;
     strategy("{\"pp\": 4, \"global_batch\": 8}", &a);
     strategy("{\"pp\": 4, \"global_batch\": 32}", &b);
     strategy("{\"pp\": 4, \"global_batch\": 8, \"vpp\": 2, \"schedule\": \"interleaved\"}", &c);
-    srch_estimate ea, eb, ec;
-    ck_assert_int_eq(srch_estimate_step(e, &a, &ea, &err), SIM_OK);
-    ck_assert_int_eq(srch_estimate_step(e, &b, &eb, &err), SIM_OK);
-    ck_assert_int_eq(srch_estimate_step(e, &c, &ec, &err), SIM_OK);
+    est_result ea, eb, ec;
+    ck_assert_int_eq(est_step(e, &a, &ea, &err), SIM_OK);
+    ck_assert_int_eq(est_step(e, &b, &eb, &err), SIM_OK);
+    ck_assert_int_eq(est_step(e, &c, &ec, &err), SIM_OK);
     /* each micro-batch adds the slowest stage's time; the rest is the fill
      * and drain: pp - 1 stage times (a little less, the stages differ a little) */
     double per_micro = (eb.step_s - ea.step_s) / 24, fill = ea.step_s - 8 * per_micro;
@@ -299,7 +299,7 @@ START_TEST(pipeline_fill_is_pp_minus_one_stages)
     double fill_c = ec.step_s - 8 * per_micro;
     ck_assert_msg(fill_c < 0.75 * fill, "interleaved fill %g s, 1f1b %g s", fill_c, fill);
     ck_assert_double_lt(ec.bubble_s, ea.bubble_s);
-    srch_estimator_free(e);
+    est_free(e);
 }
 END_TEST
 
@@ -321,10 +321,10 @@ static void estimate_vs_model(const char *model_json, const char *json, int devi
     cfg_strategy s;
     strategy(json, &s);
     sim_err err = {{0}};
-    srch_estimator *e = srch_estimator_new(&model, &platform, &err);
-    srch_estimate est;
-    ck_assert_int_eq(srch_estimate_step(e, &s, &est, &err), SIM_OK);
-    srch_estimator_free(e);
+    est_estimator *e = est_new(&model, &platform, &err);
+    est_result est;
+    ck_assert_int_eq(est_step(e, &s, &est, &err), SIM_OK);
+    est_free(e);
     run_case *c = calloc(1, sizeof *c);
     c->model = model;
     c->platform = platform;

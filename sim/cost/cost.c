@@ -1,5 +1,5 @@
 /* cost.c - time of one operation on one device: roofline with interpolated
- * GEMM efficiency, and alpha-beta estimates of collective algorithms.
+ * GEMM efficiency.
  *
  * Everything but cost_new/cost_free is a pure function of its arguments and
  * of the platform copy held by the cost model: no allocation, no logging.
@@ -8,10 +8,7 @@
  *  - roofline: S. Williams, A. Waterman, D. Patterson, "Roofline: an
  *    insightful visual performance model", CACM 52(4), 2009;
  *  - monotone interpolation: M. Steffen, "A simple method for monotonic
- *    interpolation in one dimension", A&A 239, 1990 (gsl_interp_steffen);
- *  - ring and pairwise collectives: R. Thakur, R. Rabenseifner, W. Gropp,
- *    "Optimization of collective communication operations in MPICH",
- *    IJHPCA 19(1), 2005 (alpha-beta model). */
+ *    interpolation in one dimension", A&A 239, 1990 (gsl_interp_steffen). */
 #include "cost.h"
 
 #include <math.h>
@@ -181,32 +178,4 @@ double cost_elementwise_s(const cost_model *c, double bytes)
 double cost_optimizer_s(const cost_model *c, double params)
 {
     return memory_s(c, params * COST_ADAM_BYTES_PER_PARAM) + c->platform.kernel_overhead_s;
-}
-
-/* Steps of the algorithm; 0 when n <= 1 (nothing to exchange). */
-int cost_collective_steps(cost_coll kind, int n)
-{
-    if (n <= 1) return 0;
-    return kind == COST_ALLREDUCE ? 2 * (n - 1) : n - 1;
-}
-
-/* Bytes one rank sends; 0 when n <= 1. */
-double cost_collective_bytes(cost_coll kind, int n, double bytes)
-{
-    if (n <= 1) return 0.0;
-    double share = (double)(n - 1) / (double)n * bytes;
-    return kind == COST_ALLREDUCE ? 2.0 * share : share;
-}
-
-/* Seconds of the uncontended algorithm: steps * (latency_s + the platform's
- * collective_step_s) + sent bytes / (bytes_per_s * network_efficiency).
- * 0 when n <= 1; +inf when there is traffic and bytes_per_s <= 0. */
-double cost_collective_s(const cost_model *c, cost_coll kind, int n, double bytes, double bytes_per_s,
-                         double latency_s)
-{
-    if (n <= 1) return 0.0;
-    double sent = cost_collective_bytes(kind, n, bytes);
-    double wire = 0.0;
-    if (sent > 0) wire = bytes_per_s > 0 ? sent / (bytes_per_s * c->platform.network_efficiency) : HUGE_VAL;
-    return cost_collective_steps(kind, n) * (latency_s + c->platform.collective_step_s) + wire;
 }

@@ -3,9 +3,7 @@
  * A roofline: time = max(flops / (peak * eff), bytes / (hbm_bw * mem_eff))
  * + a fixed kernel overhead, with the GEMM efficiency interpolated (GSL,
  * monotone Steffen spline on log10 FLOPs) from the platform's curve.
- * Collectives have an alpha-beta estimate here too; the engine simulates
- * them with contention, the estimate is for closed-form checks and the
- * analytic ranking of the search. */
+ * Communication is not here: net (net/net.h) owns the network rule. */
 #ifndef HEPTASIM_COST_H
 #define HEPTASIM_COST_H
 
@@ -38,21 +36,5 @@ double cost_elementwise_s(const cost_model *c, double bytes);
 /* Mixed-precision Adam step over `params` parameters held by the device
  * (reads and writes master weights, moments, grads, bf16 weights). */
 double cost_optimizer_s(const cost_model *c, double params);
-
-typedef enum cost_coll { COST_ALLREDUCE = 0, COST_ALLGATHER, COST_REDUCESCATTER, COST_ALLTOALL } cost_coll;
-
-/* Ring (all-to-all: pairwise) algorithm time for n ranks on a buffer of
- * `bytes` per rank (AR: the buffer; AG: the gathered output; RS: the input;
- * A2A: one rank's whole send buffer), over links of `bytes_per_s` each way
- * and `latency_s` per step:  steps * (latency_s + step_s) + traffic / bw.
- * Network efficiency is applied to bytes_per_s. */
-double cost_collective_s(const cost_model *c, cost_coll kind, int n, double bytes, double bytes_per_s,
-                         double latency_s);
-
-/* Bytes one rank sends in that algorithm (2(n-1)/n S for AR, (n-1)/n S otherwise). */
-double cost_collective_bytes(cost_coll kind, int n, double bytes);
-
-/* Algorithm steps (2(n-1) for AR ring, n-1 otherwise). */
-int cost_collective_steps(cost_coll kind, int n);
 
 #endif

@@ -5,19 +5,16 @@
  * after (group kind, stream, src, dst); each mailbox is looked up once and
  * cached in the rank's view of the group.
  *
- * Flow mode (default): a ring phase is one flow to the ring successor with
- * the whole traffic of the phase (AR 2(n-1)/n S, AG and RS (n-1)/n S) and one
- * from the predecessor; an all-to-all is n-1 pairwise flows of S/n.  The flow
- * pays one route latency; the algorithm's other steps are added after it:
- * (steps - 1) * step latency + steps * collective_step_s.  Step mode: every
- * step is its own pair of comms of S/n, followed by collective_step_s.
- *
- * A group spanning several supernodes with more than one member in each
- * (and the same count in each) is hierarchical: intra-supernode ring, then a
- * ring among the members with the same local index, then intra again
- * (AR = intra RS, inter AR of S/L, intra AG; AG = inter AG of S/L, intra AG;
- * RS = intra RS, inter RS of S/L; L members per supernode).  Any other
- * group is one flat ring.  All-to-all is always pairwise.
+ * What runs is net's: the group's layout (net_layout_of: flat ring, or
+ * intra and inter rings of a group spread evenly over supernodes) and the
+ * phases of its algorithm (net_coll_phases: ring, hierarchical or pairwise).
+ * This file plays each phase as flows.  Flow mode (default): a ring phase
+ * is one flow to the ring successor with the whole traffic of the phase
+ * (steps messages of S/n) and one from the predecessor; a pairwise phase is
+ * n-1 flows of S/n.  A flow pays one route latency; the phase's other steps
+ * are added after it: (steps - 1) * step latency + steps * collective_step_s.
+ * Step mode: every step is its own pair of comms of S/n, followed by
+ * collective_step_s.  Uncontended, both take net_phase_s.
  *
  * Reduced runs (symmetry.c) play some collectives one-sided: a rank sends
  * its flows and receives none.  A group inside the rank's lockstep TP group
@@ -75,21 +72,23 @@ long eng_wire_bytes(eng_sim *sim, double bytes)
     return (long)llround(b);
 }
 
-static void ring_mailboxes(eng_ring *rg, int rank, wl_group g, int stream)
+static void ring_mailboxes(eng_view *v, net_ring_kind k, int rank)
 {
-    if (rg->n <= 1) return;
-    rg->out = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rank, rg->succ);
-    rg->in = eng_mailbox("c%d.%d:%d>%d", (int)g, stream, rg->pred, rank);
+    const net_ring *nr = &v->lo.ring[k];
+    if (nr->n <= 1) return;
+    v->ring[k].out = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, rank, nr->succ);
+    v->ring[k].in = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, nr->pred, rank);
 }
 
 /* Rings of a reduced view: my flow goes to my successor's device, and the
  * flow I receive comes from my predecessor's device; when the predecessor
  * is simulated, it sends that flow itself. */
-static void ring_target(const eng_sim *sim, eng_ring *rg)
+static void ring_target(const eng_sim *sim, eng_view *v, net_ring_kind k)
 {
-    if (rg->n <= 1) return;
-    rg->to = eng_device(rg->succ);
-    rg->from = sim->rep[rg->pred] == rg->pred ? NULL : eng_device(rg->pred);
+    const net_ring *nr = &v->lo.ring[k];
+    if (nr->n <= 1) return;
+    v->ring[k].to = eng_device(nr->succ);
+    v->ring[k].from = sim->rep[nr->pred] == nr->pred ? NULL : eng_device(nr->pred);
 }
 
 /* The actor of a reduced view that plays the incoming flows: waits for a
@@ -133,7 +132,9 @@ static void inflow_wait(eng_view *v)
  * predecessor. */
 static void inflow_start(eng_rank *r, eng_view *v)
 {
-    if (!v->flat.from && !v->intra.from && !v->inter.from) return;
+    bool any = false;
+    for (int k = 0; k < NET_NRINGS; k++) any = any || v->ring[k].from;
+    if (!any) return;
     v->mu = sg_mutex_init();
     v->cv = sg_cond_init();
     v->me_host = r->host;
@@ -142,75 +143,6 @@ static void inflow_start(eng_rank *r, eng_view *v)
     sg_actor_t a = sg_actor_init(name, r->host);
     sg_actor_set_data(a, v);
     sg_actor_start(a, inflow_main, 0, NULL);
-}
-
-static void ring_set(eng_ring *rg, int n, int me, int succ, int pred, double lat_s)
-{
-    rg->n = n;
-    rg->me = me;
-    rg->succ = succ;
-    rg->pred = pred;
-    rg->lat_s = lat_s;
-    rg->out = rg->in = NULL;
-    rg->to = rg->from = NULL;
-}
-
-int eng_hier_layout(eng_sim *sim, const int *m, int n, int *loc)
-{
-    int maxc = 0, sn0 = eng_supernode_of(sim->p, m[0]);
-    bool spans = false;
-    for (int i = 0; i < n; i++) {
-        int s = eng_supernode_of(sim->p, m[i]);
-        spans = spans || s != sn0;
-        loc[i] = sim->sn_count[s]++;
-        if (sim->sn_count[s] > maxc) maxc = sim->sn_count[s];
-    }
-    bool even = true;
-    for (int i = 0; i < n; i++)
-        if (sim->sn_count[eng_supernode_of(sim->p, m[i])] != maxc) even = false;
-    for (int i = 0; i < n; i++) sim->sn_count[eng_supernode_of(sim->p, m[i])] = 0;
-    return spans && maxc >= 2 && even ? maxc : 0;
-}
-
-void eng_hier_rings(const eng_sim *sim, const int *m, int n, const int *loc, int L, int me, eng_ring *intra,
-                    eng_ring *inter)
-{
-    int rank = m[me], K = n / L;
-    int mysn = eng_supernode_of(sim->p, rank), ml = loc[me];
-    int lsucc = rank, lpred = rank;
-    int kpos = 0, kfirst = -1, klast = -1, kprev = -1, ksucc = -1, kpred = -1;
-    bool seen_me = false;
-    for (int i = 0; i < n; i++) {
-        if (eng_supernode_of(sim->p, m[i]) == mysn) {
-            if (loc[i] == (ml + 1) % L) lsucc = m[i];
-            if (loc[i] == (ml + L - 1) % L) lpred = m[i];
-        }
-        if (loc[i] != ml) continue;
-        if (kfirst < 0) kfirst = m[i];
-        klast = m[i];
-        if (m[i] == rank) {
-            seen_me = true;
-            kpred = kprev;
-        } else if (seen_me && ksucc < 0) {
-            ksucc = m[i];
-        }
-        if (!seen_me) kpos++;
-        kprev = m[i];
-    }
-    if (ksucc < 0) ksucc = kfirst;
-    if (kpred < 0) kpred = klast;
-    ring_set(intra, L, ml, lsucc, lpred, sim->lat_intra_s);
-    ring_set(inter, K, kpos, ksucc, kpred, sim->lat_inter_s);
-}
-
-/* Splits the members in sim->scratch into the intra and inter rings of
- * rank r when the group is hierarchical; returns whether it is. */
-static bool build_hier(eng_sim *sim, eng_view *v)
-{
-    int L = eng_hier_layout(sim, sim->scratch, v->n, sim->scratch_loc);
-    if (L == 0) return false;
-    eng_hier_rings(sim, sim->scratch, v->n, sim->scratch_loc, L, v->me, &v->intra, &v->inter);
-    return true;
 }
 
 /* Fetches the members of (r, g) into sim->scratch; returns the size, or 0
@@ -245,29 +177,28 @@ eng_view *eng_view_get(eng_rank *r, wl_group g, int stream)
     v = sim_xcalloc(1, sizeof *v);
     v->g = g;
     v->stream = stream;
-    v->n = n;
-    v->me = me;
     const int *m = sim->scratch;
-    int sn0 = eng_supernode_of(sim->p, m[0]);
-    for (int i = 1; i < n && !v->spans; i++) v->spans = eng_supernode_of(sim->p, m[i]) != sn0;
-    ring_set(&v->flat, n, me, m[(me + 1) % n], m[(me + n - 1) % n], v->spans ? sim->lat_inter_s : sim->lat_intra_s);
+    net_layout_of(sim->p, m, n, me, sim->sn_count, &v->lo);
     v->reduced = eng_group_reduced(sim, g);
     v->inside = r->mirror != NULL && !v->reduced;
     for (int i = 0; i < n && v->inside; i++) v->inside = sim->rep[m[i]] == r->rank;
-    v->hier = n > 1 && !v->inside && build_hier(sim, v);
+    if (v->inside && v->lo.spans) {
+        /* eng_symmetry_plan keeps a TP group in lockstep only inside one supernode */
+        eng_fail(sim, "rank %d: group %s: lockstep members in several supernodes", r->rank, wl_group_name(g));
+        free(v);
+        return NULL;
+    }
     if (v->inside) {
-        v->flat.to = r->mirror_host; /* the group's other members are not simulated */
+        v->ring[NET_RING_FLAT].to = r->mirror_host; /* the group's other members are not simulated */
     } else if (v->reduced) {
         /* most members are not simulated: my flows go to the real devices */
-        ring_target(sim, &v->flat);
-        ring_target(sim, &v->intra);
-        ring_target(sim, &v->inter);
+        for (int k = 0; k < NET_NRINGS; k++) ring_target(sim, v, (net_ring_kind)k);
         inflow_start(r, v);
-    } else if (v->hier) {
-        ring_mailboxes(&v->intra, r->rank, g, stream);
-        ring_mailboxes(&v->inter, r->rank, g, stream);
+    } else if (v->lo.hier) {
+        ring_mailboxes(v, NET_RING_INTRA, r->rank);
+        ring_mailboxes(v, NET_RING_INTER, r->rank);
     } else {
-        ring_mailboxes(&v->flat, r->rank, g, stream);
+        ring_mailboxes(v, NET_RING_FLAT, r->rank);
     }
     v->comm_cap = 2;
     v->comms = sim_xcalloc(2, sizeof *v->comms);
@@ -305,13 +236,13 @@ static void comms_reserve(eng_view *v, int cap)
 static bool a2a_prepare(eng_rank *r, eng_view *v)
 {
     if (v->inside) {
-        comms_reserve(v, v->n);
+        comms_reserve(v, v->lo.n);
         return true;
     }
     if (v->members) return true;
     int me = 0, n = fetch_members(r, v->g, &me);
     if (n == 0) return false;
-    if (n != v->n || me != v->me) {
+    if (n != v->lo.n || me != v->lo.me) {
         eng_fail(r->sim, "rank %d: group %s: members changed during the run", r->rank, wl_group_name(v->g));
         return false;
     }
@@ -391,14 +322,12 @@ static int a2a_post(eng_rank *r, eng_view *v, int c, int to, int from, long wire
     return 2;
 }
 
-/* Ring phase of kind k on buffer S (AR: the buffer; AG: the gathered
- * output; RS: the input).  Returns the bytes this rank sent. */
-static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k, double S, double *tail)
+/* Ring phase ph on ring rg of v.  Returns the bytes this rank sent. */
+static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, const net_phase *ph, double *tail)
 {
-    int n = rg->n;
-    if (n <= 1) return 0.0;
-    int steps = k == WL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    double chunk = S / n;
+    if (ph->n <= 1) return 0.0;
+    int steps = ph->steps;
+    double chunk = ph->chunk_bytes;
     double step_s = r->sim->p->collective_step_s;
     if (r->sim->opt.comm_mode == ENG_STEPS) {
         for (int s = 0; s < steps; s++) {
@@ -410,25 +339,26 @@ static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, wl_coll k
         }
     } else {
         ring_exchange(r, v, rg, steps * chunk);
-        phase_tail((steps - 1) * rg->lat_s + steps * step_s, tail);
+        phase_tail((steps - 1) * ph->lat_s + steps * step_s, tail);
     }
     return steps * chunk;
 }
 
-/* Pairwise all-to-all of a send buffer of S bytes (S/n to each member).
+/* Pairwise all-to-all phase ph (chunk_bytes to each other member).
  * Returns the bytes this rank sent. */
-static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
+static double all_to_all(eng_rank *r, eng_view *v, const net_phase *ph, double *tail)
 {
-    int n = v->n, me = v->me;
+    int n = v->lo.n, me = v->lo.me;
     if (v->reduced) {
         eng_fail(r->sim, "rank %d: all-to-all on %s: not possible with one data-parallel replica simulated", r->rank,
                  wl_group_name(v->g));
         return 0.0;
     }
     if (n <= 1 || !a2a_prepare(r, v)) return 0.0;
-    double chunk = S / n;
+    double chunk = ph->chunk_bytes;
     long wire = eng_wire_bytes(r->sim, chunk);
     double step_s = r->sim->p->collective_step_s;
+    int steps = ph->steps;
     if (r->sim->opt.comm_mode == ENG_STEPS) {
         for (int s = 1; s < n; s++) {
             int posted = a2a_post(r, v, 0, (me + s) % n, (me + n - s) % n, wire);
@@ -444,10 +374,9 @@ static double all_to_all(eng_rank *r, eng_view *v, double S, double *tail)
         for (int s = 1; s < n; s++) c += a2a_post(r, v, c, (me + s) % n, (me + n - s) % n, wire);
         r->flows += n - 1;
         wait_all(v, c);
-        int steps = n - 1;
-        phase_tail((steps - 1) * v->flat.lat_s + steps * step_s, tail);
+        phase_tail((steps - 1) * ph->lat_s + steps * step_s, tail);
     }
-    return (n - 1) * chunk;
+    return steps * chunk;
 }
 
 /* Runs collective `in` of rank r on `stream` until its flows completed for
@@ -458,33 +387,19 @@ void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail)
 {
     if (tail) *tail = 0.0;
     eng_view *v = eng_view_get(r, (wl_group)in->group, stream);
-    if (!v || v->n <= 1) return;
-    double S = in->bytes > 0 ? in->bytes : 0.0;
+    if (!v || v->lo.n <= 1) return;
+    net_coll k = (net_coll)in->coll;
+    net_phase ph[NET_MAX_PHASES];
+    int nph = net_coll_phases(r->sim->p, &v->lo, k, in->bytes, ph);
     double sent = 0.0;
-    wl_coll k = (wl_coll)in->coll;
-    if (k == WL_ALLTOALL) {
-        sent = all_to_all(r, v, S, tail);
-    } else if (!v->hier) {
-        sent = ring_phase(r, v, &v->flat, k, S, tail);
-    } else {
-        double shard = S / v->intra.n;
-        switch (k) {
-        case WL_ALLREDUCE:
-            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S, NULL);
-            sent += ring_phase(r, v, &v->inter, WL_ALLREDUCE, shard, NULL);
-            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S, tail);
-            break;
-        case WL_ALLGATHER:
-            sent += ring_phase(r, v, &v->inter, WL_ALLGATHER, shard, NULL);
-            sent += ring_phase(r, v, &v->intra, WL_ALLGATHER, S, tail);
-            break;
-        default:
-            sent += ring_phase(r, v, &v->intra, WL_REDUCESCATTER, S, NULL);
-            sent += ring_phase(r, v, &v->inter, WL_REDUCESCATTER, shard, tail);
-            break;
-        }
+    for (int i = 0; i < nph; i++) {
+        double *t = i == nph - 1 ? tail : NULL; /* the last phase's latency may be taken over */
+        if (ph[i].op == NET_ALLTOALL)
+            sent += all_to_all(r, v, &ph[i], t);
+        else
+            sent += ring_phase(r, v, &v->ring[ph[i].ring], &ph[i], t);
     }
     r->st.bytes_sent[wl_instr_dim(in)] += sent;
-    XBT_DEBUG("rank %d: %s on %s (n=%d%s) of %g bytes done", r->rank, wl_coll_name(k), wl_group_name(v->g), v->n,
-              v->hier ? ", hierarchical" : "", S);
+    XBT_DEBUG("rank %d: %s on %s (n=%d, %s) of %g bytes done", r->rank, wl_coll_name((wl_coll)k), wl_group_name(v->g),
+              v->lo.n, net_algo_name(net_algo_of(&v->lo, k)), in->bytes);
 }

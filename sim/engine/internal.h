@@ -14,33 +14,27 @@
 
 #include <simgrid/forward.h>
 
+#include "../net/net.h"
 #include "engine.h"
 
-/* One ring of a collective algorithm, seen from one rank. */
+/* The SimGrid side of one ring of a view; the ring itself (size, position,
+ * successor, predecessor, plane) is in the view's net_layout. */
 typedef struct eng_ring {
-    int n;              /* ring size (1: nothing to do) */
-    int me;             /* my position */
-    int succ, pred;     /* ranks of my successor and predecessor */
-    double lat_s;       /* latency of one algorithm step on this ring */
     sg_host_t to;       /* one-sided views: where my flow goes (the successor's device or my mirror) */
     sg_host_t from;     /* reduced views: the predecessor's device when it is not simulated */
     sg_mailbox_t out;   /* me -> succ */
     sg_mailbox_t in;    /* pred -> me */
 } eng_ring;
 
-/* A rank's view of one of its groups, for one stream: the rings its
- * collectives use and the cached mailboxes.  Built on first use. */
+/* A rank's view of one of its groups, for one stream: the group's layout
+ * from net, the rings' mailboxes or targets.  Built on first use. */
 typedef struct eng_view {
     wl_group g;
     int stream;
-    int n, me;          /* group size, my index */
-    bool spans;         /* members in more than one supernode */
+    net_layout lo;      /* members, supernodes, flat/intra/inter rings (net_layout_of) */
     bool inside;        /* lockstep: all members in my TP group, flows go to my mirror */
     bool reduced;       /* DP or EDP of a replica-reduced run: flows to the real members */
-    bool hier;          /* intra ring + inter ring instead of the flat ring */
-    eng_ring flat;      /* all members in members order */
-    eng_ring intra;     /* hier: members of my supernode */
-    eng_ring inter;     /* hier: members with my local index, one per supernode */
+    eng_ring ring[NET_NRINGS]; /* indexed by net_ring_kind */
     int *members;       /* all-to-all only: the members (n), built lazily */
     sg_mailbox_t *a2a_out, *a2a_in; /* all-to-all only: me -> members[i], members[i] -> me */
     sg_comm_t *comms;   /* scratch for in-flight comms (2n for all-to-all, else 2) */
@@ -108,11 +102,8 @@ typedef struct eng_sim {
     const eng_workload *w;
     eng_options opt;
     int world;
-    int dps;                            /* devices per supernode */
-    int nsn;                            /* supernodes */
-    double lat_intra_s;                 /* route latency inside a supernode */
-    double lat_inter_s;                 /* route latency across supernodes */
-    double eff;                         /* network efficiency, in (0, 1] */
+    int nsn;                            /* supernodes (net_supernodes) */
+    double eff;                         /* network efficiency, in (0, 1] (net_efficiency) */
     int lockstep;                       /* TP members one actor stands for (1: none) */
     int replicas;                       /* DP replicas one actor stands for (1: none) */
     int *rep;                           /* reduced runs: world ints, the simulated rank of each rank */
@@ -120,14 +111,11 @@ typedef struct eng_sim {
     double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */
     eng_rank *ranks;
     int *scratch;                       /* world ints: group members */
-    int *scratch_loc;                   /* world ints: local index of each member */
-    int *sn_count;                      /* nsn ints, kept at zero between uses */
+    int *sn_count;                      /* nsn ints, kept at zero between uses (net_layout_of) */
     bool failed;                        /* an invalid program was met */
     char fail_msg[SIM_ERR_LEN];
 } eng_sim;
 
-/* platform.c: supernode of a device. */
-int eng_supernode_of(const cfg_platform *p, int device);
 /* platform.c: the host of a device (a lookup by name: not per message). */
 sg_host_t eng_device(int device);
 
@@ -183,16 +171,6 @@ void eng_view_free(eng_view *v);
  * remaining latency is slept too; else it is returned in *tail (seconds)
  * for the caller to simulate.  Adds to bytes_sent and flow counts. */
 void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail);
-
-/* collective.c: lays group m[0..n) out over supernodes: loc[i] gets the
- * index of member i among the members in its supernode.  Returns L, the
- * members per supernode, when the group runs hierarchically (it spans
- * supernodes with L >= 2 members in each), else 0 (one flat ring). */
-int eng_hier_layout(eng_sim *sim, const int *m, int n, int *loc);
-/* collective.c: the intra and inter rings of member `me` of a hierarchical
- * group laid out by eng_hier_layout. */
-void eng_hier_rings(const eng_sim *sim, const int *m, int n, const int *loc, int L, int me, eng_ring *intra,
-                    eng_ring *inter);
 
 /* collective.c: a mailbox by name, formatted (not for the hot path). */
 sg_mailbox_t eng_mailbox(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

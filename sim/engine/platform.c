@@ -51,14 +51,6 @@ sg_host_t eng_device(int device)
     return sg_host_by_name(name);
 }
 
-/* Returns the supernode index of device `device` (devices are numbered
- * supernode by supernode). */
-int eng_supernode_of(const cfg_platform *p, int device)
-{
-    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
-    return dps > 0 ? device / dps : 0;
-}
-
 static sim_rc check_value(const cfg_platform *p, const char *key, double v, bool zero_ok, sim_err *err)
 {
     if (isfinite(v) && (v > 0 || (zero_ok && v == 0))) return SIM_OK;

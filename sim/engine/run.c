@@ -245,7 +245,6 @@ void eng_sim_release(eng_sim *sim)
     free(sim->up_share);
     free(sim->down_share);
     free(sim->scratch);
-    free(sim->scratch_loc);
     free(sim->sn_count);
 }
 
@@ -256,13 +255,9 @@ void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, co
     sim->w = w;
     if (opt) sim->opt = *opt;
     sim->world = w->world;
-    sim->dps = p->devices_per_supernode;
-    sim->nsn = (p->devices + sim->dps - 1) / sim->dps;
-    sim->lat_intra_s = p->fabric_latency_s;
-    sim->lat_inter_s = p->nic_latency_s + p->spine_latency_s;
-    sim->eff = p->network_efficiency > 0 ? p->network_efficiency : 1.0;
+    sim->nsn = net_supernodes(p);
+    sim->eff = net_efficiency(p);
     sim->scratch = sim_xcalloc((size_t)sim->world, sizeof *sim->scratch);
-    sim->scratch_loc = sim_xcalloc((size_t)sim->world, sizeof *sim->scratch_loc);
     sim->sn_count = sim_xcalloc((size_t)sim->nsn, sizeof *sim->sn_count);
     eng_symmetry_plan(sim);
 }

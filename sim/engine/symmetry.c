@@ -120,10 +120,10 @@ static int tp_groups(eng_sim *sim, wl_group kind, const int *rep, int *cls, int 
         int me = -1, k = w->group_members(w->ctx, i, kind, m, &me);
         if (k < 2 || k > world || (t && k != t) || me < 0 || me >= k || m[me] != i) return 0;
         t = k;
-        int sn = eng_supernode_of(sim->p, i);
+        int sn = net_supernode_of(sim->p, i);
         for (int j = 0; j < k; j++) {
             int x = m[j];
-            if (x < i || x >= world || rep[x] != x || cls[x] >= 0 || eng_supernode_of(sim->p, x) != sn) return 0;
+            if (x < i || x >= world || rep[x] != x || cls[x] >= 0 || net_supernode_of(sim->p, x) != sn) return 0;
             cls[x] = i;
         }
     }
@@ -189,7 +189,7 @@ static bool list_mates(const eng_sim *sim, const int *rep, int n, int *mates)
 static void count_edge(const eng_sim *sim, int x, int y, double *full_up, double *full_down, double *play_up,
                        double *play_down)
 {
-    int a = eng_supernode_of(sim->p, x), b = eng_supernode_of(sim->p, y);
+    int a = net_supernode_of(sim->p, x), b = net_supernode_of(sim->p, y);
     if (a == b) return;
     full_up[a]++;
     full_down[b]++;
@@ -209,21 +209,17 @@ static void uplink_shares(eng_sim *sim, int *m)
     size_t nsn = (size_t)sim->nsn;
     double *full_up = sim_xcalloc(nsn, sizeof(double)), *full_down = sim_xcalloc(nsn, sizeof(double));
     double *play_up = sim_xcalloc(nsn, sizeof(double)), *play_down = sim_xcalloc(nsn, sizeof(double));
-    int *loc = sim_xcalloc((size_t)sim->world, sizeof *loc);
     for (int g = 0; g < WL_NGROUPS; g++) {
         if (!eng_group_reduced(sim, (wl_group)g) || !(w->groups_used & 1u << g)) continue;
         for (int x = 0; x < sim->world; x++) {
             int me = -1, n = w->group_members(w->ctx, x, (wl_group)g, m, &me);
             if (n < 2 || n > sim->world || m[0] != x) continue; /* each group once, from its first member */
-            int L = eng_hier_layout(sim, m, n, loc);
             for (int i = 0; i < n; i++) {
-                if (L == 0) {
-                    count_edge(sim, m[i], m[(i + 1) % n], full_up, full_down, play_up, play_down);
-                    continue;
-                }
-                eng_ring intra, inter;
-                eng_hier_rings(sim, m, n, loc, L, i, &intra, &inter);
-                count_edge(sim, m[i], inter.succ, full_up, full_down, play_up, play_down);
+                /* member i's flow crosses supernodes on the flat ring, or on the inter ring of a hierarchical one */
+                net_layout lo;
+                net_layout_of(sim->p, m, n, i, sim->sn_count, &lo);
+                int succ = lo.ring[lo.hier ? NET_RING_INTER : NET_RING_FLAT].succ;
+                count_edge(sim, m[i], succ, full_up, full_down, play_up, play_down);
             }
         }
     }
@@ -235,7 +231,6 @@ static void uplink_shares(eng_sim *sim, int *m)
     }
     free(play_up);
     free(play_down);
-    free(loc);
 }
 
 void eng_symmetry_plan(eng_sim *sim)

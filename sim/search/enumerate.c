@@ -44,9 +44,7 @@ int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS])
     return n;
 }
 
-int srch_dp_group(const cfg_strategy *s) { return cfg_dp_group(s); }
 
-int srch_edp_group(const cfg_strategy *s) { return cfg_edp_group(s); }
 
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p)
 {

@@ -1,5 +1,5 @@
 /* internal.h - the search module's private helpers, shared by its files
- * (enumerate.c, estimate.c, search.c, record.c, sweep.c, table.c). */
+ * (enumerate.c, search.c, record.c, sweep.c, table.c). */
 #ifndef HEPTASIM_SEARCH_INTERNAL_H
 #define HEPTASIM_SEARCH_INTERNAL_H
 
@@ -12,8 +12,6 @@ unsigned srch_pin_of(const cfg_key *k);
  * search position); returns how many. */
 int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS]);
 
-/* Data-parallel group sizes of s (cfg_dp_group, cfg_edp_group). */
-int srch_dp_group(const cfg_strategy *s);
-int srch_edp_group(const cfg_strategy *s);
+
 
 #endif

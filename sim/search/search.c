@@ -145,7 +145,7 @@ typedef struct searcher {
     int mem_levels[SRCH_MAX_LEVELS], nmem; /* inner levels the memory depends on */
     mem_slot *mem;                     /* MEM_SLOTS */
     long long shape;                   /* valid shapes so far, 1 for the first */
-    srch_estimator *est;
+    est_estimator *est;
     srch_result *res;
     heap all, meg;
     double capacity;
@@ -186,8 +186,8 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
         k->pruned_memory++;
         return SIM_OK;
     }
-    srch_estimate est;
-    sim_rc rc = srch_estimate_step(x->est, s, &est, err);
+    est_result est;
+    sim_rc rc = est_step(x->est, s, &est, err);
     if (rc != SIM_OK) return rc;
     k->estimated++;
     bool meg = srch_megatron_style(s, x->rq->platform);
@@ -456,7 +456,7 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     searcher x;
     memset(&x, 0, sizeof x);
     x.rq = rq;
-    x.est = srch_estimator_new(rq->model, rq->platform, err);
+    x.est = est_new(rq->model, rq->platform, err);
     if (!x.est) return SIM_EINVAL;
     x.res = sim_xcalloc(1, sizeof *x.res);
     x.all.cap = x.meg.cap = rq->keep;
@@ -473,8 +473,8 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     if (rq->progress && rc == SIM_OK) rq->progress(rq->progress_ctx, x.tuples, x.tuples);
     free(x.lv);
     free(x.mem);
-    x.res->counts.probes = srch_estimator_probes(x.est);
-    srch_estimator_free(x.est);
+    x.res->counts.probes = est_probes(x.est);
+    est_free(x.est);
     if (rc == SIM_OK && x.res->counts.enumerated == 0) rc = no_valid_strategy(rq, err);
     if (rc != SIM_OK) {
         free(x.all.a);

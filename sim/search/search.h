@@ -3,15 +3,11 @@
  * fast analytic estimate of the step time, simulate the best in SimGrid and
  * join the results (also across shards) into one ranking.
  *
- * The estimate uses the same cost model and workload as the simulator, but
- * no contention: the per-layer op templates are read from a one-micro-batch
- * probe program of the workload generator, collectives cost their alpha-beta
- * time on the plane their group uses (supernode fabric or NIC), and the
- * pipeline, data-parallel and optimizer phases are closed forms.  An
- * estimate is never reported as a simulated result: records keep the two in
- * separate keys.
+ * The ranking uses the analytic estimator (estimate/estimate.h), which
+ * replays the same workload without contention.  An estimate is never
+ * reported as a simulated result: records keep the two in separate keys.
  *
- * Files: enumerate.c (the space), estimate.c (the analytic model), search.c
+ * Files: enumerate.c (the space), search.c
  * (enumerate + prune + rank, srch_run), record.c (JSON records, JSONL
  * files), sweep.c (simulation of the chosen candidates, ranking, agreement,
  * reasons), table.c (the printed tables), shard.c (a shard's candidates),
@@ -28,6 +24,7 @@
 #include "../config/config.h"
 #include "../config/keys.h"
 #include "../engine/engine.h"
+#include "../estimate/estimate.h"
 #include "../model/model.h"
 #include "../workload/workload.h"
 
@@ -53,36 +50,6 @@ unsigned srch_pin_of_key(const char *key);
  * dimension of the rank order and fits inside one node. */
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p);
 
-/* ----------------------------------------------------------- estimates */
-
-/* Analytic estimate of one step, seconds.  Exposed communication is what the
- * critical stage's main stream waits for, by dimension (wl_dim). */
-typedef struct srch_estimate {
-    double step_s;
-    double compute_s;             /* compute of the critical stage, recompute included, optimizer not */
-    double bubble_s;              /* pipeline fill and drain */
-    double optimizer_s;
-    double exposed_s[WL_NDIMS];   /* tp, cp, ep, dp, pp */
-    int critical_stage;
-} srch_estimate;
-
-typedef struct srch_estimator srch_estimator;
-
-/* An estimator for one model and platform (both must outlive it).  Returns
- * NULL and fills err when the platform's cost model cannot be built.  Free
- * with srch_estimator_free (NULL is a no-op). */
-srch_estimator *srch_estimator_new(const cfg_model *m, const cfg_platform *p, sim_err *err);
-void srch_estimator_free(srch_estimator *e);
-
-/* Estimate the step of s (which must have passed cfg_check).  Probes of the
- * workload are cached between calls whose strategies differ only in vpp,
- * schedule, zero and the DP overlap switches.  Returns SIM_OK or the
- * workload's error. */
-sim_rc srch_estimate_step(srch_estimator *e, const cfg_strategy *s, srch_estimate *out, sim_err *err);
-
-/* Probes built so far (each is one workload plan and program walk). */
-long long srch_estimator_probes(const srch_estimator *e);
-
 /* ----------------------------------------------------------- candidates */
 
 typedef enum srch_sim_state {
@@ -99,7 +66,7 @@ typedef struct srch_candidate {
     cfg_strategy strategy;        /* checked: dp and etp resolved */
     double peak_bytes;            /* memory of the peak stage (mdl_peak_memory) */
     double capacity_bytes;        /* HBM minus the reserved part */
-    srch_estimate est;
+    est_result est;
     /* simulation */
     srch_sim_state state;
     double step_time_s, mfu, tokens_per_s;

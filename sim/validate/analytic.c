@@ -3,80 +3,18 @@
  * calibration fits on, and the closed-form gradient sync of runs simulated
  * with fewer data-parallel replicas.
  *
- * Collectives take their alpha-beta time (cost_collective_s) on the plane
- * their group uses, as the engine runs them uncontended: the supernode
- * fabric when every member shares a supernode, else a flat ring over the
- * NICs, or the engine's hierarchical ring (intra reduce-scatter, inter
- * ring of S/L, intra all-gather) when every supernode holds the same
- * number L >= 2 of members. */
+ * Collectives take the uncontended time of the algorithm net runs on their
+ * group's layout (net_coll_s), the one the engine plays as flows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../cost/cost.h"
+#include "../estimate/estimate.h"
 #include "../model/model.h"
-#include "../search/search.h"
+#include "../net/net.h"
 #include "../workload/workload.h"
 #include "internal.h"
-
-/* {========================================================== collectives */
-
-static cost_coll cost_kind(wl_coll k)
-{
-    switch (k) {
-    case WL_ALLREDUCE: return COST_ALLREDUCE;
-    case WL_ALLGATHER: return COST_ALLGATHER;
-    case WL_REDUCESCATTER: return COST_REDUCESCATTER;
-    default: return COST_ALLTOALL;
-    }
-}
-
-/* Seconds of collective `in` of rank `rank`, uncontended.  members is
- * scratch of wl_world(plan) ints, count of devices_per_supernode-sized
- * supernodes ints (zeroed, left zeroed). */
-double val_coll_s(const wl_plan *plan, const cost_model *c, int rank, const wl_instr *in, int *members,
-                  int *count)
-{
-    const cfg_platform *p = cost_platform(c);
-    int me = 0, n = wl_group_members(plan, rank, (wl_group)in->group, members, &me);
-    if (n <= 1 || !(in->bytes > 0)) return 0.0;
-    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
-    int first = members[0] / dps, maxc = 0, local = 0;
-    bool spans = false;
-    for (int i = 0; i < n; i++) {
-        int sn = members[i] / dps;
-        spans = spans || sn != first;
-        if (++count[sn] > maxc) maxc = count[sn];
-    }
-    bool even = true;
-    for (int i = 0; i < n; i++)
-        if (count[members[i] / dps] != maxc) even = false;
-    local = count[rank / dps];
-    for (int i = 0; i < n; i++) count[members[i] / dps] = 0;
-
-    double fab = p->fabric_bytes_per_s, nic = p->nic_bytes_per_s;
-    double lat_in = p->fabric_latency_s, lat_out = p->nic_latency_s + p->spine_latency_s;
-    double S = in->bytes;
-    cost_coll k = cost_kind((wl_coll)in->coll);
-    if (!spans) return cost_collective_s(c, k, n, S, fab, lat_in);
-    if (k == COST_ALLTOALL) {
-        /* pairwise: the local chunks on the fabric, the remote ones on the NIC */
-        double chunk = S / n;
-        double wire = fmax((local - 1) * chunk / fab, (n - local) * chunk / nic);
-        double bw = wire > 0 ? (n - 1) * chunk / wire : nic;
-        return cost_collective_s(c, k, n, S, bw, lat_out);
-    }
-    if (maxc < 2 || !even) return cost_collective_s(c, k, n, S, nic, lat_out);
-    int L = maxc, K = n / L;
-    double rs = cost_collective_s(c, COST_REDUCESCATTER, L, S, fab, lat_in);
-    double ag = cost_collective_s(c, COST_ALLGATHER, L, S, fab, lat_in);
-    double inter = cost_collective_s(c, k, K, S / L, nic, lat_out);
-    if (k == COST_ALLREDUCE) return rs + inter + ag;
-    if (k == COST_ALLGATHER) return inter + ag;
-    return rs + inter;
-}
-
-/* }========================================================== */
 
 /* {========================================================== walks */
 
@@ -84,7 +22,7 @@ typedef struct walker {
     const cfg_platform *p;
     cost_model *cost;
     wl_plan *plan;
-    int *members, *count;
+    int *members, *count;  /* scratch: wl_world ints, net_supernodes ints (zero) */
 } walker;
 
 static void walker_free(walker *w)
@@ -109,20 +47,22 @@ static sim_rc walker_init(walker *w, const cfg_model *m, const cfg_platform *p, 
         return rc;
     }
     int world = wl_world(w->plan);
-    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
-    int nsn = (world > p->devices ? world : p->devices) / (dps > 0 ? dps : 1) + 1;
     w->members = sim_xcalloc((size_t)world, sizeof *w->members);
-    w->count = sim_xcalloc((size_t)nsn, sizeof *w->count);
+    w->count = sim_xcalloc((size_t)net_supernodes(p), sizeof *w->count);
     return SIM_OK;
 }
 
 /* Seconds of one main-stream instruction when nothing waits: compute, or a
- * blocking collective; asynchronous ones, sends and receives cost 0 here. */
+ * blocking collective (net's time on its group's layout); asynchronous
+ * ones, sends and receives cost 0 here. */
 static double instr_s(const walker *w, int rank, const wl_instr *in)
 {
     if (in->op == WL_COMPUTE) return in->seconds;
-    if (in->op == WL_COLL && in->stream == WL_S_MAIN) return val_coll_s(w->plan, w->cost, rank, in, w->members, w->count);
-    return 0.0;
+    if (in->op != WL_COLL || in->stream != WL_S_MAIN) return 0.0;
+    int me = 0, n = wl_group_members(w->plan, rank, (wl_group)in->group, w->members, &me);
+    net_layout lo;
+    net_layout_of(w->p, w->members, n, me, w->count, &lo);
+    return net_coll_s(w->p, &lo, (net_coll)in->coll, in->bytes);
 }
 
 sim_rc val_tail_s(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, double *tail, sim_err *err)
@@ -214,11 +154,11 @@ sim_rc val_analytic(const val_case *c, const val_run *r, const cfg_platform *p, 
         out[VAL_LAYER_TOTAL_MS] = (f + b) * 1e3;
     }
     if (step) {
-        srch_estimator *e = srch_estimator_new(&r->model, p, err);
+        est_estimator *e = est_new(&r->model, p, err);
         if (!e) return SIM_EINVAL;
-        srch_estimate est;
-        sim_rc rc = srch_estimate_step(e, &r->strategy, &est, err);
-        srch_estimator_free(e);
+        est_result est;
+        sim_rc rc = est_step(e, &r->strategy, &est, err);
+        est_free(e);
         if (rc != SIM_OK) return rc;
         val_run tmp = *r;
         val_step_metrics(c, &tmp, est.step_s);

@@ -25,12 +25,6 @@ sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *or
 sim_rc val_apply_set(const cJSON *set, cJSON *model, cJSON *strategy, const char *origin, const char *where,
                      sim_err *err);
 
-/* Seconds of collective `in` issued by `rank`, uncontended, on the plane
- * its group uses (analytic.c).  members: scratch of wl_world ints; count:
- * zeroed scratch of one int per supernode (left zeroed). */
-double val_coll_s(const wl_plan *plan, const cost_model *c, int rank, const wl_instr *in, int *members,
-                  int *count);
-
 /* Closed-form seconds of the gradient-sync and optimizer phases of one rank
  * of every pipeline stage of (m, p, s): tail[s->pp]. */
 sim_rc val_tail_s(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, double *tail, sim_err *err);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../model/model.h"
+#include "../net/net.h"
 #include "../report/report.h"
 #include "../runner/runner.h"
 #include "internal.h"
@@ -82,7 +83,7 @@ bool val_reducible(const val_run *r, char *why, int cap)
     const cfg_platform *p = &r->platform;
     const char *no = NULL;
     int inner = s->tp_x * s->tp_y * s->cp_ring * s->cp_ulysses;
-    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
+    int dps = net_devices_per_supernode(p);
     bool outer = (s->order[CFG_NDIMS - 1] == CFG_DIM_DP && s->order[CFG_NDIMS - 2] == CFG_DIM_PP) ||
                  (s->order[CFG_NDIMS - 1] == CFG_DIM_PP && s->order[CFG_NDIMS - 2] == CFG_DIM_DP);
     if (s->dp <= 1)

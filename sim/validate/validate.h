@@ -163,8 +163,8 @@ void val_run_compare(val_run *r);
 
 /* The closed-form value of every compared metric of run r (of case c) as if simulated
  * on platform p (same cost model and workload, no contention: layer metrics
- * sum the probe layer's instructions with alpha-beta collectives, step
- * metrics use the search's analytic estimate).  Writes out[VAL_NMETRICS]
+ * sum the probe layer's instructions with net's collective times, step
+ * metrics use the analytic estimator).  Writes out[VAL_NMETRICS]
  * (NAN where not computed).  Returns SIM_OK or the error of the cost model
  * or workload. */
 sim_rc val_analytic(const val_case *c, const val_run *r, const cfg_platform *p, double *out, sim_err *err);

@@ -73,9 +73,6 @@ typedef struct wl_edge_ops {
     double head_params_edp;           /* the modules' routed experts, over WL_G_EDP */
 } wl_edge_ops;
 
-/* Members in one group of kind g (from the strategy alone). */
-int wl_group_size(const cfg_strategy *s, wl_group g);
-
 /* Receives the phases of a collective (wl_coll_phases). */
 typedef void (*wl_phase_sink)(void *ctx, const wl_instr *phase);
 

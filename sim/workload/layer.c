@@ -52,18 +52,19 @@ static void emit_compute(emitter *e, int label, double seconds)
 
 int wl_group_size(const cfg_strategy *s, wl_group g)
 {
+    int tp = s->tp_x * s->tp_y, ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 0 ? s->etp : tp;
     switch (g) {
-    case WL_G_TP: return s->tp_x * s->tp_y;
+    case WL_G_TP: return tp;
     case WL_G_TPX: return s->tp_x;
     case WL_G_TPY: return s->tp_y;
     case WL_G_CPR: return s->cp_ring;
     case WL_G_CPU: return s->cp_ulysses;
     case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
-    case WL_G_EP: return s->ep;
-    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / s->ep * (s->tp_x * s->tp_y / s->etp);
-    case WL_G_ETP: return s->etp;
-    case WL_G_EBLK: return s->tp_x * s->tp_y / s->etp;
-    case WL_G_EDPD: return s->dp * s->cp_ring * s->cp_ulysses / s->ep;
+    case WL_G_EP: return ep;
+    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / ep * (tp / etp);
+    case WL_G_ETP: return etp;
+    case WL_G_EBLK: return tp / etp;
+    case WL_G_EDPD: return s->dp * s->cp_ring * s->cp_ulysses / ep;
     case WL_G_DP: return s->dp * s->cp_ring * s->cp_ulysses;
     case WL_G_PP: return s->pp;
     default: return 1;

@@ -13,6 +13,7 @@
 
 #include "../config/config.h"
 #include "../cost/cost.h"
+#include "../net/net.h"
 
 typedef enum wl_op {
     WL_COMPUTE = 0, /* busy the device for `seconds` */
@@ -22,8 +23,13 @@ typedef enum wl_op {
     WL_WAIT         /* block until `stream` has completed `seq` operations */
 } wl_op;
 
-/* ORDER WL_COLL: the tables marked so follow this order; change them together. */
-typedef enum wl_coll { WL_ALLREDUCE = 0, WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL } wl_coll;
+/* The collective kinds of net (ORDER WL_COLL there): a wl_coll is a net_coll. */
+typedef enum wl_coll {
+    WL_ALLREDUCE = NET_ALLREDUCE,
+    WL_ALLGATHER = NET_ALLGATHER,
+    WL_REDUCESCATTER = NET_REDUCESCATTER,
+    WL_ALLTOALL = NET_ALLTOALL
+} wl_coll;
 
 /* Process groups a collective runs over.
  * ORDER WL_GROUP: the tables marked so follow this order; change them together. */
@@ -78,7 +84,7 @@ typedef struct wl_instr {
     int32_t peer;      /* SEND/RECV: the other rank */
     uint32_t seq;      /* WAIT: number of ops of `stream` that must be complete */
     double seconds;    /* COMPUTE */
-    double bytes;      /* COLL: buffer size per rank (see cost_collective_s); SEND/RECV: message */
+    double bytes;      /* COLL: buffer size per rank (see net_phase.bytes); SEND/RECV: message */
 } wl_instr;
 
 /* The kinds of layer whose op templates differ: a dense or MoE MLP, full
@@ -118,6 +124,11 @@ int wl_stage(const wl_plan *plan, int rank);
  * dimension d (the stride of its digit; ep takes no digit). */
 void wl_strategy_coords(const cfg_strategy *s, int rank, int coords[CFG_NDIMS]);
 int wl_strategy_stride(const cfg_strategy *s, cfg_dim d);
+
+/* Members in one group of kind g, from the strategy alone (the one rule
+ * for group sizes: an unresolved ep or etp of 0 counts as 1 and the TP
+ * size, as cfg_check resolves them). */
+int wl_group_size(const cfg_strategy *s, wl_group g);
 
 /* Members of `rank`'s group g, in ring order, written into members (capacity
  * >= wl_world); *my_index gets rank's position. Returns the group size. */

@@ -1,39 +1,40 @@
-/* estimate.c - the analytic step-time estimate used to rank candidates.
+/* estimate.c - the analytic estimator: the step time of a strategy from
+ * the workload's programs, without contention.
  *
- * Same cost model and workload as the simulator, without contention:
+ * Same cost model, workload and network rule as the simulator:
  *
  *  1. A probe: the workload generator's plan for the candidate with one
  *     micro-batch, one virtual stage and Lp layers per stage, one of each
  *     kind of layer the model has (wl_layer_kind: dense or MoE, full or
  *     windowed attention; Lp = 1, 2 or 4).  The programs of the
  *     first and last pipeline stage are walked once: compute instructions
- *     take their seconds; blocking collectives their alpha-beta time
- *     (cost_collective_s) on the plane their group uses (the supernode
- *     fabric when all members share a supernode, else the NIC, with the
- *     engine's hierarchical split when every supernode holds the same
- *     number of members); collectives on the TP/CP/EP streams overlap
- *     until waited for.  This gives the time of one layer of each kind
- *     (forward, backward, recompute), of the embedding and of the head
- *     (with the multi-token prediction modules), and
- *     the exposed communication of each, by dimension.  Data-parallel
- *     traffic and pipeline transfers are left to step 2.
+ *     take their seconds; blocking collectives the uncontended time of the
+ *     algorithm net runs on their group's layout (net_coll_s: the phases
+ *     the engine plays as flows); collectives on the TP/CP/EP streams
+ *     overlap until waited for.  This gives the time of one layer of each
+ *     kind (forward, backward, recompute), of the embedding and of the head
+ *     (with the multi-token prediction modules), and the exposed
+ *     communication of each, by dimension.  Data-parallel traffic and
+ *     pipeline transfers are left to step 2.
  *  2. A closed form per pipeline stage: per-micro-batch stage time C_s
  *     (its layers and edges), pipeline time m*max(C) + (sum(C) - max(C))/v
- *     + 2(pp*v - 1) hops, ZeRO-3 gathers per layer, gradient reduction
- *     exposed beyond the last micro-batch's backward, parameter gathers,
- *     and the optimizer step (cost_optimizer_s).  The step is the latest
- *     stage end.
+ *     + 2(pp*v - 1) hops (net_p2p_s each), ZeRO-3 gathers per layer,
+ *     gradient reduction exposed beyond the last micro-batch's backward,
+ *     parameter gathers, and the optimizer step (cost_optimizer_s).  The
+ *     step is the latest stage end.
  *
  * Probes depend on everything but vpp, schedule, zero and the DP overlap
  * switches (the global batch is part of their key for the pipeline time), so the search, which varies those innermost, builds one probe
- * per several candidates.  Group geometry (which supernodes each group
- * spans) depends on the layout alone and is cached too. */
+ * per several candidates.  Group layouts (net_layout_of) depend on the rank
+ * layout alone and are cached too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../cost/cost.h"
-#include "internal.h"
+#include "../model/model.h"
+#include "../net/net.h"
+#include "estimate.h"
 
 /* What the walk accumulates: seconds on the main stream, and the part of
  * them spent waiting for communication, by dimension. */
@@ -45,15 +46,6 @@ typedef struct span {
 enum { NKINDS = WL_NKINDS };
 enum { P_FWD = 0, P_BWD, P_REC, NPASSES };
 
-/* Where one group of the layout sits on the platform. */
-typedef struct geo {
-    int n;          /* members */
-    bool spans;     /* in more than one supernode */
-    bool hier;      /* spans with the same count L >= 2 in each supernode */
-    int L, K;       /* members per supernode, supernodes (hier) */
-    int local;      /* members sharing the sampled rank's supernode */
-} geo;
-
 /* The layout part of a probe key: rank digits, experts and order. */
 typedef struct layout_key {
     int tp_x, tp_y, cp_ulysses, cp_ring, pp, dp, ep, etp;
@@ -63,7 +55,7 @@ typedef struct layout_key {
 typedef struct layout_geo {
     bool used;
     layout_key key;
-    geo g[WL_NGROUPS];
+    net_layout g[WL_NGROUPS]; /* of the slowest sampled instance of each group kind */
     bool pp_cross;  /* some pipeline neighbours are in different supernodes */
 } layout_geo;
 
@@ -99,13 +91,12 @@ typedef struct stage_cost {
     double drain;        /* how much earlier than stage 0 the stage's pipeline work ends */
 } stage_cost;
 
-struct srch_estimator {
+struct est_estimator {
     const cfg_model *m;
     const cfg_platform *p;
     cost_model *cost;
     mdl_params params;
     bool has[NKINDS];              /* kinds of the model's layers, its prediction modules' included */
-    double lat_intra_s, lat_inter_s;
     /* probe cache (one entry: the search varies probe keys slowly) */
     bool have_probe;
     probe_key key;
@@ -115,8 +106,7 @@ struct srch_estimator {
     long long probes;
     /* scratch */
     int *members;
-    int *sn_count;
-    int nsn;
+    int *sn_count;                 /* net_supernodes ints, zero between uses */
     long long serial;              /* probes built: keys the level caches */
     /* level B (stages for a chunk count) and C (zero stage) caches */
     stage_row *rows;
@@ -132,68 +122,20 @@ struct srch_estimator {
 
 /* {======================================================== collectives */
 
-/* Seconds of collective `kind` over group g with `bytes` per rank (the
- * cost model's convention), uncontended, as the engine runs it. */
-static double coll_s(const srch_estimator *e, const geo *g, wl_coll kind, double bytes)
+/* Layout of rank r's group g in plan (net_layout_of). */
+static net_layout layout_of(est_estimator *e, const wl_plan *plan, int r, wl_group g)
 {
-    const cfg_platform *p = e->p;
-    const cost_model *c = e->cost;
-    if (g->n <= 1 || !(bytes > 0)) return 0.0;
-    double fab = p->fabric_bytes_per_s, nic = p->nic_bytes_per_s;
-    if (kind == WL_ALLTOALL) {
-        if (!g->spans) return cost_collective_s(c, COST_ALLTOALL, g->n, bytes, fab, e->lat_intra_s);
-        /* pairwise flows: local ones share the fabric link, remote ones the NIC */
-        double chunk = bytes / g->n;
-        double local = (g->local - 1) * chunk, remote = (g->n - g->local) * chunk;
-        double wire = fmax(local / fab, remote / nic);
-        double sent = (g->n - 1) * chunk;
-        double bw = wire > 0 ? sent / wire : nic;
-        return cost_collective_s(c, COST_ALLTOALL, g->n, bytes, bw, e->lat_inter_s);
-    }
-    cost_coll k = kind == WL_ALLREDUCE ? COST_ALLREDUCE : kind == WL_ALLGATHER ? COST_ALLGATHER : COST_REDUCESCATTER;
-    if (!g->spans) return cost_collective_s(c, k, g->n, bytes, fab, e->lat_intra_s);
-    if (!g->hier) return cost_collective_s(c, k, g->n, bytes, nic, e->lat_inter_s);
-    /* intra-supernode ring, ring over supernodes of S/L, intra again */
-    double shard = bytes / g->L;
-    double intra_rs = cost_collective_s(c, COST_REDUCESCATTER, g->L, bytes, fab, e->lat_intra_s);
-    double intra_ag = cost_collective_s(c, COST_ALLGATHER, g->L, bytes, fab, e->lat_intra_s);
-    double inter = cost_collective_s(c, k, g->K, shard, nic, e->lat_inter_s);
-    switch (k) {
-    case COST_ALLREDUCE: return intra_rs + inter + intra_ag;
-    case COST_ALLGATHER: return inter + intra_ag;
-    default: return intra_rs + inter;
-    }
-}
-
-/* Geometry of rank r's group g in plan. */
-static geo geo_of(srch_estimator *e, const wl_plan *plan, int r, wl_group g)
-{
-    geo out = {0};
+    net_layout lo;
     int me = 0, n = wl_group_members(plan, r, g, e->members, &me);
-    int dps = e->p->devices_per_supernode > 0 ? e->p->devices_per_supernode : e->p->devices;
-    out.n = n;
-    int mine = r / dps, first = e->members[0] / dps, maxc = 0;
-    for (int i = 0; i < n; i++) {
-        int sn = e->members[i] / dps;
-        if (sn != first) out.spans = true;
-        if (++e->sn_count[sn] > maxc) maxc = e->sn_count[sn];
-    }
-    out.local = e->sn_count[mine];
-    bool even = true;
-    for (int i = 0; i < n; i++)
-        if (e->sn_count[e->members[i] / dps] != maxc) even = false;
-    for (int i = 0; i < n; i++) e->sn_count[e->members[i] / dps] = 0;
-    out.hier = out.spans && maxc >= 2 && even;
-    out.L = maxc;
-    out.K = maxc > 0 ? n / maxc : 1;
-    return out;
+    net_layout_of(e->p, e->members, n, me, e->sn_count, &lo);
+    return lo;
 }
 
 /* A fixed yardstick to pick the slowest instance of a group. */
-static double geo_weight(const srch_estimator *e, const geo *g)
+static double layout_weight(const est_estimator *e, const net_layout *lo)
 {
     double s = 256.0 * 1024 * 1024;
-    return coll_s(e, g, WL_ALLREDUCE, s) + coll_s(e, g, WL_ALLTOALL, s);
+    return net_coll_s(e->p, lo, NET_ALLREDUCE, s) + net_coll_s(e->p, lo, NET_ALLTOALL, s);
 }
 
 static layout_key layout_key_of(const cfg_strategy *s)
@@ -212,10 +154,10 @@ static layout_key layout_key_of(const cfg_strategy *s)
     return k;
 }
 
-/* The geometry of every group of plan's layout: for each group kind, the
+/* The layout of every group of plan's rank layout: for each group kind, the
  * slowest instance among rank 0 and the ranks on either side of the first
  * and last two supernode boundaries (where groups may straddle). */
-static const layout_geo *layout_geo_get(srch_estimator *e, const wl_plan *plan, const layout_key *key)
+static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, const layout_key *key)
 {
     for (int i = 0; i < GEO_CACHE; i++)
         if (e->geos[i].used && memcmp(&e->geos[i].key, key, sizeof *key) == 0) return &e->geos[i];
@@ -225,7 +167,7 @@ static const layout_geo *layout_geo_get(srch_estimator *e, const wl_plan *plan, 
     lg->used = true;
     lg->key = *key;
 
-    int world = wl_world(plan), dps = e->p->devices_per_supernode > 0 ? e->p->devices_per_supernode : world;
+    int world = wl_world(plan), dps = net_devices_per_supernode(e->p);
     int samples[9], ns = 0;
     samples[ns++] = 0;
     int nb = (world - 1) / dps; /* supernode boundaries inside the world */
@@ -238,8 +180,8 @@ static const layout_geo *layout_geo_get(srch_estimator *e, const wl_plan *plan, 
         if (g == WL_G_PP) continue;
         double worst = -1;
         for (int i = 0; i < ns; i++) {
-            geo cur = geo_of(e, plan, samples[i], (wl_group)g);
-            double w = cur.n > 1 ? geo_weight(e, &cur) : 0.0;
+            net_layout cur = layout_of(e, plan, samples[i], (wl_group)g);
+            double w = cur.n > 1 ? layout_weight(e, &cur) : 0.0;
             if (w > worst) {
                 worst = w;
                 lg->g[g] = cur;
@@ -249,7 +191,7 @@ static const layout_geo *layout_geo_get(srch_estimator *e, const wl_plan *plan, 
     for (int i = 0; i < ns && !lg->pp_cross; i++) {
         int me = 0, n = wl_group_members(plan, samples[i], WL_G_PP, e->members, &me);
         for (int k = 0; k + 1 < n; k++)
-            if (e->members[k] / dps != e->members[k + 1] / dps) lg->pp_cross = true;
+            if (net_plane_between(e->p, e->members[k], e->members[k + 1]) == NET_NIC) lg->pp_cross = true;
     }
     return lg;
 }
@@ -281,7 +223,7 @@ static void span_add(span *a, const span *b, double times)
 }
 
 /* Completion time of the seq-th op of a stream (seq counts from 1). */
-static void stream_done(srch_estimator *e, int st, uint32_t seq, double t)
+static void stream_done(est_estimator *e, int st, uint32_t seq, double t)
 {
     if ((int)seq >= e->done_cap[st]) {
         int cap = e->done_cap[st] ? 2 * e->done_cap[st] : 64;
@@ -297,7 +239,7 @@ static void stream_done(srch_estimator *e, int st, uint32_t seq, double t)
  * take_edges for the embedding (before the first layer of the forward,
  * after the last of the backward) and the head (the other way round).
  * layers_seen[kind] counts the distinct layers of each kind walked. */
-static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, int rank, probe *pr, bool take_layers,
+static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int rank, probe *pr, bool take_layers,
                  bool take_edges, int layers_seen[NKINDS])
 {
     wl_program *prog = wl_program_new(plan, rank);
@@ -323,7 +265,7 @@ static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, in
         if (in.op == WL_COMPUTE) {
             dt = in.seconds;
         } else if (in.op == WL_COLL && in.group < WL_NGROUPS) {
-            double t = coll_s(e, &pr->lg->g[in.group], (wl_coll)in.coll, in.bytes);
+            double t = net_coll_s(e->p, &pr->lg->g[in.group], (net_coll)in.coll, in.bytes);
             if (in.stream == WL_S_MAIN) {
                 dt = t;
                 dim = (int)wl_instr_dim(&in);
@@ -370,7 +312,7 @@ static void walk(srch_estimator *e, const wl_plan *plan, const cfg_model *pm, in
 }
 
 /* Build the probe of s into e->pr. */
-static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err)
+static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
 {
     const cfg_model *m = e->m;
     cfg_model pm = *m;
@@ -445,26 +387,22 @@ static sim_rc probe_build(srch_estimator *e, const cfg_strategy *s, sim_err *err
 
 /* }============================================================== probes */
 
-srch_estimator *srch_estimator_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
+est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
 {
     cost_model *cost = cost_new(p, err);
     if (!cost) return NULL;
-    srch_estimator *e = sim_xcalloc(1, sizeof *e);
+    est_estimator *e = sim_xcalloc(1, sizeof *e);
     e->m = m;
     e->p = p;
     e->cost = cost;
     mdl_count_params(m, &e->params);
     for (int l = 0; l < m->layers + m->mtp_layers; l++) e->has[wl_layer_kind(m, l)] = true;
-    e->lat_intra_s = p->fabric_latency_s;
-    e->lat_inter_s = p->nic_latency_s + p->spine_latency_s;
     e->members = sim_xcalloc((size_t)p->devices, sizeof *e->members);
-    int dps = p->devices_per_supernode > 0 ? p->devices_per_supernode : p->devices;
-    e->nsn = (p->devices + dps - 1) / dps;
-    e->sn_count = sim_xcalloc((size_t)e->nsn + 1, sizeof *e->sn_count);
+    e->sn_count = sim_xcalloc((size_t)net_supernodes(p), sizeof *e->sn_count);
     return e;
 }
 
-void srch_estimator_free(srch_estimator *e)
+void est_free(est_estimator *e)
 {
     if (!e) return;
     cost_free(e->cost);
@@ -476,14 +414,14 @@ void srch_estimator_free(srch_estimator *e)
     free(e);
 }
 
-long long srch_estimator_probes(const srch_estimator *e) { return e ? e->probes : 0; }
+long long est_probes(const est_estimator *e) { return e ? e->probes : 0; }
 
 /* {========================================================= closed form */
 
 /* Parameters one rank holds for a layer of each kind (mdl_layer_held):
  * replicated over the DP group, and routed experts over the
  * expert-data-parallel group. */
-static void layer_params(const srch_estimator *e, const cfg_strategy *s, int kind, double *dp, double *edp)
+static void layer_params(const est_estimator *e, const cfg_strategy *s, int kind, double *dp, double *edp)
 {
     mdl_held h;
     mdl_layer_held(e->m, s, kind & WL_KIND_MOE, &h);
@@ -491,7 +429,7 @@ static void layer_params(const srch_estimator *e, const cfg_strategy *s, int kin
     *edp = mdl_held_params(&h, MDL_SYNC_EDP);
 }
 
-static void rows_reserve(srch_estimator *e, int pp)
+static void rows_reserve(est_estimator *e, int pp)
 {
     if (e->rows_cap >= pp) return;
     e->rows_cap = pp;
@@ -501,7 +439,7 @@ static void rows_reserve(srch_estimator *e, int pp)
 
 /* Level B: layers and per-micro-batch spans of each stage for v chunks per
  * stage (the layer ranges of cfg_stage_layers). */
-static void level_stages(srch_estimator *e, const cfg_strategy *s, int v)
+static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
     const probe *pr = &e->pr;
@@ -552,23 +490,24 @@ static int kind_highest(const stage_row *r)
 /* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
  * stage's tail (gradient reduction with and without overlap, optimizer,
  * parameter gathers). */
-static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
+static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
     const cfg_platform *p = e->p;
     const probe *pr = &e->pr;
     const layout_geo *lg = pr->lg;
-    const geo *gdp = &lg->g[WL_G_DP], *gedp = &lg->g[WL_G_EDP];
+    const net_layout *gdp = &lg->g[WL_G_DP], *gedp = &lg->g[WL_G_EDP];
     int pp = s->pp, z = s->zero;
     double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
-    wl_coll gkind = z >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
+    net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
-        ag[k] = coll_s(e, gdp, WL_ALLGATHER, pdp[k] * 2) + coll_s(e, gedp, WL_ALLGATHER, pedp[k] * 2);
-        rs[k] = coll_s(e, gdp, WL_REDUCESCATTER, pdp[k] * 4) + coll_s(e, gedp, WL_REDUCESCATTER, pedp[k] * 4);
-        gs[k] = coll_s(e, gdp, gkind, pdp[k] * 4) + coll_s(e, gedp, gkind, pedp[k] * 4);
+        ag[k] = net_coll_s(p, gdp, NET_ALLGATHER, pdp[k] * 2) + net_coll_s(p, gedp, NET_ALLGATHER, pedp[k] * 2);
+        rs[k] = net_coll_s(p, gdp, NET_REDUCESCATTER, pdp[k] * 4) +
+                net_coll_s(p, gedp, NET_REDUCESCATTER, pedp[k] * 4);
+        gs[k] = net_coll_s(p, gdp, gkind, pdp[k] * 4) + net_coll_s(p, gedp, gkind, pedp[k] * 4);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
@@ -579,11 +518,7 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
     }
 
     e->p2p = 0.0;
-    if (pp > 1) {
-        double bw = lg->pp_cross ? p->nic_bytes_per_s : p->fabric_bytes_per_s;
-        double lat = lg->pp_cross ? e->lat_inter_s : e->lat_intra_s;
-        e->p2p = lat + pr->p2p_bytes / (bw * p->network_efficiency);
-    }
+    if (pp > 1) e->p2p = net_p2p_s(p, lg->pp_cross ? NET_NIC : NET_FABRIC, pr->p2p_bytes);
     e->hops = pp > 1 ? 2.0 * (pp * v - 1) : 0.0;
 
     double cmax = 0, csum = 0;
@@ -605,7 +540,7 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
     }
     e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
 
-    double ddp = srch_dp_group(s), dedp = srch_edp_group(s);
+    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
     double drain = 0.0, fill = 0.0;
     for (int st = 0; st < pp; st++) {
         const stage_row *r = &e->rows[st];
@@ -624,14 +559,14 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
         mdl_edge_held(m, s, st, &eh);
         double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
         double bwd = c->B - c->zx;
-        wl_coll ekind = z == 3 ? WL_REDUCESCATTER : gkind;
-        double edge_gs = coll_s(e, gdp, ekind, edge * 4) + coll_s(e, gedp, ekind, edge_edp * 4);
+        net_coll ekind = z == 3 ? NET_REDUCESCATTER : gkind;
+        double edge_gs = net_coll_s(p, gdp, ekind, edge * 4) + net_coll_s(p, gedp, ekind, edge_edp * 4);
         if (z == 3) {
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = edge_gs;
-            c->grad[0] = coll_s(e, gdp, WL_REDUCESCATTER, (mb * sdp + edge) * 4) +
-                         coll_s(e, gedp, WL_REDUCESCATTER, (mb * sedp + edge_edp) * 4);
+            c->grad[0] = net_coll_s(p, gdp, NET_REDUCESCATTER, (mb * sdp + edge) * 4) +
+                         net_coll_s(p, gedp, NET_REDUCESCATTER, (mb * sedp + edge_edp) * 4);
         } else {
             /* overlapped: each layer's reduction starts when its backward
              * of the last micro-batch ends; what outlasts that backward shows */
@@ -639,14 +574,15 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
             double piece = st == 0 && edge > 0 ? edge_gs : gs[kind_highest(r)];
             double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
             c->grad[1] = fmax(piece, total - window);
-            c->grad[0] = coll_s(e, gdp, gkind, (sdp + edge) * 4) + coll_s(e, gedp, gkind, (sedp + edge_edp) * 4);
+            c->grad[0] = net_coll_s(p, gdp, gkind, (sdp + edge) * 4) + net_coll_s(p, gedp, gkind, (sedp + edge_edp) * 4);
         }
         sedp += edge_edp;
         double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
         c->opt = cost_optimizer_s(e->cost, held);
         c->gather = c->startx = 0.0;
         if (z == 1 || z == 2) {
-            c->gather = coll_s(e, gdp, WL_ALLGATHER, (sdp + edge) * 2) + coll_s(e, gedp, WL_ALLGATHER, sedp * 2);
+            c->gather =
+                net_coll_s(p, gdp, NET_ALLGATHER, (sdp + edge) * 2) + net_coll_s(p, gedp, NET_ALLGATHER, sedp * 2);
             /* overlapped: gathered at the start, layer by layer, while the
              * first forwards run (later stages start later anyway) */
             double first = ag[kind_lowest(r)];
@@ -659,7 +595,7 @@ static void level_zero(srch_estimator *e, const cfg_strategy *s, int v)
     }
 }
 
-sim_rc srch_estimate_step(srch_estimator *e, const cfg_strategy *s, srch_estimate *out, sim_err *err)
+sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
 {
     probe_key key = probe_key_of(s);
     if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {

@@ -1,0 +1,82 @@
+/* layout.c - how a group lies over the supernodes: whether it spans
+ * several, whether it runs hierarchically, and the flat, intra and inter
+ * rings seen from one member.
+ *
+ * A group spanning several supernodes with the same number L >= 2 of
+ * members in each is hierarchical: a ring among my supernode's members
+ * (intra), and a ring among the members with my local index, one per
+ * supernode (inter).  Local indices count members in members order.  Any
+ * other group has one flat ring in members order. */
+#include "net.h"
+
+static void ring_set(net_ring *rg, int n, int me, int succ, int pred, net_plane plane)
+{
+    rg->n = n;
+    rg->me = me;
+    rg->succ = succ;
+    rg->pred = pred;
+    rg->plane = plane;
+}
+
+/* The intra and inter rings of member me (local index ml) of a
+ * hierarchical group of L members per supernode.  cnt is zero on entry and
+ * on return. */
+static void hier_rings(const cfg_platform *p, const int *m, int n, int me, int ml, int L, int *cnt,
+                       net_layout *out)
+{
+    int dev = m[me], mysn = net_supernode_of(p, dev);
+    int lsucc = dev, lpred = dev;
+    int kpos = 0, kfirst = -1, klast = -1, kprev = -1, ksucc = -1, kpred = -1;
+    bool seen_me = false;
+    for (int i = 0; i < n; i++) {
+        int s = net_supernode_of(p, m[i]), loc = cnt[s]++;
+        if (s == mysn) {
+            if (loc == (ml + 1) % L) lsucc = m[i];
+            if (loc == (ml + L - 1) % L) lpred = m[i];
+        }
+        if (loc != ml) continue;
+        if (kfirst < 0) kfirst = m[i];
+        klast = m[i];
+        if (i == me) {
+            seen_me = true;
+            kpred = kprev;
+        } else if (seen_me && ksucc < 0) {
+            ksucc = m[i];
+        }
+        if (!seen_me) kpos++;
+        kprev = m[i];
+    }
+    for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
+    if (ksucc < 0) ksucc = kfirst;
+    if (kpred < 0) kpred = klast;
+    ring_set(&out->ring[NET_RING_INTRA], L, ml, lsucc, lpred, NET_FABRIC);
+    ring_set(&out->ring[NET_RING_INTER], n / L, kpos, ksucc, kpred, NET_NIC);
+}
+
+void net_layout_of(const cfg_platform *p, const int *m, int n, int me, int *cnt, net_layout *out)
+{
+    int sn0 = net_supernode_of(p, m[0]), mysn = net_supernode_of(p, m[me]), maxc = 0, ml = 0;
+    bool spans = false;
+    for (int i = 0; i < n; i++) {
+        int s = net_supernode_of(p, m[i]);
+        spans = spans || s != sn0;
+        if (i == me) ml = cnt[s];
+        if (++cnt[s] > maxc) maxc = cnt[s];
+    }
+    bool even = true;
+    for (int i = 0; i < n; i++)
+        if (cnt[net_supernode_of(p, m[i])] != maxc) even = false;
+    out->local = cnt[mysn];
+    for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
+
+    out->n = n;
+    out->me = me;
+    out->spans = spans;
+    out->hier = spans && maxc >= 2 && even;
+    out->L = maxc;
+    out->K = maxc > 0 ? n / maxc : 1;
+    ring_set(&out->ring[NET_RING_FLAT], n, me, m[(me + 1) % n], m[(me + n - 1) % n], spans ? NET_NIC : NET_FABRIC);
+    ring_set(&out->ring[NET_RING_INTRA], 1, 0, m[me], m[me], NET_FABRIC);
+    ring_set(&out->ring[NET_RING_INTER], 1, 0, m[me], m[me], NET_NIC);
+    if (out->hier) hier_rings(p, m, n, me, ml, maxc, cnt, out);
+}
