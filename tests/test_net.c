@@ -236,6 +236,8 @@ START_TEST(test_ring_closed_forms)
             for (int s = 0; s < steps; s++) sum += alpha + p.collective_step_s + (S / n) / eff_bw;
             ASSERT_REL(net_phase_s(&p, &ph), sum, 1e-9);
             ASSERT_REL(net_phase_s(&p, &ph), ring_closed(&p, (net_coll)k, n, S, B, alpha), 1e-12);
+            /* one flow of the whole traffic pays a route latency and the bytes; the tail the rest */
+            ASSERT_REL(net_phase_tail_s(&p, &ph) + alpha + ph.sent_bytes / eff_bw, net_phase_s(&p, &ph), 1e-12);
         }
         /* AR = RS + AG, in steps and bytes */
         ck_assert_int_eq(net_coll_steps(NET_ALLREDUCE, n),

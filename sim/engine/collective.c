@@ -12,7 +12,7 @@
  * is one flow to the ring successor with the whole traffic of the phase
  * (steps messages of S/n) and one from the predecessor; a pairwise phase is
  * n-1 flows of S/n.  A flow pays one route latency; the phase's other steps
- * are added after it: (steps - 1) * step latency + steps * collective_step_s.
+ * are added after it (net_phase_tail_s).
  * Step mode: every step is its own pair of comms of S/n, followed by
  * collective_step_s.  Uncontended, both take net_phase_s.
  *
@@ -339,7 +339,7 @@ static double ring_phase(eng_rank *r, eng_view *v, const eng_ring *rg, const net
         }
     } else {
         ring_exchange(r, v, rg, steps * chunk);
-        phase_tail((steps - 1) * ph->lat_s + steps * step_s, tail);
+        phase_tail(net_phase_tail_s(r->sim->p, ph), tail);
     }
     return steps * chunk;
 }
@@ -374,7 +374,7 @@ static double all_to_all(eng_rank *r, eng_view *v, const net_phase *ph, double *
         for (int s = 1; s < n; s++) c += a2a_post(r, v, c, (me + s) % n, (me + n - s) % n, wire);
         r->flows += n - 1;
         wait_all(v, c);
-        phase_tail((steps - 1) * ph->lat_s + steps * step_s, tail);
+        phase_tail(net_phase_tail_s(r->sim->p, ph), tail);
     }
     return steps * chunk;
 }

@@ -5,8 +5,9 @@
  * and RDMA NIC to a leaf-spine), one actor per rank runs its program (one
  * per TP group by default, standing for its members: see eng_symmetry), and
  * one actor per (rank, async stream) runs the stream's collectives in order.
- * Collectives are concurrent flows with their algorithm's traffic plus its
- * latency steps; SimGrid's max-min sharing gives contention.
+ * Collectives are concurrent flows playing the phases of the algorithm net
+ * picks (net/net.h) plus its latency steps; SimGrid's max-min sharing gives
+ * contention.
  *
  * SimGrid runs one simulation per process: eng_run may be called once. */
 #ifndef HEPTASIM_ENGINE_H

@@ -44,6 +44,12 @@ double net_phase_s(const cfg_platform *p, const net_phase *ph)
     return ph->steps * (ph->lat_s + p->collective_step_s) + wire;
 }
 
+double net_phase_tail_s(const cfg_platform *p, const net_phase *ph)
+{
+    if (ph->n <= 1) return 0.0;
+    return (ph->steps - 1) * ph->lat_s + ph->steps * p->collective_step_s;
+}
+
 double net_coll_s(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes)
 {
     net_phase ph[NET_MAX_PHASES];

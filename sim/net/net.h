@@ -5,7 +5,7 @@
  * Pure: no SimGrid, no allocation, no logging; callers pass scratch.  Units
  * are in the names: seconds (_s), bytes (_bytes), bytes per second
  * (_bytes_per_s).  Devices are numbered supernode by supernode and rank i
- * runs on device i.
+ * runs on device i; every device passed in is in [0, p->devices).
  *
  * The engine runs the phases net gives as SimGrid flows (and so adds
  * contention); the estimator and validation add up the same phases' closed
@@ -134,6 +134,11 @@ int net_coll_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, 
 /* Uncontended seconds of one phase (0 for n <= 1; +inf when it has traffic
  * and no bandwidth). */
 double net_phase_s(const cfg_platform *p, const net_phase *ph);
+/* The part of net_phase_s one flow carrying the whole phase's traffic does
+ * not pay itself (it pays one route latency and the bytes): the other
+ * steps' latency and every step's collective_step_s,
+ * (steps - 1) * lat_s + steps * collective_step_s. */
+double net_phase_tail_s(const cfg_platform *p, const net_phase *ph);
 /* Uncontended seconds of collective `kind` on lo: the sum of its phases. */
 double net_coll_s(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes);
 
