@@ -1,7 +1,7 @@
 /* fixtures.h - what the Check suites build by hand: a dense GELU model, a
- * strategy of dp x pp x tp with every other dimension 1, temporary file
- * names and whole files read back.  Static, so each suite gets its own
- * copy. */
+ * strategy of dp x pp x tp with every other dimension 1, a two-plane
+ * platform, temporary file names and whole files read back.  Static, so
+ * each suite gets its own copy. */
 #ifndef HEPTASIM_TESTS_FIXTURES_H
 #define HEPTASIM_TESTS_FIXTURES_H
 
@@ -87,6 +87,39 @@ static inline void fx_small_case(run_case *c, const char *const *extra, int next
     ck_assert_msg(cfg_load_platform("dgx-h100", &ov, 16, &c->platform, &err) == SIM_OK, "%s", err.msg);
     ck_assert_msg(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &err) == SIM_OK, "%s", err.msg);
     ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
+}
+
+/* A two-plane platform of `devices` in supernodes of `per_supernode`:
+ * fabric 100 GB/s and 2 us, NIC 25 GB/s and 6 us plus 2 us of spine,
+ * network efficiency 0.8, 1 us per collective step; 100 TFLOP/s devices. */
+static inline cfg_platform fx_two_plane_platform(int devices, int per_supernode)
+{
+    cfg_platform p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "test-two-plane");
+    p.devices = devices;
+    p.peak_flops_per_s = 100e12;
+    p.hbm_bytes = 64 * SIM_GIB;
+    p.hbm_bytes_per_s = 1.6e12;
+    p.devices_per_node = per_supernode;
+    p.devices_per_supernode = per_supernode;
+    p.fabric_bytes_per_s = 100e9;
+    p.fabric_latency_s = 2e-6;
+    p.nic_bytes_per_s = 25e9;
+    p.nic_latency_s = 6e-6;
+    p.spine_latency_s = 2e-6;
+    p.oversubscription = 1;
+    p.gemm_efficiency.n = 2;
+    p.gemm_efficiency.x[0] = 1e9;
+    p.gemm_efficiency.y[0] = 0.5;
+    p.gemm_efficiency.x[1] = 1e12;
+    p.gemm_efficiency.y[1] = 0.8;
+    p.attention_efficiency = 0.5;
+    p.memory_efficiency = 0.8;
+    p.network_efficiency = 0.8;
+    p.kernel_overhead_s = 1e-6;
+    p.collective_step_s = 1e-6;
+    return p;
 }
 
 /* A new path /tmp/heptasim_test_<tag>_<pid>_<n><suffix> (the caller frees it). */

@@ -22,35 +22,9 @@
 
 /* {========================================================== fixtures */
 
-/* 8 devices in supernodes of 4: fabric 100 GB/s, NIC 25 GB/s. */
 static cfg_platform platform(int devices, int per_supernode)
 {
-    cfg_platform p;
-    memset(&p, 0, sizeof p);
-    strcpy(p.name, "test-two-plane");
-    p.devices = devices;
-    p.peak_flops_per_s = 100e12;
-    p.hbm_bytes = 64 * SIM_GIB;
-    p.hbm_bytes_per_s = 1.6e12;
-    p.devices_per_node = per_supernode;
-    p.devices_per_supernode = per_supernode;
-    p.fabric_bytes_per_s = 100e9;
-    p.fabric_latency_s = 2e-6;
-    p.nic_bytes_per_s = 25e9;
-    p.nic_latency_s = 6e-6;
-    p.spine_latency_s = 2e-6;
-    p.oversubscription = 1;
-    p.gemm_efficiency.n = 2;
-    p.gemm_efficiency.x[0] = 1e9;
-    p.gemm_efficiency.y[0] = 0.5;
-    p.gemm_efficiency.x[1] = 1e12;
-    p.gemm_efficiency.y[1] = 0.8;
-    p.attention_efficiency = 0.5;
-    p.memory_efficiency = 0.8;
-    p.network_efficiency = 0.8;
-    p.kernel_overhead_s = 1e-6;
-    p.collective_step_s = 1e-6;
-    return p;
+    return fx_two_plane_platform(devices, per_supernode);
 }
 
 #define TW_MAXW 2048 /* ranks */

@@ -7,26 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "net/net.h"
 
-/* 16 devices in supernodes of 4: fabric 100 GB/s, NIC 25 GB/s. */
 static cfg_platform platform(int devices, int per_supernode)
 {
-    cfg_platform p;
-    memset(&p, 0, sizeof p);
-    strcpy(p.name, "test-net");
-    p.devices = devices;
-    p.devices_per_node = per_supernode;
-    p.devices_per_supernode = per_supernode;
-    p.fabric_bytes_per_s = 100e9;
-    p.fabric_latency_s = 2e-6;
-    p.nic_bytes_per_s = 25e9;
-    p.nic_latency_s = 6e-6;
-    p.spine_latency_s = 2e-6;
-    p.oversubscription = 1;
-    p.network_efficiency = 0.8;
-    p.collective_step_s = 1e-6;
-    return p;
+    return fx_two_plane_platform(devices, per_supernode);
 }
 
 static int rel_eq(double a, double b, double tol)
