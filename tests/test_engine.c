@@ -302,14 +302,19 @@ static double alpha_beta(const cfg_platform *p, net_coll k, int n, double S, dou
     return net_phase_s(p, &ph);
 }
 
-/* net's closed form of collective k over group m[0..n), seen from member 0. */
+/* net's closed form of collective k over group m[0..n): the slowest
+ * member's (the step ends when the last member is done). */
 static double net_time(const cfg_platform *p, net_coll k, const int *m, int n, double S)
 {
     int cnt[64] = {0};
     ck_assert_int_le(net_supernodes(p), 64);
-    net_layout lo;
-    net_layout_of(p, m, n, 0, cnt, &lo);
-    return net_coll_s(p, &lo, k, S);
+    double worst = 0.0;
+    for (int me = 0; me < n; me++) {
+        net_layout lo;
+        net_layout_of(p, m, n, me, cnt, &lo);
+        worst = fmax(worst, net_coll_s(p, &lo, k, S));
+    }
+    return worst;
 }
 
 static const int SN0[4] = {0, 1, 2, 3};
@@ -617,6 +622,57 @@ START_TEST(test_one_member_per_supernode_is_flat)
     outcome o = sim_ok(&p, &w, NULL);
     double want = alpha_beta(&p, NET_ALLGATHER, 4, S, p.nic_bytes_per_s, p.nic_latency_s + p.spine_latency_s);
     assert_rel(o.res.step_time_s, want, 0.01, "flat ring across supernodes");
+}
+END_TEST
+
+/* Every algorithm of net's table on every kind of layout: alone on the
+ * network, the simulated collective takes net's closed form. */
+START_TEST(test_idle_collectives_take_net_closed_form)
+{
+    static const int one_sn[4] = {0, 1, 2, 3}, spread[4] = {0, 4, 8, 12}, uneven[5] = {0, 1, 2, 4, 5};
+    struct {
+        const char *what;
+        const int *m;
+        int n;
+        net_algo ring_algo;
+    } groups[] = {
+        {"one supernode", one_sn, 4, NET_ALGO_RING},
+        {"two supernodes of 4", ALL8, 8, NET_ALGO_HIER},
+        {"one member per supernode", spread, 4, NET_ALGO_RING},
+        {"3 + 2 members", uneven, 5, NET_ALGO_RING},
+    };
+    const wl_coll kinds[4] = {WL_ALLREDUCE, WL_ALLGATHER, WL_REDUCESCATTER, WL_ALLTOALL};
+    cfg_platform p = platform(16, 4);
+    const double S = 96e6; /* whole wire bytes for every chunk size here */
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int cnt[64] = {0};
+        net_layout lo;
+        net_layout_of(&p, groups[g].m, groups[g].n, 0, cnt, &lo);
+        ck_assert_int_eq(net_algo_of(&lo, NET_ALLREDUCE), groups[g].ring_algo);
+        for (int k = 0; k < 4; k++) {
+            tw w;
+            tw_init(&w, 16);
+            tw_group(&w, WL_G_DP, groups[g].n, groups[g].m);
+            tw_coll_all(&w, groups[g].n, groups[g].m, kinds[k], WL_G_DP, WL_S_MAIN, S);
+            outcome o = sim_ok(&p, &w, NULL);
+            double want = net_time(&p, (net_coll)kinds[k], groups[g].m, groups[g].n, S);
+            ck_assert_msg(fabs(o.res.step_time_s - want) <= 1e-9 * want, "%s, %s: simulated %.12g s, net %.12g s",
+                          groups[g].what, wl_coll_name(kinds[k]), o.res.step_time_s, want);
+        }
+    }
+    /* A pairwise phase whose fabric chunks outlast its NIC chunks: the flows
+     * end one fabric route latency after their bytes, net charges the NIC
+     * latency of the phase (docs/network.md). */
+    p.fabric_bytes_per_s = 10e9;
+    tw w;
+    tw_init(&w, 16);
+    tw_group(&w, WL_G_DP, 8, ALL8);
+    tw_coll_all(&w, 8, ALL8, WL_ALLTOALL, WL_G_DP, WL_S_MAIN, S);
+    outcome o = sim_ok(&p, &w, NULL);
+    double want = net_time(&p, NET_ALLTOALL, ALL8, 8, S);
+    double gap = net_latency_s(&p, NET_NIC) - net_latency_s(&p, NET_FABRIC);
+    ck_assert_msg(fabs(o.res.step_time_s - (want - gap)) <= 1e-9 * want, "slow fabric: simulated %.12g s, net %.12g s",
+                  o.res.step_time_s, want);
 }
 END_TEST
 
@@ -1081,6 +1137,7 @@ static Suite *engine_suite(void)
     TCase *tc = tcase_create("collectives");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_ring_allreduce_matches_net);
+    tcase_add_test(tc, test_idle_collectives_take_net_closed_form);
     tcase_add_test(tc, test_small_allreduce_is_latency_bound);
     tcase_add_test(tc, test_allgather_reducescatter_alltoall);
     tcase_add_test(tc, test_flow_mode_agrees_with_step_mode);
