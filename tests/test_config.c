@@ -376,8 +376,8 @@ START_TEST(strategy_value_errors)
     EXPECT_ERR(strat("{\"global_batch\": 8, \"sequence_parallel\": 1}", &s, NULL, 0),
                "strategies/x.json: .sequence_parallel: expected true or false, got 1");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"schedule\": \"1F1B\"}", &s, NULL, 0),
-               "strategies/x.json: .schedule: expected one of \"gpipe\", \"1f1b\", \"interleaved\", got \"1F1B\" "
-               "(did you mean \"1f1b\"?)");
+               "strategies/x.json: .schedule: expected one of \"gpipe\", \"1f1b\", \"interleaved\", \"zb-h1\", "
+               "\"zb-v\", \"dualpipe-v\", got \"1F1B\" (did you mean \"1f1b\"?)");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"recompute\": \"some\"}", &s, NULL, 0),
                "strategies/x.json: .recompute: expected one of \"none\", \"selective\", \"full\", got \"some\"");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"recompute\": true}", &s, NULL, 0),

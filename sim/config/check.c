@@ -161,10 +161,20 @@ static sim_rc check_world(const cfg_platform *p, const cfg_strategy *s, int *dp,
 }
 
 /* Schedule keys alone: vpp needs interleaving, interleaving needs pp > 1
- * and vpp > 1. */
+ * and vpp > 1; the V schedules need pp > 1 and an even split. */
 static sim_rc check_schedule(const cfg_strategy *s, sim_err *err)
 {
     const char *f = cfg_origin(s->path, "strategy");
+    if (cfg_v_schedule(s) && s->pp < 2)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .schedule: \"%s\" places two model chunks per stage in a V and needs pp > 1, got pp=%d "
+                        "(use \"zb-h1\" or \"1f1b\")",
+                        f, cfg_schedule_name(s->schedule), s->pp);
+    if (cfg_v_schedule(s) && cfg_uneven_stages(s))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .schedule: \"%s\" places the layers evenly in a V, first_stage_layers and "
+                        "last_stage_layers are not modelled with it (set them to 0, or use \"zb-h1\")",
+                        f, cfg_schedule_name(s->schedule));
     if (s->vpp > 1 && s->schedule != CFG_SCHED_INTERLEAVED)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .vpp: vpp=%d needs schedule \"interleaved\", got \"%s\" (set schedule to \"interleaved\" "
@@ -218,6 +228,11 @@ static sim_rc check_stages(const cfg_model *m, const cfg_strategy *s, sim_err *e
 {
     const char *f = cfg_origin(s->path, "strategy");
     int first = s->first_stage_layers, last = s->last_stage_layers;
+    if (first == 0 && last == 0 && cfg_v_schedule(s) && m->layers % (2LL * s->pp) != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pp: \"%s\" cuts the layers into 2*pp = %lld chunks, which does not divide layers=%d "
+                        "(use a pp whose double divides %d)",
+                        f, cfg_schedule_name(s->schedule), 2LL * s->pp, m->layers, m->layers);
     if (first == 0 && last == 0) {
         factor stages[] = {{"pp", s->pp}, {"vpp", s->vpp}};
         return divides(err, f, stages, 2, "layers", m->layers);
@@ -340,6 +355,16 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
                         "global_batch/(dp*micro_batch) = %lld that is a multiple of pp=%d (change global_batch or "
                         "micro_batch)",
                         f, micro_batches, s->pp);
+    /* The V schedules' orders (the zero-bubble paper's handcrafted ZB-V,
+     * DualPipeV) are defined from these counts of micro-batches on. */
+    i64 v_least = s->schedule == CFG_SCHED_ZB_V        ? 2LL * s->pp - 1
+                  : s->schedule == CFG_SCHED_DUALPIPE_V ? 2LL * s->pp
+                                                        : 0;
+    if (micro_batches < v_least)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .global_batch: \"%s\" needs at least %lld micro-batches with pp=%d, got "
+                        "global_batch/(dp*micro_batch) = %lld (raise global_batch or lower micro_batch)",
+                        f, cfg_schedule_name(s->schedule), v_least, s->pp, micro_batches);
     if (s->ep > 1) {
         if (m->moe.experts <= 0)
             return sim_fail(err, SIM_EINVAL, "%s: .ep: ep=%d needs an MoE model, and model '%s' is dense (set ep to 1)",

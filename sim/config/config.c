@@ -660,7 +660,13 @@ int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
 
 int cfg_stage_chunks(const cfg_strategy *s)
 {
+    if (cfg_v_schedule(s)) return 2;
     return s->schedule == CFG_SCHED_INTERLEAVED && s->vpp > 1 ? s->vpp : 1;
+}
+
+bool cfg_v_schedule(const cfg_strategy *s)
+{
+    return s->schedule == CFG_SCHED_ZB_V || s->schedule == CFG_SCHED_DUALPIPE_V;
 }
 
 bool cfg_uneven_stages(const cfg_strategy *s)
@@ -691,7 +697,7 @@ int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int c
     int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
     int start, count;
     if (!cfg_uneven_stages(s)) {
-        long long n = (long long)pp * v, c = (long long)chunk * pp + stage;
+        long long n = (long long)pp * v, c = cfg_global_chunk(s, stage, chunk);
         start = (int)(c * m->layers / n);
         count = (int)((c + 1) * m->layers / n) - start;
     } else {
@@ -703,6 +709,22 @@ int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int c
     }
     if (first) *first = start;
     return count;
+}
+
+int cfg_global_chunk(const cfg_strategy *s, int stage, int chunk)
+{
+    int pp = s->pp > 0 ? s->pp : 1;
+    if (cfg_v_schedule(s)) return chunk == 0 ? stage : 2 * pp - 1 - stage; /* down the stages and back up */
+    return chunk * pp + stage;
+}
+
+int cfg_chunk_stage(const cfg_strategy *s, int g, int *chunk)
+{
+    int pp = s->pp > 0 ? s->pp : 1;
+    int c = g / pp, stage = g % pp;
+    if (cfg_v_schedule(s) && c == 1) stage = pp - 1 - stage;
+    if (chunk) *chunk = c;
+    return stage;
 }
 
 int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)

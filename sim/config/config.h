@@ -142,7 +142,15 @@ typedef struct cfg_platform {
 
 /* ORDER CFG_SCHEDULE, ORDER CFG_RECOMPUTE: the tables marked so follow these
  * orders; change them together. */
-typedef enum cfg_schedule { CFG_SCHED_GPIPE = 0, CFG_SCHED_1F1B, CFG_SCHED_INTERLEAVED } cfg_schedule;
+typedef enum cfg_schedule {
+    CFG_SCHED_GPIPE = 0,
+    CFG_SCHED_1F1B,
+    CFG_SCHED_INTERLEAVED,
+    CFG_SCHED_ZB_H1,       /* zero bubble, 1F1B memory (Qi et al., ICLR'24) */
+    CFG_SCHED_ZB_V,        /* zero bubble, two chunks per stage in a V (same paper) */
+    CFG_SCHED_DUALPIPE_V,  /* DeepSeek-V3's DualPipe cut in half: a V, F and B of two micro-batches overlapped */
+    CFG_NSCHEDULES
+} cfg_schedule;
 typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
 
 /* The parallel dimensions, as they appear in `order` (innermost first).
@@ -284,23 +292,40 @@ bool cfg_is_window_layer(const cfg_model *m, int layer);
  * first_stage_layers = F > 0, n_0 = F; with last_stage_layers = L > 0,
  * n_{pp-1} = L; the other stages share the remaining layers evenly (as
  * Megatron's --decoder-first/last-pipeline-num-layers).  With neither set,
- * the layers are cut into pp*v equal chunks (v = vpp with the interleaved
- * schedule, else 1; chunk c holds layers [c*layers/(pp*v),
- * (c+1)*layers/(pp*v)) ).  Each stage holds v model chunks of n_p / v
- * layers; chunk j of stage p is global chunk j*pp + p (Megatron's
- * interleaved placement), and global chunks hold consecutive layers in
- * order, so the ranges of all (stage, chunk) pairs cover 0..layers-1 once.
+ * the layers are cut into pp*v equal chunks (v = cfg_stage_chunks; chunk
+ * c holds layers [c*layers/(pp*v), (c+1)*layers/(pp*v)) ).  Each stage
+ * holds v model chunks of n_p / v layers; chunk j of stage p is global
+ * chunk j*pp + p (Megatron's interleaved placement), except with the V
+ * schedules (zb-v, dualpipe-v: two chunks, no uneven split), where chunk 0
+ * of stage p is global chunk p and chunk 1 is global chunk 2*pp - 1 - p, so
+ * that the model runs down the stages and back up.  Global chunks hold
+ * consecutive layers in order, so the ranges of all (stage, chunk) pairs
+ * cover 0..layers-1 once.
  * This holds for strategies that pass cfg_check; for others the ranges may
  * leave layers out, overlap or run past the last layer (counts are never
  * negative). */
 
-/* Returns v: vpp with the interleaved schedule, 1 otherwise. */
+/* Returns v: vpp with the interleaved schedule, 2 with the V schedules
+ * (cfg_v_schedule), 1 otherwise. */
 int cfg_stage_chunks(const cfg_strategy *s);
+
+/* True for the schedules that place two chunks per stage in a V (zb-v,
+ * dualpipe-v). */
+bool cfg_v_schedule(const cfg_strategy *s);
 
 /* Returns the number of layers of model chunk `chunk` (0 <= chunk < v) of
  * pipeline stage `stage` (0 <= stage < pp) and sets *first (may be NULL) to
  * the global index of its first layer. */
 int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first);
+
+/* Returns the global chunk (its place along the model, 0..pp*v-1) of
+ * chunk `chunk` of stage `stage`: chunk*pp + stage, or in a V stage for
+ * chunk 0 and 2*pp - 1 - stage for chunk 1. */
+int cfg_global_chunk(const cfg_strategy *s, int stage, int chunk);
+
+/* Returns the stage holding global chunk g (0 <= g < pp*v) and sets
+ * *chunk (may be NULL) to its chunk on that stage. */
+int cfg_chunk_stage(const cfg_strategy *s, int g, int *chunk);
 
 /* Returns the layers stage `stage` holds, all its chunks together. */
 int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage);

@@ -31,7 +31,8 @@
 /* {========================================================== enum names */
 
 /* ORDER CFG_SCHEDULE */
-static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", NULL};
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe-v", NULL};
+_Static_assert(sizeof schedule_names / sizeof *schedule_names == CFG_NSCHEDULES + 1, "one name per schedule");
 /* ORDER CFG_RECOMPUTE */
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
@@ -39,7 +40,7 @@ static const char *const recompute_tokens[] = {"norc", "sel", "full"};
 
 const char *cfg_schedule_name(cfg_schedule s)
 {
-    return (unsigned)s < 3 ? schedule_names[s] : "?";
+    return (unsigned)s < CFG_NSCHEDULES ? schedule_names[s] : "?";
 }
 
 const char *cfg_recompute_name(cfg_recompute r)

@@ -282,22 +282,36 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
     for (int j = 0; j < v; j++)
         for (int p = 0; p < pp; p++) {
             int first, n = cfg_stage_layers(m, s, p, j, &first);
-            if (layer < first + n) return p;
+            if (layer >= first && layer < first + n) return p;
         }
     return pp - 1;
 }
 
 /* Returns the (micro-batch, model chunk) pairs whose activations stage
- * `stage` holds at its peak, with m micro-batches, P = pp, v = vpp:
+ * `stage` holds at its peak, with m micro-batches, P = pp, v = vpp: a
+ * pair is held from its forward to the end of its backward, or of its
+ * weight-gradient pass (W) where the schedule runs W apart:
  * gpipe m; 1f1b min(P - stage, m); interleaved (Megatron's warm-up plus the
- * first steady forward) min((P - stage - 1)*2 + (v - 1)*P + 1, m*v).  With
- * gpipe and 1f1b a stage is one chunk, so this counts micro-batches. */
+ * first steady forward) min((P - stage - 1)*2 + (v - 1)*P + 1, m*v);
+ * zb-h1 min(P, m) on every stage (its W passes wait until every stage
+ * holds as many as 1F1B's first); zb-v min(2P, 2m) chunks of half a stage
+ * (the same bytes as 1F1B's first stage); dualpipe-v min(2P + 1, 2m)
+ * chunks (DualPipe's table: PP + 1 with PP = 2P virtual stages: the
+ * forward of an overlapped forward-backward pair stores its activations
+ * before the backward frees its own).  With gpipe, 1f1b and zb-h1 a stage
+ * is one chunk, so this counts micro-batches.  The counts are those of the
+ * orders of sim/workload/schedule.c, checked against them by the tests. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 {
     int P = at_least_one(s->pp), mb = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
     int n;
     if (s->schedule == CFG_SCHED_GPIPE) {
         n = mb;
+    } else if (s->schedule == CFG_SCHED_ZB_H1) {
+        n = P < mb ? P : mb;
+    } else if (s->schedule == CFG_SCHED_ZB_V || s->schedule == CFG_SCHED_DUALPIPE_V) {
+        n = 2 * P + (s->schedule == CFG_SCHED_DUALPIPE_V);
+        if (n > 2 * mb) n = 2 * mb;
     } else if (v > 1) {
         n = (P - stage - 1) * 2 + (v - 1) * P + 1;
         if (n > mb * v) n = mb * v;

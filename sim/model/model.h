@@ -108,14 +108,17 @@ double mdl_layer_activation_bytes(const cfg_model *m, const cfg_strategy *s, int
 
 /* Returns the pipeline stage (0-based) that holds global layer `layer`,
  * by the placement of cfg_stage_layers (even: pp*v equal chunks, chunk i
- * on stage i % pp; or the first/last stage's own layer count). */
+ * on stage i % pp, or down and back up the stages in a V with zb-v and
+ * dualpipe-v; or the first/last stage's own layer count). */
 int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer);
 
 /* Returns how many (micro-batch, model chunk) pairs have their activations
  * stored on stage `stage` at its peak: gpipe m; 1f1b min(pp - stage, m);
- * interleaved min((pp - stage - 1)*2 + (vpp - 1)*pp + 1, m*vpp).  Without
- * interleaving a stage is one chunk, so this is a count of micro-batches;
- * mdl_memory.inflight_microbatches is this divided by vpp, rounded up. */
+ * interleaved min((pp - stage - 1)*2 + (vpp - 1)*pp + 1, m*vpp); zb-h1
+ * min(pp, m); zb-v min(2pp, 2m); dualpipe-v min(2pp + 1, 2m).  With one
+ * chunk per stage this is a count of micro-batches;
+ * mdl_memory.inflight_microbatches is this divided by the chunks per stage
+ * (cfg_stage_chunks), rounded up. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage);
 
 /* {============================================ which parameters a rank holds */

@@ -86,7 +86,7 @@ static int tl_category(const wl_instr *in, int stream)
     case WL_COMPUTE:
         switch ((wl_phase)in->phase) {
         case WL_PH_FORWARD: return TL_FWD;
-        case WL_PH_BACKWARD: return TL_BWD;
+        case WL_PH_BACKWARD: case WL_PH_WGRAD: return TL_BWD;
         case WL_PH_RECOMPUTE: return TL_RECOMP;
         case WL_PH_OPTIMIZER: return TL_OPT;
         case WL_PH_GRAD_SYNC: case WL_NPHASES: return TL_COMM;

@@ -104,7 +104,7 @@ sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim
 
 static const char *phase_short(int ph)
 {
-    static const char *const names[WL_NPHASES] = {"fwd", "bwd", "recomp", "grad", "opt"}; /* ORDER WL_PHASE */
+    static const char *const names[WL_NPHASES] = {"fwd", "bwd", "recomp", "grad", "opt", "wgrad"}; /* ORDER WL_PHASE */
     return ph >= 0 && ph < WL_NPHASES ? names[ph] : "?";
 }
 

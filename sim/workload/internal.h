@@ -45,10 +45,19 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s);
 void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS]);
 int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index);
 
-/* One pipeline step: forward or backward of (micro-batch, model chunk). */
+/* The pass a pipeline step runs on its (micro-batch, model chunk). */
+typedef enum wl_pass {
+    WL_PASS_F = 0,  /* forward */
+    WL_PASS_B,      /* backward: input gradients, and the weight gradients unless split */
+    WL_PASS_W       /* the weight gradients of an earlier split backward */
+} wl_pass;
+
+/* One pipeline step. */
 typedef struct wl_step {
-    uint8_t backward;
-    uint8_t chunk;
+    uint8_t pass;    /* wl_pass */
+    uint8_t chunk;   /* model chunk of the stage (cfg_stage_layers) */
+    uint8_t split;   /* WL_PASS_B: its weight gradients run as a later WL_PASS_W step */
+    uint8_t paired;  /* WL_PASS_F: overlapped with the next step, a backward that is not split (DualPipe) */
     int32_t micro;
 } wl_step;
 
@@ -56,10 +65,15 @@ typedef struct wl_step {
  * caller frees the array. */
 wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n);
 
+/* True when the schedule runs weight gradients apart from the backward
+ * (zb-h1, zb-v, dualpipe-v): the op templates then keep them apart. */
+bool wl_schedule_splits_w(const cfg_strategy *s);
+
 /* Op templates of one layer kind (wl_layer_kind), with times filled in. */
 typedef struct wl_layer_ops {
     wl_ops fwd;        /* forward */
-    wl_ops bwd;        /* backward, without recompute */
+    wl_ops bwd;        /* backward, without recompute (input gradients only when the plan splits W) */
+    wl_ops wgrad;      /* weight-gradient GEMMs when the plan splits W, else empty */
     wl_ops recompute;  /* what runs again before bwd (empty without recompute) */
     double params_dp;  /* parameters this rank holds that sync over WL_G_DP */
     double params_edp; /* expert parameters that sync over WL_G_EDP */
@@ -69,6 +83,7 @@ typedef struct wl_layer_ops {
  * the multi-token prediction modules counted in the head. */
 typedef struct wl_edge_ops {
     wl_ops embed_fwd, embed_bwd, head_fwd, head_bwd;
+    wl_ops head_wgrad;  /* the logits' (and modules') weight gradients when the plan splits W (else in head_bwd) */
     double embed_params, head_params; /* parameters whose gradients sync over WL_G_DP */
     double head_params_edp;           /* the modules' routed experts, over WL_G_EDP */
 } wl_edge_ops;
@@ -98,6 +113,7 @@ struct wl_plan {
     const cost_model *c;
     wl_layout layout;
     int micro_batches;
+    bool split_w;           /* wl_schedule_splits_w */
     wl_layer_ops layer[WL_NKINDS]; /* by wl_layer_kind; built for the possible kinds */
     wl_edge_ops edge;
     wl_step **schedule;     /* per stage */

@@ -23,7 +23,12 @@
  * the last stage after the head: embedding look-up, two norms, the
  * column-parallel projection of [hidden; embedding] with its output
  * gathered over TP, one layer of its kind, the final norm, the shared
- * output layer and the loss again. */
+ * output layer and the loss again.
+ *
+ * When the schedule runs the weight gradients apart
+ * (wl_schedule_splits_w), each backward GEMM's weight-gradient GEMM goes
+ * to a list of its own (phase WL_PH_WGRAD) and the backward keeps the
+ * input-gradient one; otherwise both stay one compute, as before. */
 #include "../model/model.h"
 #include "internal.h"
 
@@ -35,19 +40,37 @@ typedef struct emitter {
     wl_ops *ops;
     uint8_t phase;
     double dtype;   /* bytes per activation element */
+    wl_ops *wgrad;  /* backward: where weight-gradient GEMMs go when run apart, NULL to keep them in ops */
 } emitter;
 
-static void emit_compute(emitter *e, int label, double seconds)
+static void push_compute(wl_ops *ops, int phase, int label, double seconds)
 {
     wl_instr in = {0};
     in.op = WL_COMPUTE;
-    in.phase = e->phase;
+    in.phase = (uint8_t)phase;
     in.label = (uint16_t)label;
     in.layer = -1;
     in.micro = -1;
     in.peer = -1;
     in.seconds = seconds;
-    wl_ops_push(e->ops, &in);
+    wl_ops_push(ops, &in);
+}
+
+static void emit_compute(emitter *e, int label, double seconds)
+{
+    push_compute(e->ops, e->phase, label, seconds);
+}
+
+/* A backward GEMM's time: input and weight gradients together, or the
+ * input gradient here and the weight gradient in e->wgrad. */
+static void emit_backward_gemm(emitter *e, int label, double dgrad_s, double wgrad_s)
+{
+    if (!e->wgrad) {
+        emit_compute(e, label, dgrad_s + wgrad_s);
+        return;
+    }
+    emit_compute(e, label, dgrad_s);
+    push_compute(e->wgrad, WL_PH_WGRAD, label, wgrad_s);
 }
 
 int wl_group_size(const cfg_strategy *s, wl_group g)
@@ -115,9 +138,11 @@ static void emit_gemm(emitter *e, int label, double m, double n, double k, bool 
 {
     const cost_model *c = e->plan->c;
     int db = e->plan->m->dtype_bytes;
-    double t = cost_gemm_s(c, m, n, k, db);
-    if (backward) t = cost_gemm_s(c, m, k, n, db) + cost_gemm_s(c, k, n, m, db); /* dgrad + wgrad */
-    emit_compute(e, label, t);
+    if (backward) { /* dgrad dX = dY W^T, wgrad dW = X^T dY */
+        emit_backward_gemm(e, label, cost_gemm_s(c, m, k, n, db), cost_gemm_s(c, k, n, m, db));
+        return;
+    }
+    emit_compute(e, label, cost_gemm_s(c, m, n, k, db));
 }
 
 static void emit_elementwise(emitter *e, int label, double bytes, bool backward)
@@ -371,12 +396,16 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     double up = cfg_mlp_gated(m) ? 2 * fe : fe;
     double a2a = routed * sh->h * db;
     double act_bytes = local_tok * fe * db * (cfg_mlp_gated(m) ? 3 : 2);
-    double experts_s;
+    double experts_s = 0, experts_w_s = 0;
     if (!bwd)
         experts_s = local * (cost_gemm_s(c, per_expert, up, sh->h, db) + cost_gemm_s(c, per_expert, sh->h, fe, db));
-    else
+    else if (!e->wgrad)
         experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, sh->h, up, per_expert, db) +
                              cost_gemm_s(c, per_expert, fe, sh->h, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
+    else { /* input gradients of the up and down GEMMs; their weight gradients apart */
+        experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, per_expert, fe, sh->h, db));
+        experts_w_s = local * (cost_gemm_s(c, sh->h, up, per_expert, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
+    }
 
     norm(e, sh, bwd);
     /* A hidden split over tp_y is gathered before routing (2D TP). */
@@ -385,6 +414,7 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
     emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
     emit_compute(e, WL_L_EXPERTS, experts_s);
+    if (bwd && e->wgrad) push_compute(e->wgrad, WL_PH_WGRAD, WL_L_EXPERTS, experts_w_s);
     emit_elementwise(e, WL_L_ACT, act_bytes, bwd);
     emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
     emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
@@ -415,11 +445,13 @@ void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out)
     const cfg_strategy *s = plan->s;
     bool moe = kind & WL_KIND_MOE;
     shape sh = layer_shape(plan, kind & WL_KIND_WINDOW);
-    emitter e = {plan, &out->fwd, WL_PH_FORWARD, m->dtype_bytes};
+    emitter e = {plan, &out->fwd, WL_PH_FORWARD, m->dtype_bytes, NULL};
     layer_pass(&e, &sh, moe, false);
     e.ops = &out->bwd;
     e.phase = WL_PH_BACKWARD;
+    e.wgrad = plan->split_w ? &out->wgrad : NULL;
     layer_pass(&e, &sh, moe, true);
+    e.wgrad = NULL;
 
     e.ops = &out->recompute;
     e.phase = WL_PH_RECOMPUTE;
@@ -499,7 +531,7 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
 {
     const cfg_model *m = plan->m;
     shape sh = layer_shape(plan, false);
-    emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, m->dtype_bytes};
+    emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, m->dtype_bytes, NULL};
     embedding(&e, &sh, false);
     e.ops = &out->embed_bwd;
     e.phase = WL_PH_BACKWARD;
@@ -515,12 +547,16 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
     }
     e.ops = &out->head_bwd;
     e.phase = WL_PH_BACKWARD;
+    e.wgrad = plan->split_w ? &out->head_wgrad : NULL;
     for (int k = m->mtp_layers - 1; k >= 0; k--) {
+        const wl_layer_ops *lo = &plan->layer[wl_layer_kind(m, m->layers + k)];
         head(&e, &sh, true);
-        wl_ops_append(&out->head_bwd, &plan->layer[wl_layer_kind(m, m->layers + k)].bwd);
+        wl_ops_append(&out->head_bwd, &lo->bwd);
+        wl_ops_append(&out->head_wgrad, &lo->wgrad); /* empty unless the plan splits W */
         mtp_entry(&e, &sh, true);
     }
     head(&e, &sh, true);
+    e.wgrad = NULL;
 
     /* The embedding's gradient is complete after the embedding's backward
      * (with tied embeddings and one stage, after the head's too); the final
@@ -538,6 +574,7 @@ void wl_layer_ops_free(wl_layer_ops *ops)
 {
     wl_ops_free(&ops->fwd);
     wl_ops_free(&ops->bwd);
+    wl_ops_free(&ops->wgrad);
     wl_ops_free(&ops->recompute);
 }
 
@@ -547,4 +584,5 @@ void wl_edge_ops_free(wl_edge_ops *ops)
     wl_ops_free(&ops->embed_bwd);
     wl_ops_free(&ops->head_fwd);
     wl_ops_free(&ops->head_bwd);
+    wl_ops_free(&ops->head_wgrad);
 }

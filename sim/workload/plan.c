@@ -39,6 +39,7 @@ sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy
     plan->c = c;
     wl_layout_init(&plan->layout, s);
     plan->micro_batches = cfg_micro_batches(s);
+    plan->split_w = wl_schedule_splits_w(s);
     for (int k = 0; k < WL_NKINDS; k++)
         if (wl_kind_possible(m, k)) wl_layer_ops_build(plan, k, &plan->layer[k]);
     wl_edge_ops_build(plan, &plan->edge);
@@ -184,7 +185,8 @@ const char *wl_label_name(int label)
 
 const char *wl_phase_name(wl_phase ph)
 {
-    static const char *names[WL_NPHASES] = {"forward", "backward", "recompute", "grad_sync", "optimizer"}; /* ORDER WL_PHASE */
+    static const char *names[WL_NPHASES] = {"forward",   "backward",  "recompute",
+                                            "grad_sync", "optimizer", "wgrad"}; /* ORDER WL_PHASE */
     return (unsigned)ph < WL_NPHASES ? names[ph] : "?";
 }
 

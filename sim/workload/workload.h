@@ -61,10 +61,11 @@ typedef enum wl_stream { WL_S_MAIN = 0, WL_S_TP, WL_S_CP, WL_S_EP, WL_S_DP, WL_N
 /* ORDER WL_PHASE: the tables marked so follow this order; change them together. */
 typedef enum wl_phase {
     WL_PH_FORWARD = 0,
-    WL_PH_BACKWARD,
+    WL_PH_BACKWARD,    /* input gradients, and weight gradients unless the schedule runs them apart */
     WL_PH_RECOMPUTE,
     WL_PH_GRAD_SYNC,   /* DP gradient reduction and its waits */
     WL_PH_OPTIMIZER,   /* optimizer step and parameter gather */
+    WL_PH_WGRAD,       /* weight gradients run apart from the backward (zero-bubble schedules' W) */
     WL_NPHASES
 } wl_phase;
 
