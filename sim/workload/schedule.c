@@ -41,6 +41,7 @@
  * F0 then B1 apart); p - s - 1 times B1 (F1 & B0); s + 1 times B1 B0, whose
  * W are kept back from the middle one on; p - s - 1 times W B0 (kept
  * back); s + 1 times W.  Needs m >= 2p. */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -90,6 +91,7 @@ static void order_b(order *o, int chunk, bool split)
  * consume the shared queue: a schedule uses one kind or the other). */
 static void order_w_chunk(order *o, int chunk)
 {
+    assert(o->kept_head[chunk] < o->kept_n[chunk]);
     int micro = o->kept[chunk][o->kept_head[chunk]++];
     o->a[o->n++] = (wl_step){WL_PASS_W, (uint8_t)chunk, 0, 0, micro};
 }
@@ -97,6 +99,7 @@ static void order_w_chunk(order *o, int chunk)
 /* The W of the oldest kept-back B of any chunk. */
 static void order_w_oldest(order *o)
 {
+    assert(o->fifo_head < o->fifo_n);
     order_w_chunk(o, o->fifo[o->fifo_head++]);
 }
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# schedules.sh - the pipeline schedules through `heptasim run`: on a
+# uniform 8-stage pipeline with 16 micro-batches whose forward,
+# input-gradient and weight-gradient passes take the same time and whose
+# transfers cost nothing, the bubble of each schedule is its closed form
+# (docs/schedules.md) within 2 %; memory follows each schedule's in-flight
+# activations; the weight-gradient passes show in the trace; the V
+# schedules' rules are refused in one line with exit status 2.
+set -u
+bin=${1:?usage: schedules.sh path/to/heptasim}
+case $bin in /*) ;; *) bin="$PWD/$bin" ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passes=0 fails=0
+
+ok() { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# Every GEMM at half of peak whatever its size, no kernel overhead, memory
+# traffic and transfers nearly free.
+cat >"$tmp/flat.json" <<'EOF'
+{"name": "flat", "description": "8 ideal devices", "devices": 8,
+ "device": {"name": "ideal", "peak_tflops": 1000, "hbm_GiB": 80, "hbm_TBps": 10000},
+ "node": {"devices": 8}, "supernode": {"devices": 8, "fabric_GBps": 1000000, "latency_us": 0},
+ "network": {"nic_GBps": 1000000, "latency_us": 0},
+ "efficiency": {"gemm": [[1e6, 0.5], [1e9, 0.5], [1e15, 0.5]], "attention": 0.5, "memory": 1, "network": 1,
+                "kernel_overhead_us": 0, "collective_step_us": 0}}
+EOF
+# 2 layers per stage; short sequences (small core attention, whose backward
+# costs more) and a 16-word vocabulary (edges that cost next to nothing)
+cat >"$tmp/uniform.json" <<'EOF'
+{"name": "uniform", "layers": 16, "hidden": 4096, "heads": 32, "ffn_hidden": 16384, "vocab": 16, "seq_len": 32}
+EOF
+cat >"$tmp/pipe.json" <<'EOF'
+{"name": "pipe", "pp": 8, "tp_x": 1, "dp": 1, "micro_batch": 32, "global_batch": 512, "sequence_parallel": false,
+ "recompute": "none", "zero": 0}
+EOF
+uniform=(-m "$tmp/uniform.json" -p "$tmp/flat.json" -s "$tmp/pipe.json" -q)
+
+# ----------------------------------------- bubbles against closed forms
+all_ran=1
+for sch in 1f1b zb-h1 zb-v dualpipe-v; do
+  if ! "$bin" run "${uniform[@]}" --set schedule=$sch --json "$tmp/$sch.json" 2>"$tmp/err"; then
+    fail "run schedule=$sch: $(head -2 "$tmp/err")"
+    all_ran=0
+  fi
+done
+if [ $all_ran = 1 ]; then
+  if python3 - "$tmp" <<'EOF'; then ok; else fail "bubbles (see above)"; fi
+import json, sys
+p, m = 8, 16
+# With T_F = T_B = T_W = T per stage and micro-batch, ideal step m*3T:
+#   1F1B (p-1)*3T; ZB-H1 (p-1)(T_F+T_B-T_W) = (p-1)T; ZB-V (p-1)*T_F/2 (the
+#   V's fill); DualPipe-V (p-1)(F&B+B-3W) over chunks of T/2 = (p-1)T.
+closed = {"1f1b": (p - 1) / m, "zb-h1": (p - 1) / (3 * m), "zb-v": (p - 1) / (6 * m),
+          "dualpipe-v": (p - 1) / (3 * m)}
+got = {}
+for sch, want in closed.items():
+    d = json.load(open(f"{sys.argv[1]}/{sch}.json"))
+    b = d["breakdown"]
+    ideal = b["compute_s"] - b["optimizer_s"]
+    got[sch] = b["bubble_s"] / ideal
+    print(f"  {sch:11s} bubble {b['bubble_s'] * 1e3:8.3f} ms = {got[sch]:.4f} of the ideal step, closed form {want:.4f}")
+    assert abs(got[sch] - want) <= 0.02 * want, (sch, got[sch], want)
+    assert b["exposed_comm_s"] < 1e-3 * ideal, b
+assert got["zb-v"] < got["zb-h1"] < got["1f1b"] and got["dualpipe-v"] < got["1f1b"]
+# memory: 1F1B's first stage holds p micro-batches; ZB-H1 p on every stage,
+# ZB-V 2p chunks of half a stage (the same bytes); DualPipe-V one chunk more
+mem = {sch: json.load(open(f"{sys.argv[1]}/{sch}.json"))["memory"] for sch in closed}
+for sch in ("zb-h1", "zb-v"):
+    assert mem[sch]["activations_bytes"] == mem["1f1b"]["activations_bytes"], (sch, mem[sch])
+    assert mem[sch]["inflight_microbatches"] == p
+a, b = mem["dualpipe-v"]["activations_bytes"], mem["1f1b"]["activations_bytes"]
+assert abs(a / b - (2 * p + 1) / (2 * p)) < 1e-9, (a, b)
+EOF
+fi
+
+# ------------------------------------- the W passes are in the trace
+if "$bin" run "${uniform[@]}" --set schedule=zb-h1 --trace "$tmp/t.json" 2>"$tmp/err" &&
+  grep -q '"phase":"wgrad"\|"phase": *"wgrad"' "$tmp/t.json"; then ok; else
+  fail "zb-h1 trace has no wgrad slices: $(head -2 "$tmp/err")"
+fi
+# and the fused schedules have none
+if "$bin" run "${uniform[@]}" --set schedule=1f1b --trace "$tmp/t1.json" 2>"$tmp/err" &&
+  ! grep -q '"phase":"wgrad"\|"phase": *"wgrad"' "$tmp/t1.json"; then ok; else fail "1f1b trace has wgrad slices"; fi
+
+# ------------------------------------------------------ refused rules
+# expect PATTERN ARGS...: exit status 2 and exactly one line on stderr matching PATTERN
+expect() {
+  local pattern=$1
+  shift
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -Eq -- "$pattern" "$tmp/err"; then ok; else
+    fail "heptasim $* -> status $got, stderr: $(cat "$tmp/err")"
+  fi
+}
+expect 'pipe.json: \.pp: "zb-v" cuts the layers into 2\*pp = 16 chunks, which does not divide layers=24' \
+  run "${uniform[@]}" --set schedule=zb-v --set model.layers=24
+expect 'pipe.json: \.global_batch: "dualpipe-v" needs at least 16 micro-batches with pp=8, got .* = 8' \
+  run "${uniform[@]}" --set schedule=dualpipe-v --set global_batch=256
+expect 'pipe.json: \.global_batch: "zb-v" needs at least 15 micro-batches' \
+  run "${uniform[@]}" --set schedule=zb-v --set global_batch=448
+expect 'pipe.json: \.schedule: "zb-v" places two model chunks per stage in a V and needs pp > 1' \
+  memory "${uniform[@]}" --set schedule=zb-v --set pp=1 --set dp=8
+expect 'pipe.json: \.schedule: "dualpipe-v" places the layers evenly in a V' \
+  run "${uniform[@]}" --set schedule=dualpipe-v --set first_stage_layers=1 --set last_stage_layers=1 \
+  --set model.layers=14
+expect '\.schedule: expected one of .*"dualpipe-v", got "dualpipe" \(did you mean "dualpipe-v"\?\)' \
+  run "${uniform[@]}" --set schedule=dualpipe
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,499 @@
+/* test_schedule.c - pipeline schedules: every stage's program runs each
+ * pass once and in dependency order (no W before its B), transfers pair up,
+ * activations in flight match the model's count, and on a uniform pipeline
+ * the simulated bubble of each schedule matches its closed form. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "cost/cost.h"
+#include "model/model.h"
+#include "runner/runner.h"
+#include "workload/workload.h"
+
+static const cfg_schedule all_schedules[] = {CFG_SCHED_GPIPE, CFG_SCHED_1F1B,      CFG_SCHED_INTERLEAVED,
+                                             CFG_SCHED_ZB_H1, CFG_SCHED_ZB_V, CFG_SCHED_DUALPIPE_V};
+#define NSCHED ((int)(sizeof all_schedules / sizeof *all_schedules))
+
+/* 8 devices per node and supernode; GEMMs at half of peak whatever their
+ * size, no kernel overhead, memory traffic and transfers (nearly) free. */
+static cfg_platform flat_platform(int devices)
+{
+    cfg_platform p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.name, "flat");
+    p.devices = devices;
+    p.peak_flops_per_s = 1e15;
+    p.hbm_bytes = 80 * SIM_GIB;
+    p.hbm_bytes_per_s = 1e16;
+    p.devices_per_node = 8;
+    p.devices_per_supernode = 8;
+    p.fabric_bytes_per_s = 1e15;
+    p.nic_bytes_per_s = 1e15;
+    p.oversubscription = 1;
+    p.gemm_efficiency.n = 3;
+    double x[] = {1e6, 1e9, 1e15};
+    for (int i = 0; i < 3; i++) {
+        p.gemm_efficiency.x[i] = x[i];
+        p.gemm_efficiency.y[i] = 0.5;
+    }
+    p.attention_efficiency = 0.5;
+    p.memory_efficiency = 1;
+    p.network_efficiency = 1;
+    return p;
+}
+
+/* pp stages, m micro-batches of one sequence, schedule sch (vpp 2 when
+ * interleaved). */
+static cfg_strategy pipeline(int pp, int m, cfg_schedule sch)
+{
+    cfg_strategy s = fx_strategy(1, pp, 1, m);
+    s.schedule = sch;
+    s.vpp = sch == CFG_SCHED_INTERLEAVED ? 2 : 1;
+    return s;
+}
+
+/* Whether (pp, m) is a case the schedule takes (as cfg_check rules). */
+static bool takes(cfg_schedule sch, int pp, int m)
+{
+    if (sch == CFG_SCHED_INTERLEAVED) return pp > 1 && m % pp == 0;
+    if (sch == CFG_SCHED_ZB_V) return pp > 1 && m >= 2 * pp - 1;
+    if (sch == CFG_SCHED_DUALPIPE_V) return pp > 1 && m >= 2 * pp;
+    return true;
+}
+
+typedef struct plan_fx {
+    cfg_model m;
+    cfg_platform p;
+    cfg_strategy s;
+    cost_model *c;
+    wl_plan *plan;
+} plan_fx;
+
+static void plan_up(plan_fx *f, cfg_model m, cfg_strategy s)
+{
+    sim_err err = {{0}};
+    f->m = m;
+    f->s = s;
+    f->p = flat_platform(cfg_world_size(&s));
+    ck_assert_msg(cfg_check(&f->m, &f->p, &f->s, &err) == SIM_OK, "%s", err.msg);
+    f->c = cost_new(&f->p, &err);
+    ck_assert_ptr_nonnull(f->c);
+    ck_assert_int_eq(wl_plan_new(&f->m, &f->p, &f->s, f->c, &f->plan, &err), SIM_OK);
+}
+
+static void plan_down(plan_fx *f)
+{
+    wl_plan_free(f->plan);
+    cost_free(f->c);
+}
+
+/* Where each pass of each (micro-batch, layer) ran in a stage's program:
+ * first and last instruction index of its computes, by pass. */
+enum { PF = 0, PB, PW, NP };
+typedef struct span {
+    long first, last;
+    int n;
+} span;
+
+/* A transfer: the other stage, the tag, the micro-batch. */
+typedef struct xfer {
+    int stage, tag, micro;
+} xfer;
+
+typedef struct walked {
+    int layers, micro;
+    span *at;          /* [micro][layer][pass] */
+    xfer *sent, *got;  /* in program order */
+    int nsent, ngot, cap;
+} walked;
+
+static span *at(walked *w, int micro, int layer, int pass)
+{
+    return &w->at[((size_t)micro * w->layers + layer) * NP + pass];
+}
+
+static int pass_of(const wl_instr *in)
+{
+    if (in->phase == WL_PH_FORWARD) return PF;
+    if (in->phase == WL_PH_BACKWARD || in->phase == WL_PH_RECOMPUTE) return PB;
+    if (in->phase == WL_PH_WGRAD) return PW;
+    return -1;
+}
+
+static walked walk_stage(const plan_fx *f, int stage)
+{
+    walked w;
+    memset(&w, 0, sizeof w);
+    w.layers = f->m.layers;
+    w.micro = cfg_micro_batches(&f->s);
+    w.at = calloc((size_t)w.micro * w.layers * NP, sizeof *w.at);
+    w.cap = 2 * w.micro * cfg_stage_chunks(&f->s);
+    w.sent = calloc((size_t)w.cap, sizeof *w.sent);
+    w.got = calloc((size_t)w.cap, sizeof *w.got);
+    int rank = stage * wl_strategy_stride(&f->s, CFG_DIM_PP);
+    wl_program *p = wl_program_new(f->plan, rank);
+    wl_instr in;
+    long k = 0;
+    while (wl_program_next(p, &in)) {
+        k++;
+        if (in.op == WL_SEND || in.op == WL_RECV) {
+            xfer x = {wl_stage(f->plan, in.peer), in.tag, in.micro};
+            /* only interleaving wraps from the last stage to the first */
+            ck_assert(abs(x.stage - stage) == 1 || f->s.schedule == CFG_SCHED_INTERLEAVED);
+            int *n = in.op == WL_SEND ? &w.nsent : &w.ngot;
+            ck_assert_int_lt(*n, w.cap);
+            (in.op == WL_SEND ? w.sent : w.got)[(*n)++] = x;
+            continue;
+        }
+        if (in.op != WL_COMPUTE || in.layer < 0 || in.micro < 0) continue;
+        int ps = pass_of(&in);
+        ck_assert_int_ge(ps, 0);
+        span *sp = at(&w, in.micro, in.layer, ps);
+        if (!sp->n) sp->first = k;
+        sp->last = k;
+        sp->n++;
+    }
+    wl_program_free(p);
+    return w;
+}
+
+static void walked_free(walked *w)
+{
+    free(w->at);
+    free(w->sent);
+    free(w->got);
+}
+
+/* The micro-batches stage a sends to stage b on tag t and those b receives
+ * from a on t are the same, in the same order (the engine pairs them first
+ * in, first out). */
+static void check_transfers(const walked *w, int a, int b, int t)
+{
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < w[a].nsent && (w[a].sent[i].stage != b || w[a].sent[i].tag != t)) i++;
+        while (j < w[b].ngot && (w[b].got[j].stage != a || w[b].got[j].tag != t)) j++;
+        if (i == w[a].nsent || j == w[b].ngot) break;
+        ck_assert_int_eq(w[a].sent[i].micro, w[b].got[j].micro);
+        i++;
+        j++;
+    }
+    ck_assert_msg(i == w[a].nsent && j == w[b].ngot, "stage %d -> %d tag %d: sends and receives differ", a, b, t);
+}
+
+/* The stage holding layer l, and whether l and l + 1 are in one chunk run
+ * on the same stage (a transfer-free step of the pipeline). */
+static int stage_of_layer(const plan_fx *f, int l)
+{
+    return mdl_layer_stage(&f->m, &f->s, l);
+}
+
+START_TEST(test_orders_respect_dependencies)
+{
+    /* Every stage runs each (micro-batch, layer) it holds once forward and
+     * once backward, and once W exactly when the schedule splits the
+     * backward; the forward of a layer follows the forward of the layer
+     * before it and precedes its backward, which follows the backward of
+     * the layer after it, and no W runs before its B.  Each transfer is
+     * received by the stage it is sent to, micro-batches in the same
+     * order. */
+    int pps[] = {1, 2, 4, 8};
+    for (int si = 0; si < NSCHED; si++)
+        for (int pi = 0; pi < 4; pi++) {
+            int pp = pps[pi];
+            int ms[] = {1, 3, pp, 2 * pp - 1, 2 * pp, 2 * pp + 3, 3 * pp};
+            for (int mi = 0; mi < 7; mi++) {
+                cfg_schedule sch = all_schedules[si];
+                int m = ms[mi];
+                if (!takes(sch, pp, m)) continue;
+                plan_fx f;
+                plan_up(&f, fx_dense_model(16, 512, 8, 2048, 64, 128), pipeline(pp, m, sch));
+                bool split = sch == CFG_SCHED_ZB_H1 || sch == CFG_SCHED_ZB_V || sch == CFG_SCHED_DUALPIPE_V;
+                walked *w = calloc((size_t)pp, sizeof *w);
+                for (int st = 0; st < pp; st++) w[st] = walk_stage(&f, st);
+                for (int st = 0; st < pp; st++)
+                    for (int mb = 0; mb < m; mb++)
+                        for (int l = 0; l < f.m.layers; l++) {
+                            bool mine = stage_of_layer(&f, l) == st;
+                            span *F = at(&w[st], mb, l, PF), *B = at(&w[st], mb, l, PB), *W = at(&w[st], mb, l, PW);
+                            ck_assert_msg((F->n > 0) == mine && (B->n > 0) == mine,
+                                          "%s pp=%d m=%d stage %d: layer %d micro %d", cfg_schedule_name(sch), pp, m,
+                                          st, l, mb);
+                            ck_assert_int_eq(W->n > 0, mine && split);
+                            if (!mine) continue;
+                            ck_assert_int_lt(F->last, B->first);
+                            if (split) ck_assert_msg(B->last < W->first, "%s: a W before its B",
+                                                     cfg_schedule_name(sch));
+                            if (l + 1 < f.m.layers && stage_of_layer(&f, l + 1) == st) {
+                                ck_assert_int_lt(F->last, at(&w[st], mb, l + 1, PF)->first);
+                                ck_assert_int_lt(at(&w[st], mb, l + 1, PB)->last, B->first);
+                            }
+                        }
+                for (int a = 0; a < pp; a++)
+                    for (int b = 0; b < pp; b++)
+                        for (int t = 0; t < 2; t++)
+                            if (a != b) check_transfers(w, a, b, t);
+                for (int st = 0; st < pp; st++) walked_free(&w[st]);
+                free(w);
+                plan_down(&f);
+            }
+        }
+}
+END_TEST
+
+/* Peak number of (micro-batch, chunk) pairs a stage's program holds: from
+ * the pair's first forward compute to the last compute of its backward and
+ * W passes. */
+static int program_inflight(const plan_fx *f, int stage)
+{
+    int v = cfg_stage_chunks(&f->s), m = cfg_micro_batches(&f->s), L = f->m.layers;
+    int *chunk_of = calloc((size_t)L, sizeof *chunk_of);
+    for (int c = 0; c < v; c++) {
+        int first, n = cfg_stage_layers(&f->m, &f->s, stage, c, &first);
+        for (int l = first; l < first + n; l++) chunk_of[l] = c;
+    }
+    long *release = calloc((size_t)m * v, sizeof *release);
+    bool *held = calloc((size_t)m * v, sizeof *held);
+    int rank = stage * wl_strategy_stride(&f->s, CFG_DIM_PP);
+    wl_instr in;
+    for (int round = 0; round < 2; round++) {
+        wl_program *p = wl_program_new(f->plan, rank);
+        long k = 0;
+        int now = 0, peak = 0;
+        while (wl_program_next(p, &in)) {
+            k++;
+            if (in.op != WL_COMPUTE || in.layer < 0 || in.micro < 0) continue;
+            int id = in.micro * v + chunk_of[in.layer];
+            if (round == 0) {
+                if (in.phase != WL_PH_FORWARD) release[id] = k;
+                continue;
+            }
+            if (in.phase == WL_PH_FORWARD && !held[id]) {
+                held[id] = true;
+                if (++now > peak) peak = now;
+            }
+            if (k == release[id]) now--;
+        }
+        wl_program_free(p);
+        if (round == 1) {
+            free(chunk_of);
+            free(release);
+            free(held);
+            return peak;
+        }
+    }
+    return -1;
+}
+
+START_TEST(test_inflight_matches_model)
+{
+    /* The model's in-flight count of each schedule (mdl_inflight_chunks:
+     * 1F1B p - s; ZB-H1 p on every stage; ZB-V 2p chunks; DualPipe-V 2p + 1
+     * chunks) is what the programs hold at their peak. */
+    int pps[] = {2, 4, 8};
+    for (int si = 0; si < NSCHED; si++)
+        for (int pi = 0; pi < 3; pi++) {
+            int pp = pps[pi];
+            int ms[] = {2, 2 * pp, 2 * pp + 3, 4 * pp};
+            for (int mi = 0; mi < 4; mi++) {
+                cfg_schedule sch = all_schedules[si];
+                if (!takes(sch, pp, ms[mi])) continue;
+                plan_fx f;
+                plan_up(&f, fx_dense_model(16, 512, 8, 2048, 64, 128), pipeline(pp, ms[mi], sch));
+                for (int st = 0; st < pp; st++)
+                    ck_assert_msg(program_inflight(&f, st) == mdl_inflight_chunks(&f.s, st),
+                                  "%s pp=%d m=%d stage %d: programs hold %d, the model counts %d",
+                                  cfg_schedule_name(sch), pp, ms[mi], st, program_inflight(&f, st),
+                                  mdl_inflight_chunks(&f.s, st));
+                plan_down(&f);
+            }
+        }
+}
+END_TEST
+
+START_TEST(test_v_placement)
+{
+    /* In a V, stage s holds global chunks s and 2p - 1 - s of the 2p
+     * chunks: 16 layers on 4 stages, 2 per chunk. */
+    cfg_model m = fx_dense_model(16, 512, 8, 2048, 64, 128);
+    cfg_strategy s = pipeline(4, 8, CFG_SCHED_ZB_V);
+    ck_assert_int_eq(cfg_stage_chunks(&s), 2);
+    for (int st = 0; st < 4; st++) {
+        int first;
+        ck_assert_int_eq(cfg_stage_layers(&m, &s, st, 0, &first), 2);
+        ck_assert_int_eq(first, 2 * st);
+        ck_assert_int_eq(cfg_stage_layers(&m, &s, st, 1, &first), 2);
+        ck_assert_int_eq(first, 2 * (7 - st));
+        for (int c = 0; c < 2; c++) {
+            int g = cfg_global_chunk(&s, st, c), back;
+            ck_assert_int_eq(cfg_chunk_stage(&s, g, &back), st);
+            ck_assert_int_eq(back, c);
+        }
+    }
+    const int stage_of[16] = {0, 0, 1, 1, 2, 2, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0};
+    for (int l = 0; l < 16; l++) ck_assert_int_eq(mdl_layer_stage(&m, &s, l), stage_of[l]);
+}
+END_TEST
+
+/* The uniform pipeline of the bubble checks: 8 stages of 2 layers, 16
+ * micro-batches of 32 sequences of 32 tokens, a 16-word vocabulary (the
+ * embedding and the head cost next to nothing), no tensor or data
+ * parallel: with the flat platform F, B and W of a stage take the same
+ * time to a few parts in a thousand (all GEMMs run at the same
+ * efficiency; core attention, whose backward costs more, is small at
+ * this sequence length). */
+enum { UP = 8, UM = 16 };
+
+static cfg_strategy uniform_strategy(cfg_schedule sch)
+{
+    cfg_strategy s = fx_strategy(1, UP, 1, UM * 32);
+    s.micro_batch = 32;
+    s.schedule = sch;
+    return s;
+}
+
+static cfg_model uniform_model(void)
+{
+    return fx_dense_model(2 * UP, 4096, 32, 16384, 16, 32);
+}
+
+START_TEST(test_bubbles_closed_form)
+{
+    /* T_F, T_B, T_W: the forward, input-gradient and weight-gradient time of
+     * one micro-batch on a middle stage, from its program's computes. */
+    plan_fx f;
+    plan_up(&f, uniform_model(), uniform_strategy(CFG_SCHED_ZB_H1));
+    double ph[WL_NPHASES];
+    wl_rank_compute_s(f.plan, 3 * wl_strategy_stride(&f.s, CFG_DIM_PP), ph);
+    double TF = ph[WL_PH_FORWARD] / UM, TB = ph[WL_PH_BACKWARD] / UM, TW = ph[WL_PH_WGRAD] / UM;
+    plan_down(&f);
+    ck_assert_double_eq_tol(TF / TW, 1.0, 0.01);
+    ck_assert_double_eq_tol(TB / TW, 1.0, 0.01);
+
+    const cfg_schedule sched[4] = {CFG_SCHED_1F1B, CFG_SCHED_ZB_H1, CFG_SCHED_ZB_V, CFG_SCHED_DUALPIPE_V};
+    run_case cases[4];
+    sim_err err = {{0}};
+    for (int i = 0; i < 4; i++) {
+        memset(&cases[i], 0, sizeof cases[i]);
+        cases[i].model = uniform_model();
+        cases[i].platform = flat_platform(UP);
+        cases[i].strategy = uniform_strategy(sched[i]);
+        ck_assert_msg(cfg_check(&cases[i].model, &cases[i].platform, &cases[i].strategy, &err) == SIM_OK, "%s",
+                      err.msg);
+    }
+    ck_assert_int_eq(runner_simulate_all(cases, 4, 2, NULL, NULL, &err), SIM_OK);
+    double bubble[4];
+    for (int i = 0; i < 4; i++) {
+        ck_assert_msg(cases[i].rc == SIM_OK, "%s", cases[i].msg);
+        bubble[i] = cases[i].result.critical.bubble_s;
+    }
+
+    /* Closed forms, p stages, one chunk per stage of times T_F, T_B, T_W
+     * (a V's chunks take half of each):
+     *  1F1B (Narayanan et al. SC'21; Qi et al. ICLR'24 Table 3):
+     *    (p-1)(T_F + T_B + T_W), (p-1)/m of the ideal m(T_F + T_B + T_W);
+     *  ZB-H1 (Qi et al. ICLR'24 section 2.1 and Table 3): (p-1)(T_F + T_B - T_W),
+     *    a third of 1F1B's when the three are equal;
+     *  ZB-V (same paper, README of sail-sg/zero-bubble-pipeline-parallelism:
+     *    no bubble within each stage's busy span when T_F = T_B = T_W): a
+     *    step that starts all stages together keeps the fill of the V, the
+     *    last stage waits for p-1 chunk forwards: (p-1) T_F / 2;
+     *  DualPipe-V (DeepSeek-V3 report Table 2, README of deepseek-ai/DualPipe):
+     *    (PP/2 - 1)(F&B + B - 3W) with PP = 2p chunks of F = T_F/2, full
+     *    backward B = (T_B + T_W)/2, W = T_W/2, and F&B = F + B without
+     *    communication to hide: (p-1)(T_F + 2 T_B - T_W)/2, ZB-H1's when the
+     *    three are equal. */
+    double p1 = UP - 1;
+    double closed[4] = {p1 * (TF + TB + TW), p1 * (TF + TB - TW), p1 * TF / 2, p1 * (TF + 2 * TB - TW) / 2};
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(fabs(bubble[i] - closed[i]) <= 0.02 * closed[i], "%s: bubble %.6g s, closed form %.6g s",
+                      cfg_schedule_name(sched[i]), bubble[i], closed[i]);
+    /* 1F1B's bubble is (p-1)/m of the ideal step */
+    double ideal = UM * (TF + TB + TW);
+    ck_assert_double_eq_tol(bubble[0] / ideal, p1 / UM, 0.02 * p1 / UM);
+    /* ZB-H1: a third of 1F1B's; the W passes fill exactly the 2(p-1) T_W of
+     * 1F1B's bubble they can */
+    ck_assert_double_eq_tol(bubble[1] / bubble[0], 1.0 / 3, 0.02 / 3);
+    ck_assert_double_eq_tol(bubble[0] - bubble[1], 2 * p1 * TW, 0.02 * 2 * p1 * TW);
+    /* ZB-V less still; DualPipe-V, with nothing to overlap, as ZB-H1 */
+    ck_assert_double_lt(bubble[2], 0.6 * bubble[1]);
+    ck_assert_double_lt(bubble[3], bubble[0]);
+    ck_assert_double_eq_tol(bubble[3], bubble[1], 0.02 * bubble[1]);
+}
+END_TEST
+
+START_TEST(test_dualpipe_overlaps_expert_all_to_all)
+{
+    /* DualPipe-V's overlapped pairs run each expert all-to-all on the EP
+     * stream while the other micro-batch computes (its steps outside the
+     * pairs keep them blocking); the other schedules keep them blocking. */
+    for (int k = 0; k < 2; k++) {
+        cfg_model m = fx_dense_model(8, 512, 8, 2048, 64, 128);
+        m.moe.experts = 4;
+        m.moe.top_k = 2;
+        m.moe.ffn_hidden = 1024;
+        cfg_strategy s = fx_strategy(2, 2, 1, 8);
+        s.ep = 2;
+        s.schedule = k ? CFG_SCHED_DUALPIPE_V : CFG_SCHED_ZB_V;
+        plan_fx f;
+        plan_up(&f, m, s);
+        /* each all-to-all on the EP stream: its micro-batch, and whether a
+         * compute of another one ran before it was waited for */
+        enum { MAXA2A = 4096 };
+        static int micro_of[MAXA2A];
+        static bool covered[MAXA2A];
+        int issued = 0, done = 0, hidden = 0;
+        wl_program *p = wl_program_new(f.plan, 0);
+        wl_instr in;
+        while (wl_program_next(p, &in)) {
+            if (in.op == WL_COLL && in.group == WL_G_EP) {
+                ck_assert(in.stream == WL_S_MAIN || (k && in.stream == WL_S_EP));
+                if (in.stream == WL_S_EP) {
+                    ck_assert_int_lt(issued, MAXA2A);
+                    micro_of[issued] = in.micro;
+                    covered[issued++] = false;
+                }
+            } else if (in.op == WL_COMPUTE) {
+                for (int i = done; i < issued; i++) covered[i] |= in.micro != micro_of[i];
+            } else if (in.op == WL_WAIT && in.stream == WL_S_EP) {
+                for (; done < (int)in.seq; done++) hidden += covered[done];
+            }
+        }
+        ck_assert_int_eq(done, issued);
+        wl_program_free(p);
+        plan_down(&f);
+        if (!k) {
+            ck_assert_int_eq(issued, 0);
+            continue;
+        }
+        ck_assert_int_gt(issued, 0);
+        ck_assert_int_eq(hidden, issued);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("schedule");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_orders_respect_dependencies);
+    tcase_add_test(tc, test_inflight_matches_model);
+    tcase_add_test(tc, test_v_placement);
+    tcase_add_test(tc, test_bubbles_closed_form);
+    tcase_add_test(tc, test_dualpipe_overlaps_expert_all_to_all);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
