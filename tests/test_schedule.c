@@ -432,9 +432,7 @@ START_TEST(test_dualpipe_overlaps_expert_all_to_all)
      * pairs keep them blocking); the other schedules keep them blocking. */
     for (int k = 0; k < 2; k++) {
         cfg_model m = fx_dense_model(8, 512, 8, 2048, 64, 128);
-        m.moe.experts = 4;
-        m.moe.top_k = 2;
-        m.moe.ffn_hidden = 1024;
+        fx_moe(&m, 4, 2, 1024, 0, 0, 0, 1);
         cfg_strategy s = fx_strategy(2, 2, 1, 8);
         s.ep = 2;
         s.schedule = k ? CFG_SCHED_DUALPIPE_V : CFG_SCHED_ZB_V;

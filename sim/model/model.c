@@ -273,9 +273,8 @@ double mdl_layer_activation_bytes(const cfg_model *m, const cfg_strategy *s, int
 
 /* {============================================================== pipeline */
 
-/* Returns the stage (0-based) holding global layer `layer`, from the layer
- * ranges of cfg_stage_layers: global chunk j*pp + p (chunk j of stage p)
- * holds consecutive layers, chunks in that order. */
+/* Returns the stage (0-based) holding global layer `layer`: the stage one
+ * of whose chunks' layer ranges (cfg_stage_layers) holds it. */
 int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
 {
     int pp = at_least_one(s->pp), v = cfg_stage_chunks(s);

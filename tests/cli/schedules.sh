@@ -6,15 +6,7 @@
 # (docs/schedules.md) within 2 %; memory follows each schedule's in-flight
 # activations; the weight-gradient passes show in the trace; the V
 # schedules' rules are refused in one line with exit status 2.
-set -u
-bin=${1:?usage: schedules.sh path/to/heptasim}
-case $bin in /*) ;; *) bin="$PWD/$bin" ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passes=0 fails=0
-
-ok() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # Every GEMM at half of peak whatever its size, no kernel overhead, memory
 # traffic and transfers nearly free.
@@ -41,12 +33,12 @@ uniform=(-m "$tmp/uniform.json" -p "$tmp/flat.json" -s "$tmp/pipe.json" -q)
 all_ran=1
 for sch in 1f1b zb-h1 zb-v dualpipe-v; do
   if ! "$bin" run "${uniform[@]}" --set schedule=$sch --json "$tmp/$sch.json" 2>"$tmp/err"; then
-    fail "run schedule=$sch: $(head -2 "$tmp/err")"
+    ko "run schedule=$sch: $(head -2 "$tmp/err")"
     all_ran=0
   fi
 done
 if [ $all_ran = 1 ]; then
-  if python3 - "$tmp" <<'EOF'; then ok; else fail "bubbles (see above)"; fi
+  if python3 - "$tmp" <<'EOF'; then ok; else ko "bubbles (see above)"; fi
 import json, sys
 p, m = 8, 16
 # With T_F = T_B = T_W = T per stage and micro-batch, ideal step m*3T:
@@ -78,36 +70,25 @@ fi
 # ------------------------------------- the W passes are in the trace
 if "$bin" run "${uniform[@]}" --set schedule=zb-h1 --trace "$tmp/t.json" 2>"$tmp/err" &&
   grep -q '"phase":"wgrad"\|"phase": *"wgrad"' "$tmp/t.json"; then ok; else
-  fail "zb-h1 trace has no wgrad slices: $(head -2 "$tmp/err")"
+  ko "zb-h1 trace has no wgrad slices: $(head -2 "$tmp/err")"
 fi
 # and the fused schedules have none
 if "$bin" run "${uniform[@]}" --set schedule=1f1b --trace "$tmp/t1.json" 2>"$tmp/err" &&
-  ! grep -q '"phase":"wgrad"\|"phase": *"wgrad"' "$tmp/t1.json"; then ok; else fail "1f1b trace has wgrad slices"; fi
+  ! grep -q '"phase":"wgrad"\|"phase": *"wgrad"' "$tmp/t1.json"; then ok; else ko "1f1b trace has wgrad slices"; fi
 
 # ------------------------------------------------------ refused rules
-# expect PATTERN ARGS...: exit status 2 and exactly one line on stderr matching PATTERN
-expect() {
-  local pattern=$1
-  shift
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -Eq -- "$pattern" "$tmp/err"; then ok; else
-    fail "heptasim $* -> status $got, stderr: $(cat "$tmp/err")"
-  fi
-}
-expect 'pipe.json: \.pp: "zb-v" cuts the layers into 2\*pp = 16 chunks, which does not divide layers=24' \
+expect 2 'pipe.json: \.pp: "zb-v" cuts the layers into 2\*pp = 16 chunks, which does not divide layers=24' -- \
   run "${uniform[@]}" --set schedule=zb-v --set model.layers=24
-expect 'pipe.json: \.global_batch: "dualpipe-v" needs at least 16 micro-batches with pp=8, got .* = 8' \
+expect 2 'pipe.json: \.global_batch: "dualpipe-v" needs at least 16 micro-batches with pp=8, got .* = 8' -- \
   run "${uniform[@]}" --set schedule=dualpipe-v --set global_batch=256
-expect 'pipe.json: \.global_batch: "zb-v" needs at least 15 micro-batches' \
+expect 2 'pipe.json: \.global_batch: "zb-v" needs at least 15 micro-batches' -- \
   run "${uniform[@]}" --set schedule=zb-v --set global_batch=448
-expect 'pipe.json: \.schedule: "zb-v" places two model chunks per stage in a V and needs pp > 1' \
+expect 2 'pipe.json: \.schedule: "zb-v" places two model chunks per stage in a V and needs pp > 1' -- \
   memory "${uniform[@]}" --set schedule=zb-v --set pp=1 --set dp=8
-expect 'pipe.json: \.schedule: "dualpipe-v" places the layers evenly in a V' \
+expect 2 'pipe.json: \.schedule: "dualpipe-v" places the layers evenly in a V' -- \
   run "${uniform[@]}" --set schedule=dualpipe-v --set first_stage_layers=1 --set last_stage_layers=1 \
   --set model.layers=14
-expect '\.schedule: expected one of .*"dualpipe-v", got "dualpipe" \(did you mean "dualpipe-v"\?\)' \
+expect 2 '\.schedule: expected one of .*"dualpipe-v", got "dualpipe" \(did you mean "dualpipe-v"\?\)' -- \
   run "${uniform[@]}" --set schedule=dualpipe
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+summary
