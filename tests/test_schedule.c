@@ -17,31 +17,20 @@ static const cfg_schedule all_schedules[] = {CFG_SCHED_GPIPE, CFG_SCHED_1F1B,   
                                              CFG_SCHED_ZB_H1, CFG_SCHED_ZB_V, CFG_SCHED_DUALPIPE_V};
 #define NSCHED ((int)(sizeof all_schedules / sizeof *all_schedules))
 
-/* 8 devices per node and supernode; GEMMs at half of peak whatever their
- * size, no kernel overhead, memory traffic and transfers (nearly) free. */
+/* DGX H100 nodes made ideal: GEMMs at half of peak whatever their size,
+ * no kernel overhead, memory traffic and transfers (nearly) free. */
 static cfg_platform flat_platform(int devices)
 {
     cfg_platform p;
-    memset(&p, 0, sizeof p);
-    strcpy(p.name, "flat");
-    p.devices = devices;
+    sim_err err = {{0}};
+    ck_assert_msg(cfg_load_platform("dgx-h100", NULL, devices, &p, &err) == SIM_OK, "%s", err.msg);
     p.peak_flops_per_s = 1e15;
-    p.hbm_bytes = 80 * SIM_GIB;
     p.hbm_bytes_per_s = 1e16;
-    p.devices_per_node = 8;
-    p.devices_per_supernode = 8;
-    p.fabric_bytes_per_s = 1e15;
-    p.nic_bytes_per_s = 1e15;
-    p.oversubscription = 1;
-    p.gemm_efficiency.n = 3;
-    double x[] = {1e6, 1e9, 1e15};
-    for (int i = 0; i < 3; i++) {
-        p.gemm_efficiency.x[i] = x[i];
-        p.gemm_efficiency.y[i] = 0.5;
-    }
-    p.attention_efficiency = 0.5;
-    p.memory_efficiency = 1;
-    p.network_efficiency = 1;
+    p.fabric_bytes_per_s = p.nic_bytes_per_s = 1e15;
+    p.fabric_latency_s = p.nic_latency_s = p.spine_latency_s = 0;
+    for (int i = 0; i < p.gemm_efficiency.n; i++) p.gemm_efficiency.y[i] = 0.5;
+    p.memory_efficiency = p.network_efficiency = 1;
+    p.kernel_overhead_s = p.collective_step_s = 0;
     return p;
 }
 
