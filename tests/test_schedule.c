@@ -324,6 +324,57 @@ START_TEST(test_v_placement)
     }
     const int stage_of[16] = {0, 0, 1, 1, 2, 2, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0};
     for (int l = 0; l < 16; l++) ck_assert_int_eq(mdl_layer_stage(&m, &s, l), stage_of[l]);
+
+    /* the last chunk, with the final norm, the output layer and the loss, is
+     * on stage 0: its parameters, its logits buffer and its compute */
+    ck_assert_int_eq(cfg_head_stage(&s), 0);
+    mdl_held first, last;
+    mdl_edge_held(&m, &s, 0, &first);
+    mdl_edge_held(&m, &s, 3, &last);
+    ck_assert_double_eq(first.params[MDL_PART_OUTPUT], (double)m.vocab * m.hidden);
+    ck_assert_double_eq(first.params[MDL_PART_EMBEDDING], (double)m.vocab * m.hidden);
+    ck_assert_double_eq(last.params[MDL_PART_OUTPUT] + last.params[MDL_PART_NORMS], 0);
+    cfg_model tied = m;
+    tied.tied_embeddings = true; /* embedding and output on one stage: no copy */
+    mdl_edge_held(&tied, &s, 0, &first);
+    ck_assert_double_eq(first.params[MDL_PART_OUTPUT], 0);
+    mdl_memory m0, m3;
+    mdl_rank_memory(&m, &s, 0, &m0);
+    mdl_rank_memory(&m, &s, 3, &m3);
+    ck_assert_double_gt(m0.buffers_bytes, m3.buffers_bytes);
+    plan_fx f;
+    plan_up(&f, m, s);
+    for (int st = 0; st < 4; st++) {
+        int logits = 0;
+        wl_program *p = wl_program_new(f.plan, st);
+        wl_instr in;
+        while (wl_program_next(p, &in)) logits += in.op == WL_COMPUTE && !strcmp(wl_label_name(in.label), "logits");
+        wl_program_free(p);
+        ck_assert_int_eq(logits > 0, st == 0);
+    }
+    plan_down(&f);
+    /* tied: the shared weight's gradient is complete after the head's last
+     * W, which comes after the embedding's last backward: one sync, then
+     * (over 2 data-parallel replicas) */
+    cfg_strategy s2 = fx_strategy(2, 4, 1, 8);
+    s2.schedule = CFG_SCHED_ZB_V;
+    plan_up(&f, tied, s2);
+    long k = 0, last_w = -1, edge_sync = -1;
+    int edge_syncs = 0;
+    wl_program *p = wl_program_new(f.plan, 0);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        k++;
+        if (in.op == WL_COMPUTE && in.phase == WL_PH_WGRAD && !strcmp(wl_label_name(in.label), "logits")) last_w = k;
+        if (in.op == WL_COLL && in.phase == WL_PH_GRAD_SYNC && in.layer < 0) {
+            edge_sync = k;
+            edge_syncs++;
+        }
+    }
+    wl_program_free(p);
+    plan_down(&f);
+    ck_assert_int_eq(edge_syncs, 1);
+    ck_assert_int_gt(edge_sync, last_w);
 }
 END_TEST
 

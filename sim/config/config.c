@@ -727,6 +727,12 @@ int cfg_chunk_stage(const cfg_strategy *s, int g, int *chunk)
     return stage;
 }
 
+int cfg_head_stage(const cfg_strategy *s)
+{
+    int pp = s->pp > 0 ? s->pp : 1;
+    return cfg_chunk_stage(s, pp * cfg_stage_chunks(s) - 1, NULL);
+}
+
 int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)
 {
     int n = 0, v = cfg_stage_chunks(s);

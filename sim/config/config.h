@@ -327,6 +327,10 @@ int cfg_global_chunk(const cfg_strategy *s, int stage, int chunk);
  * *chunk (may be NULL) to its chunk on that stage. */
 int cfg_chunk_stage(const cfg_strategy *s, int g, int *chunk);
 
+/* Returns the stage holding the model's last chunk, with the final norm,
+ * the output layer and the loss: pp - 1, or 0 in a V. */
+int cfg_head_stage(const cfg_strategy *s);
+
 /* Returns the layers stage `stage` holds, all its chunks together. */
 int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage);
 

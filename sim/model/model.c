@@ -337,7 +337,7 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
 {
     memset(out, 0, sizeof *out);
     int v = cfg_stage_chunks(s);
-    if (stage == at_least_one(s->pp) - 1) out->act_per_micro += mtp_act_bytes(m, s);
+    if (stage == cfg_head_stage(s)) out->act_per_micro += mtp_act_bytes(m, s);
     for (int j = 0; j < v; j++) {
         int first, n = cfg_stage_layers(m, s, stage, j, &first);
         for (int l = first; l < first + n; l++) {
@@ -361,18 +361,19 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
  *    parameters (CP ranks hold the same weights), D = dp*c*t/(ep*etp) for
  *    routed experts (Megatron's expert data parallel; dp*c/ep when etp = t);
  *  - activations: in-flight chunks times the stage's per-micro-batch bytes
- *    per chunk (the last stage's multi-token prediction modules counted in
- *    its bytes, mtp_act_bytes), plus one layer without recompute as the
+ *    per chunk (the head's stage's multi-token prediction modules counted
+ *    in its bytes, mtp_act_bytes), plus one layer without recompute as the
  *    working set of full recompute [K23];
- *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the last stage, once more
- *    for each multi-token prediction module (its loss), the largest
+ *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the head's stage
+ *    (cfg_head_stage: the last, or the first in a V), once more for each
+ *    multi-token prediction module (its loss), the largest
  *    gathered layer (or embedding, or output layer) with ZeRO-3, one 40 MB
  *    DP gradient bucket when dp*c > 1. */
 void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_memory *out)
 {
     memset(out, 0, sizeof *out);
-    int pp = at_least_one(s->pp), v = cfg_stage_chunks(s);
-    assert(stage >= 0 && stage < pp);
+    int v = cfg_stage_chunks(s);
+    assert(stage >= 0 && stage < at_least_one(s->pp));
 
     stage_sums ss;
     stage_sum(m, s, stage, &ss);
@@ -402,7 +403,7 @@ void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_m
     if (s->recompute == CFG_RECOMP_FULL) out->activations_bytes += ss.act_full_layer;
 
     double buffers = 0.0;
-    if (stage == pp - 1) {
+    if (stage == cfg_head_stage(s)) {
         double logits = (double)m->seq_len * at_least_one(s->micro_batch) * m->vocab / (t * c);
         buffers += (1.0 + m->mtp_layers) * logits * (wb + MDL_LOSS_BYTES_PER_LOGIT);
     }

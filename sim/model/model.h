@@ -93,7 +93,8 @@ typedef struct mdl_memory {
 /* Memory of a rank on pipeline stage `stage` (0-based): the weights and
  * activations of the stage's own layers (cfg_stage_layers, so a first or
  * last stage with fewer layers holds less), the embedding on the first
- * stage, the output layer and logits on the last.  The rank's other
+ * stage, the output layer and logits on the head's (cfg_head_stage: the
+ * last, or the first in a V).  The rank's other
  * coordinates do not change its memory. */
 void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_memory *out);
 
@@ -141,8 +142,8 @@ typedef enum mdl_part {
     MDL_PART_SHARED,        /* shared experts: split over t */
     MDL_PART_EXPERTS,       /* routed experts: split over ep*etp */
     MDL_PART_EMBEDDING,     /* word embedding, first stage: vocab-parallel over t */
-    MDL_PART_OUTPUT,        /* output layer, last stage: vocab-parallel over t (tied, pp > 1: the copy) */
-    MDL_PART_MTP_PROJ,      /* multi-token prediction, last stage: each module's projection of [embedding; hidden]
+    MDL_PART_OUTPUT,        /* output layer, head's stage: vocab-parallel over t (tied, not on stage 0: the copy) */
+    MDL_PART_MTP_PROJ,      /* multi-token prediction, head's stage: each module's projection of [embedding; hidden]
                              * (2h x h), split over t */
     MDL_NPARTS
 } mdl_part;
@@ -171,11 +172,12 @@ int mdl_kv_heads_tp(const cfg_model *m, const cfg_strategy *s);
 void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_held *out);
 
 /* The edges one rank of pipeline stage `stage` holds: the embedding on
- * stage 0, the final norm and the output layer on the last (with tied
- * embeddings: no output layer when pp = 1, a copy of the embedding when
- * pp > 1).  The last stage also holds the multi-token prediction modules:
- * each one's layer (its parts as mdl_layer_held's), projection and three
- * norms, and, with pp > 1 and untied embeddings, a copy of the embedding
+ * stage 0, the final norm and the output layer on the head's stage
+ * (cfg_head_stage: the last, or stage 0 in a V; with tied embeddings: no
+ * output layer when that is stage 0, a copy of the embedding otherwise).
+ * The head's stage also holds the multi-token prediction modules: each
+ * one's layer (its parts as mdl_layer_held's), projection and three norms,
+ * and, off stage 0 with untied embeddings, a copy of the embedding
  * (Megatron builds one on the stage that runs them). */
 void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out);
 

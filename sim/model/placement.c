@@ -191,22 +191,24 @@ void mdl_layer_held(const cfg_model *m, const cfg_strategy *s, bool moe, mdl_hel
 
 /* Fills *out with the edge parameters a rank of pipeline stage `stage`
  * holds [MLM]: the word embedding V*h/t on stage 0; the final norm h/tp_y
- * and the output layer V*h/t on the last stage.  With tied embeddings the
- * output layer is the embedding: nothing more with pp = 1, Megatron's copy
- * of it with pp > 1.  Each multi-token prediction module [DSV3] adds to
- * the last stage its layer (the parts of mdl_layer_held for layer L + k),
- * its projection 2h*h/t and three norms 3h/tp_y; they need the embedding
- * there, so with pp > 1 and untied embeddings the last stage holds a copy
- * of it too (tied, the output layer's copy is it). */
+ * and the output layer V*h/t on the stage of the last chunk
+ * (cfg_head_stage: the last stage, or stage 0 in a V).  With tied
+ * embeddings the output layer is the embedding: nothing more when both are
+ * on stage 0 (pp = 1, or a V), Megatron's copy of it otherwise.  Each
+ * multi-token prediction module [DSV3] adds to the head's stage its layer
+ * (the parts of mdl_layer_held for layer L + k), its projection 2h*h/t and
+ * three norms 3h/tp_y; they need the embedding there, so off stage 0 with
+ * untied embeddings that stage holds a copy of it too (tied, the output
+ * layer's copy is it). */
 void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_held *out)
 {
     memset(out, 0, sizeof *out);
-    int pp = s->pp > 0 ? s->pp : 1;
     double vh = (double)m->vocab * m->hidden / cfg_tp(s);
+    int head = cfg_head_stage(s);
     if (stage == 0) out->params[MDL_PART_EMBEDDING] = vh;
-    if (stage != pp - 1) return;
+    if (stage != head) return;
     out->params[MDL_PART_NORMS] = m->hidden / tp_y_of(s);
-    if (!m->tied_embeddings || pp > 1) out->params[MDL_PART_OUTPUT] = vh;
+    if (!m->tied_embeddings || head != 0) out->params[MDL_PART_OUTPUT] = vh;
     for (int k = 0; k < m->mtp_layers; k++) {
         mdl_held layer;
         mdl_layer_held(m, s, cfg_is_moe_layer(m, m->layers + k), &layer);
@@ -214,7 +216,7 @@ void mdl_edge_held(const cfg_model *m, const cfg_strategy *s, int stage, mdl_hel
         out->params[MDL_PART_MTP_PROJ] += 2.0 * m->hidden * m->hidden / cfg_tp(s);
         out->params[MDL_PART_NORMS] += 3.0 * m->hidden / tp_y_of(s);
     }
-    if (m->mtp_layers > 0 && pp > 1 && !m->tied_embeddings) out->params[MDL_PART_EMBEDDING] = vh;
+    if (m->mtp_layers > 0 && head != 0 && !m->tied_embeddings) out->params[MDL_PART_EMBEDDING] = vh;
 }
 
 /* Returns the sum of h's parts whose gradients reduce over g. */

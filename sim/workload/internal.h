@@ -79,11 +79,13 @@ typedef struct wl_layer_ops {
     double params_edp; /* expert parameters that sync over WL_G_EDP */
 } wl_layer_ops;
 
-/* Stage extras: embedding (first stage) and logits + loss (last stage),
- * the multi-token prediction modules counted in the head. */
+/* Stage extras: embedding (first stage) and logits + loss (the head's
+ * stage, cfg_head_stage), the multi-token prediction modules counted in
+ * the head. */
 typedef struct wl_edge_ops {
     wl_ops embed_fwd, embed_bwd, head_fwd, head_bwd;
     wl_ops head_wgrad;  /* the logits' (and modules') weight gradients when the plan splits W (else in head_bwd) */
+    bool embed_syncs_with_head;       /* a tied embedding's gradient syncs after the head's W */
     double embed_params, head_params; /* parameters whose gradients sync over WL_G_DP */
     double head_params_edp;           /* the modules' routed experts, over WL_G_EDP */
 } wl_edge_ops;

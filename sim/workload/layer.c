@@ -561,13 +561,18 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
     /* The embedding's gradient is complete after the embedding's backward
      * (with tied embeddings and one stage, after the head's too); the final
      * norm's, the output layer's and the prediction modules' (with their
-     * copy of the embedding, pp > 1) after the head's. */
+     * copy of the embedding off stage 0) after the head's.  A tied
+     * embedding on the head's stage (one stage, or a V) whose head runs
+     * its weight gradient apart is complete only after that W: it syncs
+     * with the head's. */
     mdl_held first, last;
+    int head = cfg_head_stage(plan->s);
     mdl_edge_held(m, plan->s, 0, &first);
-    mdl_edge_held(m, plan->s, plan->s->pp - 1, &last);
+    mdl_edge_held(m, plan->s, head, &last);
     out->embed_params = first.params[MDL_PART_EMBEDDING];
-    out->head_params = mdl_held_params(&last, MDL_SYNC_DP) - (plan->s->pp == 1 ? out->embed_params : 0.0);
+    out->head_params = mdl_held_params(&last, MDL_SYNC_DP) - (head == 0 ? out->embed_params : 0.0);
     out->head_params_edp = mdl_held_params(&last, MDL_SYNC_EDP);
+    out->embed_syncs_with_head = m->tied_embeddings && head == 0 && plan->split_w;
 }
 
 void wl_layer_ops_free(wl_layer_ops *ops)

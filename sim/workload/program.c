@@ -254,12 +254,13 @@ static void step_body(wl_program *p, const wl_step *st)
     if (last) {
         if (st->pass == WL_PASS_B) put_ops(p, &e->head_bwd, -1, micro);
         if (wgrads) put_ops(p, &e->head_wgrad, -1, micro);
-        if (final_w) grad_sync(p, e->head_params, e->head_params_edp, -1);
+        if (final_w)
+            grad_sync(p, e->head_params + (e->embed_syncs_with_head ? e->embed_params : 0), e->head_params_edp, -1);
     }
     run_layers(p, c, micro, (wl_pass)st->pass, wgrads, final_w);
     if (first && st->pass == WL_PASS_B) { /* the embedding's gradient comes with its backward */
         put_ops(p, &e->embed_bwd, -1, micro);
-        if (final_b) grad_sync(p, e->embed_params, 0, -1);
+        if (final_b && !e->embed_syncs_with_head) grad_sync(p, e->embed_params, 0, -1);
     }
 }
 
