@@ -315,8 +315,10 @@ static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
 {
     if (s->schedule == CFG_SCHED_INTERLEAVED)
         snprintf(out, cap, "v%d", s->vpp);
+    else if (s->schedule == CFG_SCHED_1F1B)
+        out[0] = '\0';
     else
-        sim_strlcpy(out, s->schedule == CFG_SCHED_GPIPE ? "-gpipe" : "", cap);
+        snprintf(out, cap, "-%s", cfg_schedule_name(s->schedule)); /* pp8-gpipe, pp8-zb-v */
 }
 
 static void etp_token(const cfg_strategy *s, char *out, size_t cap)
