@@ -26,7 +26,8 @@ static cfg_platform flat_platform(int devices)
     ck_assert_msg(cfg_load_platform("dgx-h100", NULL, devices, &p, &err) == SIM_OK, "%s", err.msg);
     p.peak_flops_per_s = 1e15;
     p.hbm_bytes_per_s = 1e16;
-    p.fabric_bytes_per_s = p.nic_bytes_per_s = 1e15;
+    p.fabric_bytes_per_s = 1e15;
+    p.nic_bytes_per_s = 1e14;
     p.fabric_latency_s = p.nic_latency_s = p.spine_latency_s = 0;
     for (int i = 0; i < p.gemm_efficiency.n; i++) p.gemm_efficiency.y[i] = 0.5;
     p.memory_efficiency = p.network_efficiency = 1;

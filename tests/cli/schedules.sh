@@ -15,7 +15,7 @@ cat >"$tmp/flat.json" <<'EOF'
 {"name": "flat", "description": "8 ideal devices", "devices": 8,
  "device": {"name": "ideal", "peak_tflops": 1000, "hbm_GiB": 80, "hbm_TBps": 10000},
  "node": {"devices": 8}, "supernode": {"devices": 8, "fabric_GBps": 1000000, "latency_us": 0},
- "network": {"nic_GBps": 1000000, "latency_us": 0},
+ "network": {"nic_GBps": 100000, "latency_us": 0},
  "efficiency": {"gemm": [[1e6, 0.5], [1e9, 0.5], [1e15, 0.5]], "attention": 0.5, "memory": 1, "network": 1,
                 "kernel_overhead_us": 0, "collective_step_us": 0}}
 EOF
