@@ -1,7 +1,8 @@
 /* test_schedule.c - pipeline schedules: every stage's program runs each
  * pass once and in dependency order (no W before its B), transfers pair up,
  * activations in flight match the model's count, and on a uniform pipeline
- * the simulated bubble of each schedule matches its closed form. */
+ * the simulated bubble of each schedule matches its closed form, as does
+ * the analytic estimate. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cost/cost.h"
 #include "model/model.h"
 #include "runner/runner.h"
+#include "estimate/estimate.h"
 #include "workload/workload.h"
 
 static const cfg_schedule all_schedules[] = {CFG_SCHED_GPIPE, CFG_SCHED_1F1B,      CFG_SCHED_INTERLEAVED,
@@ -430,6 +432,17 @@ START_TEST(test_bubbles_closed_form)
     for (int i = 0; i < 4; i++) {
         ck_assert_msg(cases[i].rc == SIM_OK, "%s", cases[i].msg);
         bubble[i] = cases[i].result.critical.bubble_s;
+        /* the analytic estimate closes the same schedule */
+        est_estimator *est = est_new(&cases[i].model, &cases[i].platform, &err);
+        ck_assert_ptr_nonnull(est);
+        est_result e;
+        ck_assert_int_eq(est_step(est, &cases[i].strategy, &e, &err), SIM_OK);
+        double sim_s = cases[i].result.step_time_s;
+        ck_assert_msg(fabs(e.step_s - sim_s) <= 0.001 * sim_s, "%s: estimate %.6g s, simulated %.6g s",
+                      cfg_schedule_name(sched[i]), e.step_s, sim_s);
+        ck_assert_msg(fabs(e.bubble_s - bubble[i]) <= 0.02 * bubble[i], "%s: estimated bubble %.6g s, simulated %.6g s",
+                      cfg_schedule_name(sched[i]), e.bubble_s, bubble[i]);
+        est_free(est);
     }
 
     /* Closed forms, p stages, one chunk per stage of times T_F, T_B, T_W

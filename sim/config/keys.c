@@ -16,9 +16,10 @@
  * inside a node); ep a divisor of the experts and of the data-parallel
  * group; etp = tp, or 1 for MoE models with TP; micro_batch a power of two
  * up to CFG_SEARCH_MAX_MICRO_BATCH that divides the sequences per replica;
- * schedule 1f1b, or interleaved with vpp a divisor (2..CFG_SEARCH_MAX_VPP)
- * of every stage's layers (GPipe is left out: 1F1B's bubble with more
- * activation memory); every recompute mode; zero 0..3; the switches both
+ * schedule 1f1b, zb-h1, zb-v, dualpipe-v (not in the Megatron-style
+ * subspace: Megatron-LM has neither), or interleaved with vpp a divisor
+ * (2..CFG_SEARCH_MAX_VPP) of every stage's layers (GPipe is left out:
+ * 1F1B's bubble with more activation memory); every recompute mode; zero 0..3; the switches both
  * ways; the distinct rank orders among four.  A key whose value changes
  * nothing in a strategy (its `matters` rule is false) takes its default
  * only, so that every candidate is a distinct strategy. */
@@ -256,6 +257,9 @@ static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_str
     out[0] = (cfg_value){.i = CFG_SCHED_1F1B, .with = 1};
     if (s->pp < 2) return 1;
     int n = 1;
+    /* zero bubble and DualPipe-V (cfg_check drops the V ones where the layers or micro-batches do not fit) */
+    for (int z = CFG_SCHED_ZB_H1; z <= CFG_SCHED_DUALPIPE_V && !sp->megatron; z++)
+        out[n++] = (cfg_value){.i = z, .with = 1};
     if (!cfg_uneven_stages(s)) {
         int per_stage = m->layers / s->pp;
         for (int v = 2; v <= CFG_SEARCH_MAX_VPP && v <= per_stage; v++)

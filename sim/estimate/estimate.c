@@ -21,12 +21,17 @@
  *     + 2(pp*v - 1) hops (net_p2p_s each), ZeRO-3 gathers per layer,
  *     gradient reduction exposed beyond the last micro-batch's backward,
  *     parameter gathers, and the optimizer step (cost_optimizer_s).  The
- *     step is the latest stage end.
+ *     step is the latest stage end.  The schedules that run weight
+ *     gradients apart (zb-h1, zb-v, dualpipe-v) have their own bubble
+ *     (split_pipeline, the closed forms of docs/schedules.md) and are
+ *     probed with the backward split.
  *
- * Probes depend on everything but vpp, schedule, zero and the DP overlap
- * switches (the global batch is part of their key for the pipeline time), so the search, which varies those innermost, builds one probe
- * per several candidates.  Group layouts (net_layout_of) depend on the rank
- * layout alone and are cached too. */
+ * Probes depend on everything but vpp, schedule (except whether it splits
+ * the backward), zero and the DP overlap switches (the global batch is
+ * part of their key for the pipeline time), so the search, which varies
+ * those innermost, builds one probe per several candidates; the last two
+ * are kept.  Group layouts (net_layout_of) depend on the rank layout alone
+ * and are cached too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +49,7 @@ typedef struct span {
 } span;
 
 enum { NKINDS = WL_NKINDS };
-enum { P_FWD = 0, P_BWD, P_REC, NPASSES };
+enum { P_FWD = 0, P_BWD, P_REC, P_W, NPASSES };
 
 /* The layout part of a probe key: rank digits, experts and order. */
 typedef struct layout_key {
@@ -65,6 +70,7 @@ typedef struct probe_key {
     layout_key layout;
     int micro_batch, recompute, global_batch;
     bool sp, overlap_cp, fuse, overlap_tp;
+    bool split_w;   /* the schedule runs weight gradients apart: the probe does too */
     double capacity;
 } probe_key;
 
@@ -78,12 +84,16 @@ typedef struct probe {
 /* Level B: one stage for a number of chunks per stage. */
 typedef struct stage_row {
     double n[NKINDS];  /* layers of each kind */
-    span f, b;         /* forward, backward + recompute of one micro-batch, all chunks, edges included */
+    span f, b, w;      /* forward, backward + recompute, weight gradients run apart: one micro-batch, all
+                          chunks, edges included */
 } stage_row;
 
 /* Level C: one stage with the zero stage applied. */
 typedef struct stage_cost {
-    double F, B, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), their sum: one micro-batch */
+    double F, B, W, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), weight gradients apart, their sum:
+                               one micro-batch */
+    double pair_hidden;  /* expert all-to-all one of DualPipe-V's overlapped pairs hides */
+    double hidden;       /* the same, all the stage's pairs of the step */
     double grad[2];      /* exposed gradient reduction: [0] not overlapped, [1] overlapped */
     double gather;       /* parameter all-gather after the optimizer (zero 1/2, not overlapped) */
     double startx;       /* exposed start-of-step gathers (zero 1/2, overlapped) */
@@ -97,10 +107,11 @@ struct est_estimator {
     cost_model *cost;
     mdl_params params;
     bool has[NKINDS];              /* kinds of the model's layers, its prediction modules' included */
-    /* probe cache (one entry: the search varies probe keys slowly) */
-    bool have_probe;
-    probe_key key;
-    probe pr;
+    /* probe cache (two entries, the last two keys: the search varies probe
+     * keys slowly, but the schedules it tries split W or not) */
+    bool have_probe, have_spare;
+    probe_key key, spare_key;
+    probe pr, spare;
     layout_geo geos[GEO_CACHE];
     int geo_next;
     long long probes;
@@ -113,7 +124,8 @@ struct est_estimator {
     stage_cost *costs;
     int rows_cap;
     long long stages_serial, zero_serial;
-    int stages_v, zero_key;
+    int stages_v, zero_key, zero_schedule;
+    bool stages_vshape;            /* the stage rows are of a V placement */
     int stages_first, stages_last; /* first/last_stage_layers of the stage rows */
     double pipe, p2p, hops;
     double *done_at[WL_NSTREAMS];
@@ -157,10 +169,17 @@ static layout_key layout_key_of(const cfg_strategy *s)
 /* The layout of every group of plan's rank layout: for each group kind, the
  * slowest instance among rank 0 and the ranks on either side of the first
  * and last two supernode boundaries (where groups may straddle). */
-static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, const layout_key *key)
+static const layout_geo *layout_geo_find(const est_estimator *e, const layout_key *key)
 {
     for (int i = 0; i < GEO_CACHE; i++)
         if (e->geos[i].used && memcmp(&e->geos[i].key, key, sizeof *key) == 0) return &e->geos[i];
+    return NULL;
+}
+
+static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, const layout_key *key)
+{
+    const layout_geo *cached = layout_geo_find(e, key);
+    if (cached) return cached;
     layout_geo *lg = &e->geos[e->geo_next];
     e->geo_next = (e->geo_next + 1) % GEO_CACHE;
     memset(lg, 0, sizeof *lg);
@@ -213,6 +232,7 @@ static probe_key probe_key_of(const cfg_strategy *s)
     k.fuse = s->fuse_tpy_cp;
     k.overlap_tp = s->overlap_tp_comm;
     k.capacity = s->moe_capacity_factor;
+    k.split_w = wl_schedule_splits_w(s);
     return k;
 }
 
@@ -296,13 +316,18 @@ static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int
             }
             if (in.phase == WL_PH_BACKWARD) bwd_layer_seen = true;
             if (take_layers) {
-                int pass = in.phase == WL_PH_FORWARD ? P_FWD : in.phase == WL_PH_BACKWARD ? P_BWD : P_REC;
+                int pass = in.phase == WL_PH_FORWARD    ? P_FWD
+                           : in.phase == WL_PH_BACKWARD ? P_BWD
+                           : in.phase == WL_PH_WGRAD    ? P_W
+                                                        : P_REC;
                 sp = &pr->layer[kind][pass];
             }
         } else if (take_edges && in.phase == WL_PH_FORWARD) {
             sp = fwd_layer_seen ? &pr->head[0] : &pr->embed[0];
         } else if (take_edges && in.phase == WL_PH_BACKWARD) {
             sp = bwd_layer_seen ? &pr->embed[1] : &pr->head[1];
+        } else if (take_edges && in.phase == WL_PH_WGRAD) {
+            sp = &pr->head[1]; /* the logits' weight gradient: the only edge one run apart */
         }
         if (!sp) continue;
         sp->total += dt;
@@ -335,7 +360,7 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
     pm.layers = s->pp * lp;
     cfg_strategy ps = *s;
     ps.vpp = 1;
-    ps.schedule = CFG_SCHED_1F1B;
+    ps.schedule = wl_schedule_splits_w(s) ? CFG_SCHED_ZB_H1 : CFG_SCHED_1F1B;
     ps.first_stage_layers = ps.last_stage_layers = 0; /* Lp layers on every stage */
     ps.global_batch = s->dp * s->micro_batch;
     ps.zero = 0;
@@ -443,7 +468,7 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
     const probe *pr = &e->pr;
-    int pp = s->pp;
+    int pp = s->pp, head = cfg_head_stage(s);
     rows_reserve(e, pp);
     for (int st = 0; st < pp; st++) {
         stage_row *r = &e->rows[st];
@@ -458,12 +483,13 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
         for (int k = 0; k < NKINDS; k++) {
             span_add(&r->f, &pr->layer[k][P_FWD], r->n[k]);
             for (int ps = P_BWD; ps <= P_REC; ps++) span_add(&r->b, &pr->layer[k][ps], r->n[k]);
+            span_add(&r->w, &pr->layer[k][P_W], r->n[k]);
         }
         if (st == 0) {
             span_add(&r->f, &pr->embed[0], 1);
             span_add(&r->b, &pr->embed[1], 1);
         }
-        if (st == pp - 1) {
+        if (st == head) {
             span_add(&r->f, &pr->head[0], 1);
             span_add(&r->b, &pr->head[1], 1);
         }
@@ -485,6 +511,47 @@ static int kind_highest(const stage_row *r)
     for (int k = NKINDS - 1; k >= 0; k--)
         if (r->n[k] > 0) return k;
     return 0;
+}
+
+/* The pipeline time, transfers aside, of the schedules that run W apart,
+ * with each stage's forward F_s, backward B_s and weight gradients W_s of
+ * one micro-batch (all its chunks): the busiest stage's m (F + B + W) plus
+ * the bubble of the schedule's closed form (docs/schedules.md) over the
+ * other stages: ZB-H1 (F + B - W) each; ZB-V F/2 each (the V's fill);
+ * DualPipe-V (F + 2B - W)/2 each, less what an overlapped pair hides.
+ * DualPipe-V's pairs (2m - 3p + s + 1 on stage s, one fewer on the last)
+ * hide each micro-batch's expert all-to-all behind the other's compute, as
+ * far as that compute goes; that comes off the stage's work. */
+static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
+{
+    int pp = s->pp, crit = 0;
+    double most = -1, bubble = 0.0;
+    for (int st = 0; st < pp; st++) {
+        const stage_row *r = &e->rows[st];
+        stage_cost *c = &e->costs[st];
+        if (s->schedule == CFG_SCHED_DUALPIPE_V) {
+            double ef = r->f.comm[WL_DIM_EP] / 2, eb = (r->b.comm[WL_DIM_EP] + r->w.comm[WL_DIM_EP]) / 2;
+            double af = r->f.total / 2 - ef, ab = (r->b.total + r->w.total) / 2 - eb;
+            double pairs = 2.0 * mb - 3.0 * pp + st + 1 - (st == pp - 1);
+            c->pair_hidden = fmin(ef, ab) + fmin(eb, af);
+            c->hidden = pairs > 0 ? pairs * c->pair_hidden : 0.0;
+        }
+        double work = mb * c->C - c->hidden;
+        if (work > most) {
+            most = work;
+            crit = st;
+        }
+    }
+    for (int st = 0; st < pp; st++) {
+        if (st == crit) continue;
+        const stage_cost *c = &e->costs[st];
+        switch (s->schedule) {
+        case CFG_SCHED_ZB_H1: bubble += c->F + c->B - c->W; break;
+        case CFG_SCHED_ZB_V: bubble += c->F / 2; break;
+        default: bubble += (c->F + 2 * c->B - c->W) / 2 - c->pair_hidden; break;
+        }
+    }
+    return most + fmax(0.0, bubble);
 }
 
 /* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
@@ -511,7 +578,8 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
-            double fwd = pr->layer[k][P_FWD].total, bwd = pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+            double fwd = pr->layer[k][P_FWD].total;
+            double bwd = pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total + pr->layer[k][P_W].total;
             zf[k] = fmax(0.0, ag[k] - fwd);
             zb[k] = fmax(0.0, ag[k] + (s->overlap_grad_reduce ? rs[k] : 0.0) - bwd);
         }
@@ -519,7 +587,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 
     e->p2p = 0.0;
     if (pp > 1) e->p2p = net_p2p_s(p, lg->pp_cross ? NET_NIC : NET_FABRIC, pr->p2p_bytes);
-    e->hops = pp > 1 ? 2.0 * (pp * v - 1) : 0.0;
+    /* transfers on the way down and back up; a V turns on its last stage
+     * without one */
+    e->hops = pp <= 1 ? 0.0 : cfg_v_schedule(s) ? 4.0 * (pp - 1) : 2.0 * (pp * v - 1);
 
     double cmax = 0, csum = 0;
     for (int st = 0; st < pp; st++) {
@@ -534,11 +604,16 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         c->zx = zx;
         c->F = r->f.total;
         c->B = r->b.total + zx;
-        c->C = c->F + c->B;
+        c->W = r->w.total;
+        c->C = c->F + c->B + c->W;
+        c->hidden = c->pair_hidden = 0.0;
         csum += c->C;
         if (c->C > cmax) cmax = c->C;
     }
-    e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
+    if (wl_schedule_splits_w(s))
+        e->pipe = split_pipeline(e, s, mb) + e->hops * e->p2p;
+    else
+        e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
 
     double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
     double drain = 0.0, fill = 0.0;
@@ -593,38 +668,64 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         drain += c->B / v + e->p2p;
         fill += c->F / v + e->p2p;
     }
+    if (wl_schedule_splits_w(s)) {
+        /* ZB-H1's and DualPipe-V's W fill the cool-down: every stage ends
+         * together; in ZB-V stage s ends the p - 1 - s chunk forwards of the
+         * V's fill before the last one */
+        drain = 0.0;
+        for (int st = pp - 1; st >= 0; st--) {
+            e->costs[st].drain = drain;
+            if (s->schedule == CFG_SCHED_ZB_V) drain += e->costs[st].F / 2 + e->p2p;
+        }
+    }
 }
 
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
 {
     probe_key key = probe_key_of(s);
     if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
-        e->have_probe = false;
-        sim_rc rc = probe_build(e, s, err);
-        if (rc != SIM_OK) return rc;
+        if (e->have_spare && memcmp(&key, &e->spare_key, sizeof key) == 0 &&
+            layout_geo_find(e, &key.layout) == e->spare.lg) {
+            /* the other of the last two probes (its layout still cached) */
+            probe pr = e->pr;
+            e->pr = e->spare;
+            e->spare = pr;
+            e->spare_key = e->key;
+        } else {
+            if (e->have_probe) {
+                e->spare = e->pr;
+                e->spare_key = e->key;
+                e->have_spare = true;
+            }
+            e->have_probe = false;
+            sim_rc rc = probe_build(e, s, err);
+            if (rc != SIM_OK) return rc;
+        }
         e->key = key;
         e->have_probe = true;
         e->serial++;
         e->stages_serial = e->zero_serial = -1;
     }
-    int v = s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    int v = cfg_stage_chunks(s);
     int z = s->zero;
-    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
-    if (e->stages_serial != e->serial || e->stages_v != v || e->stages_first != s->first_stage_layers ||
-        e->stages_last != s->last_stage_layers) {
+    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather, vshape = cfg_v_schedule(s);
+    if (e->stages_serial != e->serial || e->stages_v != v || e->stages_vshape != vshape ||
+        e->stages_first != s->first_stage_layers || e->stages_last != s->last_stage_layers) {
         level_stages(e, s, v);
         e->stages_serial = e->serial;
         e->stages_v = v;
+        e->stages_vshape = vshape;
         e->stages_first = s->first_stage_layers;
         e->stages_last = s->last_stage_layers;
         e->zero_serial = -1;
     }
     /* ZeRO-3 per-layer exposure depends on the grad overlap too */
     int zkey = z * 2 + (z == 3 && og);
-    if (e->zero_serial != e->serial || e->zero_key != zkey) {
+    if (e->zero_serial != e->serial || e->zero_key != zkey || e->zero_schedule != (int)s->schedule) {
         level_zero(e, s, v);
         e->zero_serial = e->serial;
         e->zero_key = zkey;
+        e->zero_schedule = (int)s->schedule;
     }
 
     /* Level D: the overlap switches pick each stage's tail. */
@@ -651,14 +752,15 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
     out->optimizer_s = c->opt;
     double comm = 0;
     for (int d = 0; d < WL_NDIMS; d++) {
-        out->exposed_s[d] = mb * (r->f.comm[d] + r->b.comm[d]);
-        comm += r->f.comm[d] + r->b.comm[d];
+        out->exposed_s[d] = mb * (r->f.comm[d] + r->b.comm[d] + r->w.comm[d]);
+        comm += r->f.comm[d] + r->b.comm[d] + r->w.comm[d];
     }
-    out->compute_s = mb * (r->f.total + r->b.total - comm);
+    out->exposed_s[WL_DIM_EP] -= c->hidden;
+    out->compute_s = mb * (r->f.total + r->b.total + r->w.total - comm);
     double tail_dp = c->grad[og ? 1 : 0] + (gathers_late ? c->gather : 0.0);
     out->exposed_s[WL_DIM_DP] += mb * c->zx + tail_dp + start;
     out->exposed_s[WL_DIM_PP] = e->hops * e->p2p;
-    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - mb * c->C - e->hops * e->p2p);
+    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - (mb * c->C - c->hidden) - e->hops * e->p2p);
     return SIM_OK;
 }
 

@@ -49,6 +49,7 @@ int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS])
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p)
 {
     if (s->tp_y != 1 || s->cp_ulysses != 1 || s->fuse_tpy_cp) return false;
+    if (s->schedule > CFG_SCHED_INTERLEAVED) return false; /* zero bubble and DualPipe are not Megatron-LM's */
     if (s->tp_x > p->devices_per_node || p->devices_per_node % s->tp_x != 0) return false;
     if (s->tp_x == 1) return true;
     /* TP must be the innermost rank digit for its group to stay in a node */

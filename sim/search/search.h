@@ -46,8 +46,9 @@ const char *srch_space_name(srch_space sp);
 unsigned srch_pin_of_key(const char *key);
 
 /* Whether s (checked) is in the Megatron-style subspace on platform p:
- * tp_y = 1, cp_ulysses = 1, no fusion, and the TP group is the innermost
- * dimension of the rank order and fits inside one node. */
+ * tp_y = 1, cp_ulysses = 1, no fusion, a schedule of Megatron-LM's
+ * (gpipe, 1f1b, interleaved), and the TP group is the innermost dimension
+ * of the rank order and fits inside one node. */
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p);
 
 /* ----------------------------------------------------------- candidates */

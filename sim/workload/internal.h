@@ -65,10 +65,6 @@ typedef struct wl_step {
  * caller frees the array. */
 wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n);
 
-/* True when the schedule runs weight gradients apart from the backward
- * (zb-h1, zb-v, dualpipe-v): the op templates then keep them apart. */
-bool wl_schedule_splits_w(const cfg_strategy *s);
-
 /* Op templates of one layer kind (wl_layer_kind), with times filled in. */
 typedef struct wl_layer_ops {
     wl_ops fwd;        /* forward */

@@ -160,6 +160,11 @@ void wl_program_free(wl_program *prog);
 /* Next instruction into *out; false at the end of the step. */
 bool wl_program_next(wl_program *prog, wl_instr *out);
 
+/* True when the schedule runs weight gradients apart from the backward
+ * (zb-h1, zb-v, dualpipe-v): the programs then run them as phase
+ * WL_PH_WGRAD, in steps of their own or after each layer's backward. */
+bool wl_schedule_splits_w(const cfg_strategy *s);
+
 /* Sum of the COMPUTE seconds of a rank's program, by phase (ph array of
  * WL_NPHASES); returns the total. Walks the program: for checks and the
  * analytic estimate, not for the hot path. */
