@@ -42,4 +42,53 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
 /* Probes built so far (each is one workload plan and program walk). */
 long long est_probes(const est_estimator *e);
 
+/* {=================================================== replay */
+
+/* The contention-free replay (replay.c): every rank's program played with
+ * the engine's semantics (streams, waits, sends, receives, the phases net
+ * gives each collective played as the engine's flows), each flow alone on
+ * its links.  Where no two flows share a link at the same time in the
+ * engine, the step time is the engine's (to rounding); elsewhere it is a
+ * lower bound of it.  Slower than est_step (it walks every instruction of
+ * every rank), far faster than the engine. */
+
+/* What one rank did, seconds (as the engine's eng_rank_stats). */
+typedef struct est_rank_stats {
+    int rank;
+    double finish_s;
+    double compute_s;
+    double compute_by_phase_s[WL_NPHASES];
+    double exposed_comm_s[WL_NDIMS];   /* main stream blocked on comm of that dim (not PP receives) */
+    double bubble_s;                   /* main stream blocked in pipeline receives */
+    double comm_s[WL_NDIMS];           /* time collectives of that dim were in flight */
+} est_rank_stats;
+
+typedef struct est_replay_result {
+    double step_s;                     /* the last rank's finish */
+    int critical_rank;
+    est_rank_stats critical;
+    long long instructions;            /* program instructions replayed */
+} est_replay_result;
+
+/* The programs to replay, as callbacks (hand-written programs in tests);
+ * est_replay wraps a plan into one.  Rank i runs on device i. */
+typedef struct est_programs {
+    int world;
+    void *ctx;
+    void *(*program_new)(void *ctx, int rank);
+    bool (*program_next)(void *prog, wl_instr *out);
+    void (*program_free)(void *prog);
+    int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
+} est_programs;
+
+/* Replays one step of w on p into *res.  SIM_OK, or SIM_EINVAL with one
+ * line naming the first rank and instruction when the programs are
+ * invalid or do not match (a collective some members never join, a
+ * receive without its send: a deadlock of the engine). */
+sim_rc est_replay_programs(const cfg_platform *p, const est_programs *w, est_replay_result *res, sim_err *err);
+/* The same for plan's programs and groups. */
+sim_rc est_replay(const cfg_platform *p, const wl_plan *plan, est_replay_result *res, sim_err *err);
+
+/* }=================================================== */
+
 #endif
