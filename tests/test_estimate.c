@@ -1,0 +1,392 @@
+/* test_estimate.c - the contention-free replay against the engine: on
+ * programs of every 7D kind where no two flows share a link at the same
+ * time, est_replay and eng_run (with and without TP symmetry) give the
+ * same step time to 1e-9, because both play net's phases; and the replay
+ * refuses programs that do not match instead of hanging. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/cost.h"
+#include "estimate/estimate.h"
+#include "fixtures.h"
+#include "runner/runner.h"
+#include "workload/workload.h"
+
+/* 4 layers, hidden 1024, 16 heads, seq 1024: small steps that simulate in
+ * milliseconds. */
+static cfg_model small_model(void)
+{
+    return fx_dense_model(4, 1024, 16, 4096, 32000, 1024);
+}
+
+/* The replay's step time of (m, p, s), checked first. */
+static double replay_step(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, est_replay_result *res)
+{
+    sim_err err = {{0}};
+    ck_assert_msg(cfg_check(m, p, s, &err) == SIM_OK, "%s", err.msg);
+    cost_model *c = cost_new(p, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    wl_plan *plan = NULL;
+    ck_assert_msg(wl_plan_new(m, p, s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(est_replay(p, plan, res, &err) == SIM_OK, "%s", err.msg);
+    wl_plan_free(plan);
+    cost_free(c);
+    return res->step_s;
+}
+
+/* Simulates (m, p, s) with symmetry TP and none (child processes) and
+ * returns the larger relative gap between them and the replay; perturb
+ * (seconds) is added to the replay's time, to see the check fail. */
+static double replay_gap(const char *what, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s0,
+                         double perturb)
+{
+    est_replay_result rr;
+    cfg_strategy sc = *s0;
+    double rep = replay_step(m, p, &sc, &rr) + perturb;
+    eng_options opt[2];
+    memset(opt, 0, sizeof opt);
+    opt[0].symmetry = ENG_SYM_TP;
+    opt[1].symmetry = ENG_SYM_NONE;
+    run_case c[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].model = *m;
+        c[i].platform = *p;
+        c[i].strategy = sc;
+        c[i].options = &opt[i];
+    }
+    sim_err err = {{0}};
+    ck_assert_msg(runner_simulate_all(c, 2, 2, NULL, NULL, &err) == SIM_OK, "%s", err.msg);
+    double worst = 0.0;
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(c[i].rc == SIM_OK, "%s: %s", what, c[i].msg);
+        double eng = c[i].result.step_time_s, gap = fabs(rep - eng) / eng;
+        if (getenv("HEPTASIM_TEST_VERBOSE"))
+            fprintf(stderr, "%-42s symmetry %-4s replay %.12g s engine %.12g s gap %.1e\n", what, i ? "none" : "tp",
+                    rep, eng, gap);
+        if (!(gap <= worst)) worst = gap;
+    }
+    return worst;
+}
+
+/* The replay equals the engine to 1e-9 on (m, p, s). */
+static void check_equal(const char *what, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s,
+                        double perturb)
+{
+    double gap = replay_gap(what, m, p, s, perturb);
+    ck_assert_msg(gap <= 1e-9, "%s: replay and engine differ by %.3g of the step", what, gap);
+}
+
+/* {========================================================== kinds */
+
+/* 8 devices in one supernode unless said otherwise. */
+static cfg_platform plat(int devices, int per_supernode)
+{
+    cfg_platform p = fx_two_plane_platform(devices, per_supernode);
+    p.gemm_efficiency.n = 3; /* the cost model wants three points */
+    p.gemm_efficiency.x[1] = 1e11;
+    p.gemm_efficiency.y[1] = 0.7;
+    p.gemm_efficiency.x[2] = 1e12;
+    p.gemm_efficiency.y[2] = 0.8;
+    return p;
+}
+
+static cfg_strategy strat(int dp, int pp, int tp)
+{
+    cfg_strategy s = fx_strategy(dp, pp, tp, 2);
+    s.overlap_grad_reduce = false;
+    return s;
+}
+
+START_TEST(test_dp_alone)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(4, 1, 1);
+    check_equal("dp 4", &m, &p, &s, 0);
+    s.overlap_grad_reduce = true; /* one stream of reductions, beside compute only */
+    check_equal("dp 4, overlapped", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_pp_alone)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = fx_strategy(1, 4, 1, 8);
+    check_equal("pp 4, 1f1b, 8 micro-batches", &m, &p, &s, 0);
+    m.layers = 8;
+    s.schedule = CFG_SCHED_INTERLEAVED;
+    s.vpp = 2;
+    check_equal("pp 4, interleaved vpp 2, 8 micro-batches", &m, &p, &s, 0);
+    s.schedule = CFG_SCHED_GPIPE;
+    s.vpp = 1;
+    check_equal("pp 4, gpipe, 8 micro-batches", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_tp_1d)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(1, 1, 4);
+    check_equal("tp_x 4", &m, &p, &s, 0);
+    s.sequence_parallel = true;
+    check_equal("tp_x 4, sequence parallel", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_tp_2d)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(1, 1, 2);
+    s.tp_y = 2;
+    check_equal("tp_x 2 x tp_y 2", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_cp_ring)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(1, 1, 1);
+    s.cp_ring = 4;
+    check_equal("cp_ring 4", &m, &p, &s, 0);
+    s.overlap_cp_comm = true;
+    check_equal("cp_ring 4, overlapped", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_cp_ulysses_and_fused)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(1, 1, 1);
+    s.cp_ulysses = 4;
+    check_equal("cp_ulysses 4", &m, &p, &s, 0);
+    s.cp_ulysses = 2;
+    s.tp_y = 2;
+    s.fuse_tpy_cp = true;
+    check_equal("tp_y 2 fused with cp_ulysses 2", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_ep)
+{
+    cfg_model m = small_model();
+    fx_moe(&m, 8, 2, 1024, 0, 0, 0, 1);
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(4, 1, 1);
+    s.ep = 4;
+    check_equal("ep 4 (MoE) over dp 4", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_zero)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    for (int z = 0; z <= 3; z++) {
+        cfg_strategy s = strat(4, 1, 1);
+        s.zero = z;
+        char what[32];
+        snprintf(what, sizeof what, "dp 4, zero %d", z);
+        check_equal(what, &m, &p, &s, 0);
+    }
+}
+END_TEST
+
+START_TEST(test_hier_dp)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(8, 4); /* two supernodes of 4: intra, inter, intra */
+    cfg_strategy s = strat(8, 1, 1);
+    check_equal("dp 8 over two supernodes", &m, &p, &s, 0);
+}
+END_TEST
+
+START_TEST(test_check_can_fail)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(4, 4);
+    cfg_strategy s = strat(4, 1, 1);
+    est_replay_result rr;
+    cfg_strategy sc = s;
+    double t = replay_step(&m, &p, &sc, &rr);
+    /* the replay off by 1e-8 of the step fails the 1e-9 check */
+    ck_assert(replay_gap("perturbed", &m, &p, &s, 1e-8 * t) > 1e-9);
+}
+END_TEST
+
+/* }========================================================== */
+
+/* {========================================================== programs */
+
+/* Hand-written programs: rank r's instructions are prog[r][0..len[r]). */
+typedef struct hw {
+    int world;
+    int len[4];
+    wl_instr prog[4][4];
+} hw;
+
+typedef struct hw_cursor {
+    const hw *w;
+    int rank, pc;
+} hw_cursor;
+
+static void *hw_new(void *ctx, int rank)
+{
+    hw_cursor *c = calloc(1, sizeof *c);
+    c->w = ctx;
+    c->rank = rank;
+    return c;
+}
+
+static bool hw_next(void *prog, wl_instr *out)
+{
+    hw_cursor *c = prog;
+    if (c->pc >= c->w->len[c->rank]) return false;
+    *out = c->w->prog[c->rank][c->pc++];
+    return true;
+}
+
+static void hw_free(void *prog) { free(prog); }
+
+static int hw_members(void *ctx, int rank, wl_group g, int *members, int *my_index)
+{
+    const hw *w = ctx;
+    (void)g;
+    for (int i = 0; i < w->world; i++) members[i] = i;
+    *my_index = rank;
+    return w->world;
+}
+
+static wl_instr coll(wl_coll k, double bytes)
+{
+    wl_instr in = {0};
+    in.op = WL_COLL;
+    in.coll = k;
+    in.group = WL_G_DP;
+    in.bytes = bytes;
+    in.layer = in.micro = -1;
+    return in;
+}
+
+static wl_instr compute(double s)
+{
+    wl_instr in = {0};
+    in.op = WL_COMPUTE;
+    in.seconds = s;
+    in.layer = in.micro = -1;
+    return in;
+}
+
+static wl_instr p2p(wl_op op, int peer, double bytes)
+{
+    wl_instr in = {0};
+    in.op = op;
+    in.group = WL_G_PP;
+    in.peer = peer;
+    in.bytes = bytes;
+    in.layer = in.micro = -1;
+    return in;
+}
+
+START_TEST(test_hand_written_closed_forms)
+{
+    cfg_platform p = plat(4, 4);
+    sim_err err = {{0}};
+    est_programs w = {4, NULL, hw_new, hw_next, hw_free, hw_members};
+    /* ranks start a ring all-reduce at 1, 2, 3, 4 ms: its flows start when
+     * neighbours have both started; rank 3 starts last */
+    hw h = {.world = 4};
+    for (int r = 0; r < 4; r++) {
+        h.len[r] = 2;
+        h.prog[r][0] = compute(1e-3 * (r + 1));
+        h.prog[r][1] = coll(WL_ALLREDUCE, 64e6);
+    }
+    w.ctx = &h;
+    est_replay_result res;
+    ck_assert_msg(est_replay_programs(&p, &w, &res, &err) == SIM_OK, "%s", err.msg);
+    net_phase ph = net_ring_phase(NET_ALLREDUCE, 4, 64e6, p.fabric_latency_s, p.fabric_bytes_per_s);
+    double flow = net_p2p_s(&p, NET_FABRIC, ph.steps * ph.chunk_bytes), tail = net_phase_tail_s(&p, &ph);
+    ck_assert_double_eq_tol(flow + tail, net_phase_s(&p, &ph), 1e-15);
+    ck_assert_double_eq_tol(res.step_s, 4e-3 + flow + tail, 1e-15);
+
+    /* a receive waits for its send's arrival: send at 2 ms from rank 0 */
+    hw q = {.world = 2};
+    q.len[0] = 2;
+    q.prog[0][0] = compute(2e-3);
+    q.prog[0][1] = p2p(WL_SEND, 1, 1e6);
+    q.len[1] = 2;
+    q.prog[1][0] = p2p(WL_RECV, 0, 1e6);
+    q.prog[1][1] = compute(1e-3);
+    w.world = 2;
+    w.ctx = &q;
+    ck_assert_msg(est_replay_programs(&p, &w, &res, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_double_eq_tol(res.step_s, 3e-3 + net_p2p_s(&p, NET_FABRIC, 1e6), 1e-15);
+    ck_assert_double_eq_tol(res.critical.bubble_s, 2e-3 + net_p2p_s(&p, NET_FABRIC, 1e6), 1e-15);
+}
+END_TEST
+
+START_TEST(test_mismatch_is_an_error)
+{
+    cfg_platform p = plat(4, 4);
+    sim_err err = {{0}};
+    /* rank 1 never joins the all-reduce */
+    hw h = {.world = 2};
+    h.len[0] = 1;
+    h.prog[0][0] = coll(WL_ALLREDUCE, 1e6);
+    h.len[1] = 1;
+    h.prog[1][0] = compute(1e-3);
+    est_programs w = {2, &h, hw_new, hw_next, hw_free, hw_members};
+    est_replay_result res;
+    ck_assert_int_eq(est_replay_programs(&p, &w, &res, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "deadlocked") && strstr(err.msg, "rank 0"), "%s", err.msg);
+    /* a receive without its send */
+    h.prog[0][0] = p2p(WL_RECV, 1, 1e6);
+    ck_assert_int_eq(est_replay_programs(&p, &w, &res, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "recv from rank 1"), "%s", err.msg);
+    /* a wait for an op never started */
+    h.prog[0][0] = (wl_instr){.op = WL_WAIT, .stream = WL_S_DP, .seq = 1};
+    ck_assert_int_eq(est_replay_programs(&p, &w, &res, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "only 0 were started"), "%s", err.msg);
+}
+END_TEST
+
+/* }========================================================== */
+
+static Suite *estimate_suite(void)
+{
+    Suite *s = suite_create("estimate");
+    TCase *tk = tcase_create("replay_vs_engine");
+    tcase_set_timeout(tk, 120);
+    tcase_add_test(tk, test_dp_alone);
+    tcase_add_test(tk, test_pp_alone);
+    tcase_add_test(tk, test_tp_1d);
+    tcase_add_test(tk, test_tp_2d);
+    tcase_add_test(tk, test_cp_ring);
+    tcase_add_test(tk, test_cp_ulysses_and_fused);
+    tcase_add_test(tk, test_ep);
+    tcase_add_test(tk, test_zero);
+    tcase_add_test(tk, test_hier_dp);
+    tcase_add_test(tk, test_check_can_fail);
+    suite_add_tcase(s, tk);
+    TCase *th = tcase_create("programs");
+    tcase_add_test(th, test_hand_written_closed_forms);
+    tcase_add_test(th, test_mismatch_is_an_error);
+    suite_add_tcase(s, th);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(estimate_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
