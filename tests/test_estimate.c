@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "config/keys.h"
 #include "estimate/estimate.h"
 #include "fixtures.h"
 #include "runner/runner.h"
@@ -271,6 +272,53 @@ START_TEST(test_check_can_fail)
 }
 END_TEST
 
+/* The probe key reads the key table: a change of a CFG_KF_PROBE key
+ * builds a new probe, a change of any other key reuses the last one, and
+ * either way the estimate is a fresh estimator's. */
+START_TEST(test_probe_key_from_table)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(8, 8);
+    sim_err err = {{0}};
+    est_estimator *e = est_new(&m, &p, &err);
+    ck_assert_msg(e != NULL, "%s", err.msg);
+    cfg_strategy base = fx_strategy(2, 2, 2, 4);
+    base.schedule = CFG_SCHED_1F1B;
+    ck_assert_msg(cfg_check(&m, &p, &base, &err) == SIM_OK, "%s", err.msg);
+    est_result r;
+    long long n = 0;
+    struct {
+        const char *key;
+        int value;
+    } sets[] = {{"zero", 1},         {"overlap_grad_reduce", 0}, {"overlap_param_gather", 0},
+                {"schedule", CFG_SCHED_GPIPE}, {"sequence_parallel", 1}, {"recompute", 2},
+                {"overlap_tp_comm", 1}, {"global_batch", 16}};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        const cfg_key *k = cfg_strategy_key(sets[i].key);
+        ck_assert_ptr_nonnull(k);
+        const char *item = sets[i].key;
+        cfg_strategy s = base;
+        cfg_value v;
+        cfg_key_get(k, &s, &v);
+        v.i = sets[i].value;
+        cfg_key_set(k, &s, &v);
+        ck_assert_msg(cfg_check(&m, &p, &s, &err) == SIM_OK, "%s: %s", item, err.msg);
+        ck_assert(est_step(e, &base, &r, &err) == SIM_OK);
+        n = est_probes(e);
+        ck_assert(est_step(e, &s, &r, &err) == SIM_OK);
+        long long built = est_probes(e) - n;
+        /* a cached probe gives what a fresh estimator gives */
+        est_estimator *fresh = est_new(&m, &p, &err);
+        est_result rf;
+        ck_assert(est_step(fresh, &s, &rf, &err) == SIM_OK);
+        est_free(fresh);
+        ck_assert_msg(r.step_s == rf.step_s, "%s: %.12g s from the cache, %.12g s fresh", item, r.step_s, rf.step_s);
+        ck_assert_msg(built == ((k->flags & CFG_KF_PROBE) ? 1 : 0), "%s: %lld probes built", item, built);
+    }
+    est_free(e);
+}
+END_TEST
+
 /* }========================================================== */
 
 /* {========================================================== programs */
@@ -426,6 +474,9 @@ static Suite *estimate_suite(void)
     tcase_add_test(tk, test_contended_is_a_lower_bound);
     tcase_add_test(tk, test_check_can_fail);
     suite_add_tcase(s, tk);
+    TCase *tq = tcase_create("probe_key");
+    tcase_add_test(tq, test_probe_key_from_table);
+    suite_add_tcase(s, tq);
     TCase *th = tcase_create("programs");
     tcase_add_test(th, test_hand_written_closed_forms);
     tcase_add_test(th, test_mismatch_is_an_error);

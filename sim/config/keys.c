@@ -360,6 +360,7 @@ static void order_token(const cfg_strategy *s, char *out, size_t cap)
 #define PIN CFG_KF_PIN
 #define ALWAYS CFG_KF_TOKEN_ALWAYS
 #define NOMEM CFG_KF_NO_MEMORY
+#define PROBE CFG_KF_PROBE
 #define DIMS .stage = CFG_STAGE_DIMS
 #define SHAPE .stage = CFG_STAGE_SHAPE
 #define INNER .stage = CFG_STAGE_INNER
@@ -369,21 +370,21 @@ static void order_token(const cfg_strategy *s, char *out, size_t cap)
 const cfg_key cfg_strategy_keys[] = {
     {S_STR("name", name), .flags = CFG_KF_DERIVED},
     {S_STR("description", description)},
-    {S_INT("dp", dp, 0, MAXDIM, 0), .flags = SAME | PIN | ALWAYS,
+    {S_INT("dp", dp, 0, MAXDIM, 0), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 6, DIMS, .choices = dp_choices, .fits = dp_fits, .compact = 1, .token = "dp%d"},
-    {S_INT("pp", pp, 1, MAXDIM, 1), .flags = SAME | PIN | ALWAYS,
+    {S_INT("pp", pp, 1, MAXDIM, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 5, DIMS, .choices = dims_choices, .fits = pp_fits, .compact = 2, .token = "pp%d"},
-    {S_INT("tp_x", tp_x, 1, MAXDIM, 1), .flags = SAME | PIN,
+    {S_INT("tp_x", tp_x, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
      .search = 1, DIMS, .choices = dims_choices, .fits = tp_x_fits, .compact = 6, .format = tp_token},
-    {S_INT("tp_y", tp_y, 1, MAXDIM, 1), .flags = SAME | PIN, /* token: tp_x's */
+    {S_INT("tp_y", tp_y, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE, /* token: tp_x's */
      .search = 2, DIMS, .choices = dims_choices, .fits = tp_y_fits},
-    {S_INT("cp_ring", cp_ring, 1, MAXDIM, 1), .flags = SAME | PIN,
+    {S_INT("cp_ring", cp_ring, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
      .search = 4, DIMS, .choices = dims_choices, .compact = 8, .token = "ring%d"},
-    {S_INT("cp_ulysses", cp_ulysses, 1, MAXDIM, 1), .flags = SAME | PIN,
+    {S_INT("cp_ulysses", cp_ulysses, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
      .search = 3, DIMS, .choices = dims_choices, .fits = cp_ulysses_fits, .compact = 9, .token = "uly%d"},
-    {S_INT("ep", ep, 1, MAXDIM, 1), .flags = SAME | PIN,
+    {S_INT("ep", ep, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
      .search = 7, SHAPE, .choices = ep_choices, .compact = 11, .token = "ep%d"},
-    {S_INT("etp", etp, 0, MAXDIM, 0), .flags = SAME | PIN,
+    {S_INT("etp", etp, 0, MAXDIM, 0), .flags = SAME | PIN | PROBE,
      .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token},
     {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN, .pin_as = "schedule"}, /* searched, token: schedule's */
     {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
@@ -393,12 +394,12 @@ const cfg_key cfg_strategy_keys[] = {
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
-    {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS,
+    {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
-    {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED},
-    {S_BOOL("sequence_parallel", sequence_parallel, 0), .flags = SAME | PIN,
+    {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED | PROBE},
+    {S_BOOL("sequence_parallel", sequence_parallel, 0), .flags = SAME | PIN | PROBE,
      .search = 10, SHAPE, .choices = sequence_parallel_choices, .matters = one_d_tp, .compact = 7, .token = "sp"},
-    {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN,
+    {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN | PROBE,
      .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
     {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS,
      .search = 16, INNER, .choices = every_choice, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
@@ -407,14 +408,14 @@ const cfg_key cfg_strategy_keys[] = {
     {S_BOOL("overlap_param_gather", overlap_param_gather, 1), .flags = SAME | PIN | NOMEM,
      .search = 18, INNER, .choices = switch_choices, .matters = sharded_data_parallel, .compact = 17,
      .token = "no-ovl-param"},
-    {S_BOOL("overlap_tp_comm", overlap_tp_comm, 0), .flags = SAME}, /* changes nothing in the workload */
-    {S_BOOL("overlap_cp_comm", overlap_cp_comm, 1), .flags = SAME | PIN | NOMEM,
+    {S_BOOL("overlap_tp_comm", overlap_tp_comm, 0), .flags = SAME | PROBE}, /* changes nothing in the workload */
+    {S_BOOL("overlap_cp_comm", overlap_cp_comm, 1), .flags = SAME | PIN | NOMEM | PROBE,
      .search = 13, INNER, .choices = switch_choices, .matters = ring_cp, .compact = 18, .token = "no-ovl-cp"},
-    {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM,
+    {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM | PROBE,
      .search = 12, INNER, .choices = switch_choices, .matters = two_d_tp_and_ulysses, .compact = 10, .token = "fused"},
-    {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM,
+    {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM | PROBE,
      .search = 14, INNER, .choices = order_choices, .compact = 19, .format = order_token},
-    {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME},
+    {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME | PROBE},
     ROW_END,
 };
 

@@ -13,7 +13,9 @@
  *   - the values a search tries, and when (search, stage, choices, fits,
  *     derive, matters, CFG_KF_CHECKED);
  *   - its token in compact strategy strings (compact, token, format,
- *     read by cfg_strategy_compact).
+ *     read by cfg_strategy_compact);
+ *   - whether the estimator's probe of a strategy depends on it
+ *     (CFG_KF_PROBE, read by the estimator's probe key).
  * docs/adding-a-strategy-key.md gives the steps to add a key. */
 #ifndef HEPTASIM_CONFIG_KEYS_H
 #define HEPTASIM_CONFIG_KEYS_H
@@ -49,6 +51,7 @@ typedef enum cfg_ktype {
 #define CFG_KF_TOKEN_ALWAYS 256u /* its compact token is written whatever the value */
 #define CFG_KF_TOKEN_JOINED 512u /* its compact token follows the previous one without a space */
 #define CFG_KF_NO_MEMORY 1024u   /* the memory model ignores it: a search reuses the peak memory across its values */
+#define CFG_KF_PROBE 2048u       /* changes the estimator's probe: strategies differing in it get their own */
 
 /* One value of a strategy key, as a search tries it. */
 typedef struct cfg_value {

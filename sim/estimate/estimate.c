@@ -26,16 +26,18 @@
  *     (split_pipeline, the closed forms of docs/schedules.md) and are
  *     probed with the backward split.
  *
- * Probes depend on everything but vpp, schedule (except whether it splits
- * the backward), zero and the DP overlap switches (the global batch is
- * part of their key for the pipeline time), so the search, which varies
- * those innermost, builds one probe per several candidates; the last two
- * are kept.  Group layouts (net_layout_of) depend on the rank layout alone
- * and are cached too. */
+ * Probes depend on the strategy keys flagged CFG_KF_PROBE in the key table
+ * (config/keys.c): everything but vpp, schedule (except whether it splits
+ * the backward), the stage layer counts, zero and the DP overlap switches
+ * (the global batch is part of their key for the pipeline time), so the
+ * search, which varies those innermost, builds one probe per several
+ * candidates; the last two are kept.  Group layouts (net_layout_of) depend
+ * on the rank layout alone and are cached too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../config/keys.h"
 #include "../cost/cost.h"
 #include "../model/model.h"
 #include "../net/net.h"
@@ -66,12 +68,11 @@ typedef struct layout_geo {
 
 #define GEO_CACHE 8
 
+/* The part of a strategy a probe depends on: the fields of the strategy
+ * keys flagged CFG_KF_PROBE (config/keys.c), every other byte zero. */
 typedef struct probe_key {
-    layout_key layout;
-    int micro_batch, recompute, global_batch;
-    bool sp, overlap_cp, fuse, overlap_tp;
+    cfg_strategy s;
     bool split_w;   /* the schedule runs weight gradients apart: the probe does too */
-    double capacity;
 } probe_key;
 
 typedef struct probe {
@@ -219,19 +220,25 @@ static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, c
 
 /* {============================================================== probes */
 
+/* Bytes of the field of strategy row k. */
+static size_t key_field_bytes(const cfg_key *k)
+{
+    switch (k->type) {
+    case CFG_K_BOOL: return sizeof(bool);
+    case CFG_K_DOUBLE: return sizeof(double);
+    case CFG_K_ORDER: return sizeof(cfg_dim) * CFG_NDIMS;
+    case CFG_K_STRING: return k->size;
+    default: return sizeof(int);
+    }
+}
+
 static probe_key probe_key_of(const cfg_strategy *s)
 {
     probe_key k;
     memset(&k, 0, sizeof k);
-    k.layout = layout_key_of(s);
-    k.micro_batch = s->micro_batch;
-    k.global_batch = s->global_batch;
-    k.recompute = (int)s->recompute;
-    k.sp = s->sequence_parallel;
-    k.overlap_cp = s->overlap_cp_comm;
-    k.fuse = s->fuse_tpy_cp;
-    k.overlap_tp = s->overlap_tp_comm;
-    k.capacity = s->moe_capacity_factor;
+    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
+        if (row->flags & CFG_KF_PROBE)
+            memcpy((char *)&k.s + row->offset, (const char *)s + row->offset, key_field_bytes(row));
     k.split_w = wl_schedule_splits_w(s);
     return k;
 }
@@ -683,9 +690,10 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
 {
     probe_key key = probe_key_of(s);
+    layout_key lk = layout_key_of(s);
     if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
         if (e->have_spare && memcmp(&key, &e->spare_key, sizeof key) == 0 &&
-            layout_geo_find(e, &key.layout) == e->spare.lg) {
+            layout_geo_find(e, &lk) == e->spare.lg) {
             /* the other of the last two probes (its layout still cached) */
             probe pr = e->pr;
             e->pr = e->spare;

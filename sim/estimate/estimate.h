@@ -34,8 +34,9 @@ est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err);
 void est_free(est_estimator *e);
 
 /* Estimate the step of s (which must have passed cfg_check).  Probes of the
- * workload are cached between calls whose strategies differ only in vpp,
- * schedule, zero and the DP overlap switches.  Returns SIM_OK or the
+ * workload are cached between calls whose strategies differ only in keys
+ * without CFG_KF_PROBE (config/keys.h: vpp, schedule, the stage layer
+ * counts, zero and the DP overlap switches).  Returns SIM_OK or the
  * workload's error. */
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err);
 
