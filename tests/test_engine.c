@@ -157,7 +157,7 @@ static void tw_p2p(tw *w, int rank, wl_op op, int peer, double bytes, wl_tag tag
 
 static eng_workload tw_workload(tw *w)
 {
-    eng_workload ew = {w->world, w, tw_new, tw_next, tw_free, tw_members, false, 0, NULL, NULL};
+    eng_workload ew = {{w->world, w, tw_new, tw_next, tw_free, tw_members}, false, 0, NULL, NULL};
     return ew;
 }
 

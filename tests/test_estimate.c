@@ -397,7 +397,7 @@ START_TEST(test_hand_written_closed_forms)
 {
     cfg_platform p = plat(4, 4);
     sim_err err = {{0}};
-    est_programs w = {4, NULL, hw_new, hw_next, hw_free, hw_members};
+    wl_programs w = {4, NULL, hw_new, hw_next, hw_free, hw_members};
     /* ranks start a ring all-reduce at 1, 2, 3, 4 ms: its flows start when
      * neighbours have both started; rank 3 starts last */
     hw h = {.world = 4};
@@ -440,7 +440,7 @@ START_TEST(test_mismatch_is_an_error)
     h.prog[0][0] = coll(WL_ALLREDUCE, 1e6);
     h.len[1] = 1;
     h.prog[1][0] = compute(1e-3);
-    est_programs w = {2, &h, hw_new, hw_next, hw_free, hw_members};
+    wl_programs w = {2, &h, hw_new, hw_next, hw_free, hw_members};
     est_replay_result res;
     ck_assert_int_eq(est_replay_programs(&p, &w, &res, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "deadlocked") && strstr(err.msg, "rank 0"), "%s", err.msg);

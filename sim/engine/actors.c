@@ -59,7 +59,7 @@ static void p2p_claim_neighbours(eng_rank *r, wl_group g)
 {
     eng_sim *sim = r->sim;
     int me = -1;
-    int n = sim->w->group_members(sim->w->ctx, r->rank, g, sim->scratch, &me);
+    int n = sim->w->progs.group_members(sim->w->progs.ctx, r->rank, g, sim->scratch, &me);
     if (n < 2 || n > sim->world || me < 0 || me >= n) return;
     int peers[2] = {sim->scratch[(me + n - 1) % n], sim->scratch[(me + 1) % n]};
     for (int i = 0; i < 2; i++) {
@@ -300,18 +300,18 @@ static void rank_main(int argc, char *argv[])
     /* Let every rank claim its mailboxes before any rank sends. */
     sg_actor_yield();
 
-    r->prog = sim->w->program_new(sim->w->ctx, r->rank);
+    r->prog = sim->w->progs.program_new(sim->w->progs.ctx, r->rank);
     if (!r->prog) {
         eng_fail(sim, "rank %d: the workload has no program for it", r->rank);
         return;
     }
-    while (!sim->failed && sim->w->program_next(r->prog, &r->cur)) {
+    while (!sim->failed && sim->w->progs.program_next(r->prog, &r->cur)) {
         r->pc++;
         r->instructions++;
         if (!step(r, &r->cur)) return;
     }
     if (sim->failed) return;
-    sim->w->program_free(r->prog);
+    sim->w->progs.program_free(r->prog);
     r->prog = NULL;
     settle(r);
     r->draining = true;
@@ -347,7 +347,7 @@ void eng_rank_release(eng_rank *r)
         }
     free(r->p2p);
     r->p2p = NULL;
-    if (r->prog) r->sim->w->program_free(r->prog);
+    if (r->prog) r->sim->w->progs.program_free(r->prog);
     r->prog = NULL;
 }
 

@@ -150,7 +150,7 @@ static void inflow_start(eng_rank *r, eng_view *v)
 static int fetch_members(eng_rank *r, wl_group g, int *me)
 {
     eng_sim *sim = r->sim;
-    int n = sim->w->group_members(sim->w->ctx, r->rank, g, sim->scratch, me);
+    int n = sim->w->progs.group_members(sim->w->progs.ctx, r->rank, g, sim->scratch, me);
     if (n < 1 || n > sim->world || *me < 0 || *me >= n || sim->scratch[*me] != r->rank) {
         eng_fail(sim, "rank %d: group %s: invalid members (size %d, index %d)", r->rank, wl_group_name(g), n, *me);
         return 0;

@@ -73,15 +73,10 @@ typedef struct eng_options {
     const bool *trace_rank;      /* world-sized; NULL with trace set: every rank */
 } eng_options;
 
-/* The programs to replay, as callbacks, so that the engine can also run
- * hand-written programs (tests). eng_run wraps a wl_plan into one. */
+/* The programs to replay (callbacks, see wl_programs) and what the engine
+ * may assume of them. eng_run wraps a wl_plan into one. */
 typedef struct eng_workload {
-    int world;
-    void *ctx;
-    void *(*program_new)(void *ctx, int rank);
-    bool (*program_next)(void *prog, wl_instr *out);
-    void (*program_free)(void *prog);
-    int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
+    wl_programs progs;
     /* Set when the members of each WL_G_TP group run the same program (peers
      * and groups aside) and the programs use only the group kinds in
      * groups_used (bit 1u << g): lets the engine simulate one per group. */

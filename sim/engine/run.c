@@ -254,7 +254,7 @@ void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, co
     sim->p = p;
     sim->w = w;
     if (opt) sim->opt = *opt;
-    sim->world = w->world;
+    sim->world = w->progs.world;
     sim->nsn = net_supernodes(p);
     sim->eff = net_efficiency(p);
     sim->scratch = sim_xcalloc((size_t)sim->world, sizeof *sim->scratch);
@@ -263,7 +263,7 @@ void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, co
 }
 
 /* Simulates one step of the programs of w on platform p (rank i on device
- * i; w->world <= p->devices).  opt may be NULL.  Fills *res and returns
+ * i; w->progs.world <= p->devices).  opt may be NULL.  Fills *res and returns
  * SIM_OK; SIM_EINVAL for unusable input or a step too large to replay
  * here; SIM_EIO when the platform file cannot be written; SIM_EINTERNAL
  * when called twice in a process, when a program is invalid, or when the
@@ -273,17 +273,14 @@ void eng_sim_init(eng_sim *sim, const cfg_platform *p, const eng_workload *w, co
 sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_options *opt, eng_result *res,
                         sim_err *err)
 {
-    if (!p || !w || !res || !w->program_new || !w->program_next || !w->program_free || !w->group_members)
-        return sim_fail(err, SIM_EINVAL, "engine: missing platform, workload callbacks or result");
-    const char *origin = p->path[0] ? p->path : (p->name[0] ? p->name : "platform");
-    if (w->world < 1 || w->world > p->devices)
-        return sim_fail(err, SIM_EINVAL, "%s: 'devices': %d devices cannot run %d ranks (use at least %d devices)",
-                        origin, p->devices, w->world, w->world);
+    if (!p || !w || !res) return sim_fail(err, SIM_EINVAL, "engine: missing platform, workload or result");
+    sim_rc rc = wl_programs_check(&w->progs, p, "engine", err);
+    if (rc != SIM_OK) return rc;
     eng_sim sim;
     eng_sim_init(&sim, p, w, opt);
     eng_footprint fp;
     eng_footprint_of(&sim, &fp);
-    sim_rc rc = eng_footprint_check(&fp, p, w->model, w->strategy, err);
+    rc = eng_footprint_check(&fp, p, w->model, w->strategy, err);
     if (rc == SIM_OK) rc = boot(p, &sim, opt ? opt->dump_xml_path : NULL, err);
     if (rc != SIM_OK) {
         eng_sim_release(&sim);
@@ -370,35 +367,10 @@ sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, 
 
 /* {========================================================== wl_plan */
 
-static void *plan_program_new(void *ctx, int rank)
-{
-    return wl_program_new((const wl_plan *)ctx, rank);
-}
-
-static bool plan_program_next(void *prog, wl_instr *out)
-{
-    return wl_program_next((wl_program *)prog, out);
-}
-
-static void plan_program_free(void *prog)
-{
-    wl_program_free((wl_program *)prog);
-}
-
-static int plan_group_members(void *ctx, int rank, wl_group g, int *members, int *my_index)
-{
-    return wl_group_members((const wl_plan *)ctx, rank, g, members, my_index);
-}
-
 void eng_plan_workload(const wl_plan *plan, eng_workload *w)
 {
     *w = (eng_workload){
-        .world = wl_world(plan),
-        .ctx = (void *)plan,
-        .program_new = plan_program_new,
-        .program_next = plan_program_next,
-        .program_free = plan_program_free,
-        .group_members = plan_group_members,
+        .progs = wl_plan_programs(plan),
         .tp_lockstep = true,
         .groups_used = wl_groups_used(plan),
         .model = wl_model(plan),

@@ -76,7 +76,7 @@ static int replica_groups(eng_sim *sim, int *rep, int *m)
     for (int h = 0; h < nq; h++)
         for (int g = 0; g < WL_NGROUPS; g++) {
             if (data_parallel(g) || !(w->groups_used & 1u << g)) continue;
-            int me = -1, k = w->group_members(w->ctx, queue[h], (wl_group)g, m, &me);
+            int me = -1, k = w->progs.group_members(w->progs.ctx, queue[h], (wl_group)g, m, &me);
             for (int j = 0; j < k && j < world; j++)
                 if (m[j] >= 0 && m[j] < world && !in[m[j]]) {
                     in[m[j]] = true;
@@ -86,7 +86,7 @@ static int replica_groups(eng_sim *sim, int *rep, int *m)
     for (int i = 0; i < world; i++) rep[i] = -1;
     bool ok = true;
     for (int h = 0; h < nq && ok; h++) {
-        int me = -1, k = w->group_members(w->ctx, queue[h], WL_G_DP, m, &me), c = 0;
+        int me = -1, k = w->progs.group_members(w->progs.ctx, queue[h], WL_G_DP, m, &me), c = 0;
         if (k < 1 || k > world) break;
         for (int j = 0; j < k; j++) c += in[m[j]];
         if (R == 0) R = c;
@@ -117,7 +117,7 @@ static int tp_groups(eng_sim *sim, wl_group kind, const int *rep, int *cls, int 
     for (int i = 0; i < world; i++) cls[i] = -1;
     for (int i = 0; i < world; i++) {
         if (rep[i] != i || cls[i] >= 0) continue;
-        int me = -1, k = w->group_members(w->ctx, i, kind, m, &me);
+        int me = -1, k = w->progs.group_members(w->progs.ctx, i, kind, m, &me);
         if (k < 2 || k > world || (t && k != t) || me < 0 || me >= k || m[me] != i) return 0;
         t = k;
         int sn = net_supernode_of(sim->p, i);
@@ -140,7 +140,7 @@ static bool groups_reducible(eng_sim *sim, wl_group kind, const int *cls, int *m
         if (cls[r] != r) continue;
         for (int g = 0; g < WL_NGROUPS; g++) {
             if (g == (int)kind || !(w->groups_used & 1u << g) || eng_group_reduced(sim, (wl_group)g)) continue;
-            int me = -1, k = w->group_members(w->ctx, r, (wl_group)g, m, &me);
+            int me = -1, k = w->progs.group_members(w->progs.ctx, r, (wl_group)g, m, &me);
             if (k < 1 || k > sim->world) return false;
             bool inside = true, simulated = true;
             for (int j = 0; j < k; j++) {
@@ -212,7 +212,7 @@ static void uplink_shares(eng_sim *sim, int *m)
     for (int g = 0; g < WL_NGROUPS; g++) {
         if (!eng_group_reduced(sim, (wl_group)g) || !(w->groups_used & 1u << g)) continue;
         for (int x = 0; x < sim->world; x++) {
-            int me = -1, n = w->group_members(w->ctx, x, (wl_group)g, m, &me);
+            int me = -1, n = w->progs.group_members(w->progs.ctx, x, (wl_group)g, m, &me);
             if (n < 2 || n > sim->world || m[0] != x) continue; /* each group once, from its first member */
             for (int i = 0; i < n; i++) {
                 /* member i's flow crosses supernodes on the flat ring, or on the inter ring of a hierarchical one */

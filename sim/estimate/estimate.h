@@ -71,22 +71,11 @@ typedef struct est_replay_result {
     long long instructions;            /* program instructions replayed */
 } est_replay_result;
 
-/* The programs to replay, as callbacks (hand-written programs in tests);
- * est_replay wraps a plan into one.  Rank i runs on device i. */
-typedef struct est_programs {
-    int world;
-    void *ctx;
-    void *(*program_new)(void *ctx, int rank);
-    bool (*program_next)(void *prog, wl_instr *out);
-    void (*program_free)(void *prog);
-    int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
-} est_programs;
-
 /* Replays one step of w on p into *res.  SIM_OK, or SIM_EINVAL with one
  * line naming the first rank and instruction when the programs are
  * invalid or do not match (a collective some members never join, a
  * receive without its send: a deadlock of the engine). */
-sim_rc est_replay_programs(const cfg_platform *p, const est_programs *w, est_replay_result *res, sim_err *err);
+sim_rc est_replay_programs(const cfg_platform *p, const wl_programs *w, est_replay_result *res, sim_err *err);
 /* The same for plan's programs and groups. */
 sim_rc est_replay(const cfg_platform *p, const wl_plan *plan, est_replay_result *res, sim_err *err);
 

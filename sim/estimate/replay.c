@@ -106,7 +106,7 @@ typedef struct rp_pending {
 
 typedef struct rp_sim {
     const cfg_platform *p;
-    const est_programs *w;
+    const wl_programs *w;
     int world;
     rp_rank *ranks;
     rp_pending **pend[WL_NGROUPS][WL_NSTREAMS]; /* world slots each, allocated on first use */
@@ -631,14 +631,11 @@ static void describe(const rp_sim *s, int rank, char *out, size_t cap)
                  wl_group_name((wl_group)in->group));
 }
 
-sim_rc est_replay_programs(const cfg_platform *p, const est_programs *w, est_replay_result *res, sim_err *err)
+sim_rc est_replay_programs(const cfg_platform *p, const wl_programs *w, est_replay_result *res, sim_err *err)
 {
-    if (!p || !w || !res || !w->program_new || !w->program_next || !w->program_free || !w->group_members)
-        return sim_fail(err, SIM_EINVAL, "replay: missing platform, program callbacks or result");
-    const char *origin = p->path[0] ? p->path : (p->name[0] ? p->name : "platform");
-    if (w->world < 1 || w->world > p->devices)
-        return sim_fail(err, SIM_EINVAL, "%s: 'devices': %d devices cannot run %d ranks (use at least %d devices)",
-                        origin, p->devices, w->world, w->world);
+    if (!p || !w || !res) return sim_fail(err, SIM_EINVAL, "replay: missing platform, programs or result");
+    sim_rc rc = wl_programs_check(w, p, "replay", err);
+    if (rc != SIM_OK) return rc;
     rp_sim s;
     memset(&s, 0, sizeof s);
     s.p = p;
@@ -670,7 +667,7 @@ sim_rc est_replay_programs(const cfg_platform *p, const est_programs *w, est_rep
         s.running = -1;
     }
 
-    sim_rc rc = SIM_OK;
+    rc = SIM_OK;
     int stuck = 0, first = -1;
     for (int i = 0; i < s.world && !s.failed; i++)
         if (s.ranks[i].block != RB_DONE) {
@@ -698,25 +695,10 @@ sim_rc est_replay_programs(const cfg_platform *p, const est_programs *w, est_rep
     return rc;
 }
 
-static void *plan_program_new(void *ctx, int rank) { return wl_program_new((const wl_plan *)ctx, rank); }
-static bool plan_program_next(void *prog, wl_instr *out) { return wl_program_next((wl_program *)prog, out); }
-static void plan_program_free(void *prog) { wl_program_free((wl_program *)prog); }
-static int plan_group_members(void *ctx, int rank, wl_group g, int *members, int *my_index)
-{
-    return wl_group_members((const wl_plan *)ctx, rank, g, members, my_index);
-}
-
 sim_rc est_replay(const cfg_platform *p, const wl_plan *plan, est_replay_result *res, sim_err *err)
 {
     if (!plan) return sim_fail(err, SIM_EINVAL, "replay: no workload plan");
-    est_programs w = {
-        .world = wl_world(plan),
-        .ctx = (void *)plan,
-        .program_new = plan_program_new,
-        .program_next = plan_program_next,
-        .program_free = plan_program_free,
-        .group_members = plan_group_members,
-    };
+    wl_programs w = wl_plan_programs(plan);
     return est_replay_programs(p, &w, res, err);
 }
 

@@ -154,6 +154,24 @@ const char *wl_label_name(int label);
 const char *wl_phase_name(wl_phase ph);
 const char *wl_coll_name(wl_coll c);
 
+/* A step's programs as callbacks, so that the engine and the replayer also
+ * run hand-written programs (tests).  Rank i runs on device i. */
+typedef struct wl_programs {
+    int world;
+    void *ctx;
+    void *(*program_new)(void *ctx, int rank);
+    bool (*program_next)(void *prog, wl_instr *out);
+    void (*program_free)(void *prog);
+    int (*group_members)(void *ctx, int rank, wl_group g, int *members, int *my_index);
+} wl_programs;
+
+/* The callbacks of plan's programs and groups (ctx is the plan). */
+wl_programs wl_plan_programs(const wl_plan *plan);
+
+/* SIM_OK when w has every callback and its ranks fit on p's devices, else
+ * SIM_EINVAL with one line; `who` names the caller ("engine", "replay"). */
+sim_rc wl_programs_check(const wl_programs *w, const cfg_platform *p, const char *who, sim_err *err);
+
 /* One rank's instruction stream. Free with wl_program_free. */
 wl_program *wl_program_new(const wl_plan *plan, int rank);
 void wl_program_free(wl_program *prog);
