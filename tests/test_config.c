@@ -916,6 +916,26 @@ START_TEST(check_fusion_and_7d)
 }
 END_TEST
 
+/* The MoE keys' rules, one case each (gpt is dense, its strategy interleaved). */
+START_TEST(check_moe_keys)
+{
+    triple t;
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("overlap_ep_comm=true")), SIM_EINVAL);
+    expect_check_msg(".overlap_ep_comm: the expert all-to-all behind another micro-batch's compute is modelled by "
+                     "schedule \"dualpipe-v\" only, got \"interleaved\" (use schedule \"dualpipe-v\", or set "
+                     "overlap_ep_comm to false)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("overlap_shared_experts=true")), SIM_EINVAL);
+    expect_check_msg(".overlap_shared_experts: model '%s' has no shared experts (set overlap_shared_experts to "
+                     "false)",
+                     t.s.path, t.m.name);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("moe_load_imbalance=1.5")), SIM_EINVAL);
+    expect_check_msg(".moe_load_imbalance: 1.5 needs an MoE model, and model '%s' is dense (set it to 1)", t.s.path,
+                     t.m.name);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("moe_load_imbalance=1")), SIM_OK);
+}
+END_TEST
+
 START_TEST(check_structs_built_in_memory)
 {
     triple t;
@@ -1528,6 +1548,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_sequence);
     tcase_add_test(tc, check_experts);
     tcase_add_test(tc, check_fusion_and_7d);
+    tcase_add_test(tc, check_moe_keys);
     tcase_add_test(tc, check_structs_built_in_memory);
     suite_add_tcase(s, tc);
 

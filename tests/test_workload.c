@@ -901,6 +901,119 @@ START_TEST(test_uneven_stage_programs)
 }
 END_TEST
 
+/* Seconds of layer 0's forward, micro-batch 0, on rank 0, replayed naively:
+ * computes and blocking collectives (bytes * s_per_byte) one after the other,
+ * an async collective starts at once and ends s_per_byte * bytes later on its
+ * stream, a wait blocks until everything issued on its stream is done.
+ * label_s (if not NULL) sums the compute seconds of one label. */
+static double naive_layer_fwd_s(const wl_plan *plan, double s_per_byte, const char *label, double *label_s,
+                                double *ep_bytes)
+{
+    double now = 0, free_at[WL_NSTREAMS] = {0};
+    if (label_s) *label_s = 0;
+    if (ep_bytes) *ep_bytes = 0;
+    wl_program *p = wl_program_new(plan, 0);
+    wl_instr in;
+    while (wl_program_next(p, &in)) {
+        if (in.layer != 0 || in.micro != 0 || in.phase != WL_PH_FORWARD) continue;
+        if (in.op == WL_COMPUTE) {
+            now += in.seconds;
+            if (label_s && !strcmp(wl_label_name(in.label), label)) *label_s += in.seconds;
+        } else if (in.op == WL_COLL) {
+            double t = in.bytes * s_per_byte;
+            if (ep_bytes && in.group == WL_G_EP) *ep_bytes += in.bytes;
+            if (in.stream == WL_S_MAIN) {
+                now += t;
+            } else {
+                free_at[in.stream] = fmax(now, free_at[in.stream]) + t;
+            }
+        } else if (in.op == WL_WAIT && in.stream != WL_S_MAIN) {
+            now = fmax(now, free_at[in.stream]);
+        }
+    }
+    wl_program_free(p);
+    return now;
+}
+
+/* setup() on flat_platform. */
+static void setup_flat(fixture *f, cfg_model m, cfg_strategy s)
+{
+    sim_err err;
+    f->m = m;
+    f->s = s;
+    f->p = flat_platform(cfg_world_size(&s));
+    f->c = cost_new(&f->p, &err);
+    ck_assert_ptr_nonnull(f->c);
+    ck_assert_int_eq(wl_plan_new(&f->m, &f->p, &f->s, f->c, &f->plan, &err), SIM_OK);
+}
+
+static cfg_model moe_model(int shared)
+{
+    cfg_model m = model_gpt();
+    fx_moe(&m, 8, 2, 1024, shared, 2048, 0, 1);
+    return m;
+}
+
+/* moe_load_imbalance 1.5: the busiest EP rank's expert GEMMs (flat
+ * platform: FLOPs / (peak/2), closed form) and its dispatch and combine
+ * bytes are 1.5 times the balanced ones. */
+START_TEST(test_moe_imbalance_scales_busiest_rank)
+{
+    cfg_model m = moe_model(0);
+    cfg_strategy s = strategy(4, 1, 1);
+    s.ep = 4;
+    double experts_s[2], ep_bytes[2], other_s[2];
+    for (int k = 0; k < 2; k++) {
+        s.moe_load_imbalance = k ? 1.5 : 1.0;
+        fixture f;
+        setup_flat(&f, m, s);
+        double all = naive_layer_fwd_s(f.plan, 0, "experts", &experts_s[k], &ep_bytes[k]);
+        other_s[k] = all - experts_s[k];
+        teardown(&f);
+    }
+    /* 2 local experts, each on tok * top_k * load / local copies: up (h -> f)
+     * and down (f -> h) GEMMs, 2 FLOPs per multiply-add; gelu (2 matrices) */
+    double tok = 1024, h = 1024, fe = 1024, load = 1.5;
+    double flops = 2 * (tok * 2 * load) * h * fe * 2;
+    ck_assert_double_eq_tol(experts_s[1], flops / (312e12 * 0.5), flops / (312e12 * 0.5) * 1e-9);
+    ck_assert_double_eq_tol(experts_s[1], 1.5 * experts_s[0], experts_s[0] * 1e-9);
+    ck_assert_double_eq_tol(ep_bytes[1], 1.5 * ep_bytes[0], ep_bytes[0] * 1e-12);
+    ck_assert_double_eq_tol(ep_bytes[1], 2 * tok * 2 * load * h * 2, 1e-6);
+    /* the router and the attention block do not move (memory is free on the flat platform) */
+    ck_assert_double_eq_tol(other_s[1], other_s[0], other_s[0] * 1e-12);
+}
+END_TEST
+
+/* overlap_shared_experts: the dispatch and combine go on the EP stream
+ * while the shared expert's first and second linear compute, so the layer's
+ * forward is shorter by min(A2A, shared linear) for each all-to-all, with
+ * the all-to-all shorter (small s_per_byte) or longer than the linear. */
+START_TEST(test_shared_expert_overlap_hides_min)
+{
+    cfg_model m = moe_model(1);
+    cfg_strategy s = strategy(4, 1, 1);
+    s.ep = 4;
+    fixture off, on;
+    setup_flat(&off, m, s);
+    s.overlap_shared_experts = true;
+    setup_flat(&on, m, s);
+    double rates[] = {1e-15, 1e-9};
+    for (int r = 0; r < 2; r++) {
+        double shared_s, ep_bytes, dummy;
+        double t_off = naive_layer_fwd_s(off.plan, rates[r], "shared_experts", &shared_s, &ep_bytes);
+        double t_on = naive_layer_fwd_s(on.plan, rates[r], "shared_experts", &dummy, NULL);
+        ck_assert_double_eq_tol(dummy, shared_s, 1e-18);
+        /* the two linears of the shared expert: h -> f then f -> h, same FLOPs (flat platform) */
+        double a2a = ep_bytes / 2 * rates[r], lin = shared_s / 2;
+        double hidden = 2 * fmin(a2a, lin);
+        ck_assert_double_gt(hidden, 0);
+        ck_assert_double_eq_tol(t_off - t_on, hidden, hidden * 1e-9);
+    }
+    teardown(&off);
+    teardown(&on);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("workload");
@@ -925,6 +1038,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_doubling_dimensions_divides_compute);
     tcase_add_test(tc, test_layer_gemms_are_model_flops);
     tcase_add_test(tc, test_uneven_stage_programs);
+    tcase_add_test(tc, test_moe_imbalance_scales_busiest_rank);
+    tcase_add_test(tc, test_shared_expert_overlap_hides_min);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -381,6 +381,38 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
     return SIM_OK;
 }
 
+/* The MoE keys: the batch-level all-to-all overlap is DualPipe-V's pairs
+ * (the one schedule that runs two micro-batches' passes together); the
+ * shared-expert overlap needs shared experts and is not combined with
+ * those pairs (Megatron refuses --moe-shared-expert-overlap with
+ * --overlap-moe-expert-parallel-comm too); the imbalance needs experts. */
+static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    if (s->overlap_ep_comm && s->schedule != CFG_SCHED_DUALPIPE_V)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .overlap_ep_comm: the expert all-to-all behind another micro-batch's compute is "
+                        "modelled by schedule \"dualpipe-v\" only, got \"%s\" (use schedule \"dualpipe-v\", or set "
+                        "overlap_ep_comm to false)",
+                        f, cfg_schedule_name(s->schedule));
+    if (s->overlap_shared_experts && m->moe.shared_experts <= 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .overlap_shared_experts: model '%s' has no shared experts (set overlap_shared_experts "
+                        "to false)",
+                        f, m->name);
+    if (s->overlap_shared_experts && s->schedule == CFG_SCHED_DUALPIPE_V)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .overlap_shared_experts: \"dualpipe-v\" already hides the expert all-to-all behind "
+                        "the paired micro-batch; both overlaps together are not modelled (set "
+                        "overlap_shared_experts to false)",
+                        f);
+    if (s->moe_load_imbalance > 1 && m->moe.experts <= 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .moe_load_imbalance: %g needs an MoE model, and model '%s' is dense (set it to 1)", f,
+                        s->moe_load_imbalance, m->name);
+    return SIM_OK;
+}
+
 static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
     sim_rc rc;
@@ -392,6 +424,7 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
     if ((rc = check_shapes(m, s, err))) return rc;
     if ((rc = check_world(p, s, &dp, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
+    if ((rc = check_moe_keys(m, s, err))) return rc;
     s->dp = dp;
     if (s->etp == 0) s->etp = s->tp_x * s->tp_y; /* Megatron's default: experts split like the dense layers */
     return SIM_OK;

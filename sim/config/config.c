@@ -630,6 +630,13 @@ int cfg_edp_group(const cfg_strategy *s)
     return cfg_dp_group(s) / ep * (tp / etp);
 }
 
+double cfg_expert_load(const cfg_strategy *s)
+{
+    double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
+    double imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
+    return cf * imb;
+}
+
 int cfg_micro_batches(const cfg_strategy *s)
 {
     int per = s->dp * s->micro_batch;

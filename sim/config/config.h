@@ -188,6 +188,9 @@ typedef struct cfg_strategy {
     bool fuse_tpy_cp;
     cfg_dim order[CFG_NDIMS];      /* innermost first */
     double moe_capacity_factor;    /* tokens an expert gets relative to a perfect balance */
+    double moe_load_imbalance;     /* tokens the busiest EP rank receives relative to the mean (>= 1) */
+    bool overlap_shared_experts;   /* the shared experts compute while the expert all-to-alls are in flight */
+    bool overlap_ep_comm;          /* one micro-batch's expert all-to-all behind another's compute */
 } cfg_strategy;
 
 /* ---------------------------------------------------------------- loading */
@@ -277,6 +280,11 @@ double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
+/* Routed copies the busiest EP rank's experts receive, relative to top_k
+ * per token routed: moe_capacity_factor * moe_load_imbalance (0 reads as
+ * 1).  Every rank waits for the busiest in the combine, so its expert
+ * compute, all-to-all bytes and expert activations set the step. */
+double cfg_expert_load(const cfg_strategy *s);
 /* Returns the most layers a pipeline stage holds: layers / pp when they
  * are split evenly, else the largest of the stages' counts
  * (cfg_stage_layers). */

@@ -416,6 +416,9 @@ const cfg_key cfg_strategy_keys[] = {
     {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM | PROBE,
      .search = 14, INNER, .choices = order_choices, .compact = 19, .format = order_token},
     {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME | PROBE},
+    {S_DBL("moe_load_imbalance", moe_load_imbalance, 1, 1000, 1), .flags = SAME | PROBE},
+    {S_BOOL("overlap_shared_experts", overlap_shared_experts, 0), .flags = SAME | PROBE},
+    {S_BOOL("overlap_ep_comm", overlap_ep_comm, 0), .flags = SAME}, /* dualpipe-v's pairs, the schedule's row */
     ROW_END,
 };
 

@@ -208,7 +208,8 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
  * and /t throughout with sequence parallel.  CP splits the sequence: all
  * terms shrink by c (the scores of sl queries span all s keys).
  * A MoE layer replaces the MLP columns by the shared experts' and adds the
- * routed tokens (k * capacity factor per token): each keeps its dispatched
+ * routed tokens (k * capacity factor per token, times the load imbalance
+ * on the busiest EP rank, cfg_expert_load): each keeps its dispatched
  * input eh and the expert MLP's intermediates (2 or 3)e*fe / etp.  Full
  * recompute keeps the layer input eBh only (/t with sequence parallel). */
 static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int layer, cfg_recompute mode)
@@ -229,7 +230,7 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
     double routed = 0.0;
     if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
-        double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
+        double cf = cfg_expert_load(s);
         double etp = at_least_one(s->etp);
         /* Tokens reaching this rank's experts: its own routed tokens, and
          * with sequence sharding those its etp peers gather to it. */

@@ -378,8 +378,17 @@ static void dense_mlp(emitter *e, const shape *sh, bool bwd)
  * routed copy to the EP rank of its expert; with etp > 1 an expert is split
  * over etp ranks, which gather each other's tokens for it and
  * reduce-scatter the result (Megatron's alltoall dispatcher with expert
- * tensor parallel).  On balance an EP rank's experts receive top_k *
- * capacity_factor copies per token it routes. */
+ * tensor parallel).  The rank is costed as the busiest EP rank, whose
+ * experts receive top_k * cfg_expert_load copies per token routed
+ * (capacity factor times load imbalance): every rank waits for it in the
+ * combine, and with symmetric programs its all-to-all bytes stand for the
+ * busiest rank's.
+ *
+ * overlap_shared_experts (Megatron's --moe-shared-expert-overlap): the
+ * dispatch and the combine run on the EP stream while the shared experts'
+ * first and second linear compute; the expert GEMMs wait for the dispatch,
+ * the residual for the combine.  Each all-to-all then costs
+ * max(A2A, shared linear) instead of their sum.  Backward mirrors it. */
 static void moe_mlp(emitter *e, const shape *sh, bool bwd)
 {
     const cfg_model *m = e->plan->m;
@@ -388,8 +397,8 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     const cost_model *c = e->plan->c;
     int db = m->dtype_bytes;
     double tok = sh->tok / sh->t;
-    double routed = tok * moe->top_k * s->moe_capacity_factor; /* copies this rank sends */
-    double local_tok = routed * s->etp;                          /* copies its expert shards compute */
+    double routed = tok * moe->top_k * cfg_expert_load(s); /* copies the busiest rank's experts receive */
+    double local_tok = routed * s->etp;                     /* copies its expert shards compute */
     int local = moe->experts / s->ep;
     double per_expert = local_tok / local;
     double fe = (double)moe->ffn_hidden / s->etp;
@@ -406,21 +415,36 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
         experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, per_expert, fe, sh->h, db));
         experts_w_s = local * (cost_gemm_s(c, sh->h, up, per_expert, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
     }
+    bool shared = moe->shared_experts > 0;
+    double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
+    double sup = cfg_mlp_gated(m) ? 2 * sf : sf;
+    bool overlap = shared && s->overlap_shared_experts && wl_group_size(s, WL_G_EP) > 1;
+    wl_stream st = overlap ? WL_S_EP : WL_S_MAIN;
+    /* the shared linear that runs under each all-to-all: forward FC1 then
+     * FC2, backward FC2's gradient then FC1's */
+    bool first_second = bwd, then_second = !bwd;
+    double first_k = bwd ? sf : sh->h, first_n = bwd ? sh->h : sup;
+    double then_k = bwd ? sh->h : sf, then_n = bwd ? sup : sh->h;
 
     norm(e, sh, bwd);
     /* A hidden split over tp_y is gathered before routing (2D TP). */
     if (sh->y > 1) tp_gather(e, WL_G_TPY, tok * sh->y * sh->h * db);
     emit_gemm(e, WL_L_ROUTER, tok, moe->experts, sh->h, bwd);
-    emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
+    emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, st);
+    if (overlap) {
+        linear(e, sh, WL_L_SHARED, first_k, first_n, first_second, bwd);
+        emit_wait(e, st);
+    }
     emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
     emit_compute(e, WL_L_EXPERTS, experts_s);
     if (bwd && e->wgrad) push_compute(e->wgrad, WL_PH_WGRAD, WL_L_EXPERTS, experts_w_s);
     emit_elementwise(e, WL_L_ACT, act_bytes, bwd);
     emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
-    emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, WL_S_MAIN);
-    if (moe->shared_experts > 0) {
-        double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
-        double sup = cfg_mlp_gated(m) ? 2 * sf : sf;
+    emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, st);
+    if (overlap) {
+        linear(e, sh, WL_L_SHARED, then_k, then_n, then_second, bwd);
+        emit_wait(e, st);
+    } else if (shared) {
         linear(e, sh, WL_L_SHARED, sh->h, sup, false, bwd);
         linear(e, sh, WL_L_SHARED, sf, sh->h, true, bwd);
     }
