@@ -916,6 +916,44 @@ START_TEST(check_fusion_and_7d)
 }
 END_TEST
 
+/* The embedding and the loss counted as layers (Megatron's
+ * account_for_*_in_pipeline_split): Llama 3.1 405B's 126 layers on PP 8 x
+ * VPP 8 are (126 + 2) / 64 = 2 places per virtual stage, the first virtual
+ * stage (chunk 0 of stage 0) and the last (chunk 7 of stage 7) one layer
+ * each; the ranges follow each other in global chunk order and cover all
+ * 126 layers once.  With the embedding alone, 127 places do not divide. */
+START_TEST(check_embedding_and_loss_as_layers)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 126;
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    s.pp = 8;
+    s.vpp = 8;
+    s.schedule = CFG_SCHED_INTERLEAVED;
+    s.account_for_embedding_in_pipeline_split = s.account_for_loss_in_pipeline_split = true;
+    int next = 0, total = 0;
+    for (int g = 0; g < 64; g++) {
+        int chunk, stage = cfg_chunk_stage(&s, g, &chunk), first;
+        int n = cfg_stage_layers(&m, &s, stage, chunk, &first);
+        ck_assert_int_eq(n, g == 0 || g == 63 ? 1 : 2);
+        ck_assert_int_eq(first, next);
+        next += n;
+        total += n;
+    }
+    ck_assert_int_eq(total, m.layers);
+    for (int st = 0; st < 8; st++) ck_assert_int_eq(cfg_stage_layer_total(&m, &s, st), st == 0 || st == 7 ? 15 : 16);
+
+    triple t;
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("model.layers=126", "pp=8", "vpp=8", "account_for_embedding_in_pipeline_split=true")),
+                     SIM_EINVAL);
+    expect_check_msg(".account_for_embedding_in_pipeline_split: layers=126 plus the 1 counted as layers = 127, which 64 "
+                     "model chunks (pp*chunks per stage) do not divide (use a pp and vpp whose product divides 127)",
+                     t.s.path);
+}
+END_TEST
+
 /* The MoE keys' rules, one case each (gpt is dense, its strategy interleaved). */
 START_TEST(check_moe_keys)
 {
@@ -1549,6 +1587,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_experts);
     tcase_add_test(tc, check_fusion_and_7d);
     tcase_add_test(tc, check_moe_keys);
+    tcase_add_test(tc, check_embedding_and_loss_as_layers);
     tcase_add_test(tc, check_structs_built_in_memory);
     suite_add_tcase(s, tc);
 

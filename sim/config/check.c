@@ -233,6 +233,27 @@ static sim_rc check_stages(const cfg_model *m, const cfg_strategy *s, sim_err *e
                         "%s: .pp: \"%s\" cuts the layers into 2*pp = %lld chunks, which does not divide layers=%d "
                         "(use a pp whose double divides %d)",
                         f, cfg_schedule_name(s->schedule), 2LL * s->pp, m->layers, m->layers);
+    int emb = s->account_for_embedding_in_pipeline_split, loss = s->account_for_loss_in_pipeline_split;
+    const char *acc = emb ? "account_for_embedding_in_pipeline_split" : "account_for_loss_in_pipeline_split";
+    if ((emb || loss) && (first > 0 || last > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: counting the embedding or the loss as a layer is not combined with "
+                        "first_stage_layers or last_stage_layers (set them to 0, or %s to false)",
+                        f, acc, acc);
+    if (emb || loss) {
+        i64 n = (i64)s->pp * cfg_stage_chunks(s), places = (i64)m->layers + emb + loss;
+        if (places % n != 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .%s: layers=%d plus the %d counted as layers = %lld, which %lld model chunks "
+                            "(pp*chunks per stage) do not divide (use a pp and vpp whose product divides %lld)",
+                            f, acc, m->layers, emb + loss, places, n, places);
+        if (n > 1 && places / n < 2)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .%s: %lld model chunks of %lld places leave the first or last chunk no "
+                            "transformer layer (use fewer pipeline stages or virtual stages)",
+                            f, acc, n, places / n);
+        return SIM_OK;
+    }
     if (first == 0 && last == 0) {
         factor stages[] = {{"pp", s->pp}, {"vpp", s->vpp}};
         return divides(err, f, stages, 2, "layers", m->layers);

@@ -703,7 +703,13 @@ int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int c
 {
     int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
     int start, count;
-    if (!cfg_uneven_stages(s)) {
+    int emb = s->account_for_embedding_in_pipeline_split, loss = s->account_for_loss_in_pipeline_split;
+    if (!cfg_uneven_stages(s) && (emb || loss)) {
+        int n = pp * v, c = cfg_global_chunk(s, stage, chunk), per = (m->layers + emb + loss) / n;
+        start = c * per - (c > 0 ? emb : 0);
+        count = per - (c == 0 ? emb : 0) - (c == n - 1 ? loss : 0);
+        if (count < 0) count = 0;
+    } else if (!cfg_uneven_stages(s)) {
         long long n = (long long)pp * v, c = cfg_global_chunk(s, stage, chunk);
         start = (int)(c * m->layers / n);
         count = (int)((c + 1) * m->layers / n) - start;

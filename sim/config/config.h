@@ -175,6 +175,8 @@ typedef struct cfg_strategy {
     int vpp;                       /* virtual stages per pipeline rank */
     int first_stage_layers;        /* layers of pipeline stage 0; 0 = even split */
     int last_stage_layers;         /* layers of the last pipeline stage; 0 = even split */
+    bool account_for_embedding_in_pipeline_split; /* the embedding counts as one layer of the first chunk */
+    bool account_for_loss_in_pipeline_split;      /* the loss counts as one layer of the last chunk */
     cfg_schedule schedule;
     int micro_batch;               /* sequences per micro-batch */
     int global_batch;              /* sequences per step */
@@ -301,7 +303,11 @@ bool cfg_is_window_layer(const cfg_model *m, int layer);
  * n_{pp-1} = L; the other stages share the remaining layers evenly (as
  * Megatron's --decoder-first/last-pipeline-num-layers).  With neither set,
  * the layers are cut into pp*v equal chunks (v = cfg_stage_chunks; chunk
- * c holds layers [c*layers/(pp*v), (c+1)*layers/(pp*v)) ).  Each stage
+ * c holds layers [c*layers/(pp*v), (c+1)*layers/(pp*v)) ), or with
+ * account_for_embedding_in_pipeline_split (E = 1) and/or
+ * account_for_loss_in_pipeline_split (L = 1) (Megatron's flags) each
+ * chunk holds (layers + E + L)/(pp*v) places, the embedding taking one of
+ * the first chunk's and the loss one of the last's.  Each stage
  * holds v model chunks of n_p / v layers; chunk j of stage p is global
  * chunk j*pp + p (Megatron's interleaved placement), except with the V
  * schedules (zb-v, dualpipe-v: two chunks, no uneven split), where chunk 0
