@@ -59,15 +59,20 @@ typedef struct fixture {
     wl_plan *plan;
 } fixture;
 
-static void setup(fixture *f, cfg_model m, cfg_strategy s)
+static void setup_on(fixture *f, cfg_model m, cfg_strategy s, cfg_platform p)
 {
     sim_err err;
     f->m = m;
     f->s = s;
-    f->p = platform(cfg_world_size(&s));
+    f->p = p;
     f->c = cost_new(&f->p, &err);
     ck_assert_ptr_nonnull(f->c);
     ck_assert_int_eq(wl_plan_new(&f->m, &f->p, &f->s, f->c, &f->plan, &err), SIM_OK);
+}
+
+static void setup(fixture *f, cfg_model m, cfg_strategy s)
+{
+    setup_on(f, m, s, platform(cfg_world_size(&s)));
 }
 
 static void teardown(fixture *f)
@@ -938,13 +943,7 @@ static double naive_layer_fwd_s(const wl_plan *plan, double s_per_byte, const ch
 /* setup() on flat_platform. */
 static void setup_flat(fixture *f, cfg_model m, cfg_strategy s)
 {
-    sim_err err;
-    f->m = m;
-    f->s = s;
-    f->p = flat_platform(cfg_world_size(&s));
-    f->c = cost_new(&f->p, &err);
-    ck_assert_ptr_nonnull(f->c);
-    ck_assert_int_eq(wl_plan_new(&f->m, &f->p, &f->s, f->c, &f->plan, &err), SIM_OK);
+    setup_on(f, m, s, flat_platform(cfg_world_size(&s)));
 }
 
 static cfg_model moe_model(int shared)
