@@ -57,6 +57,7 @@
 #define CFG_NIC_GBPS_MAX 1e5        /* 100 TB/s per device, below the engine's pad links (1 PB/s) */
 #define CFG_LATENCY_US_MAX 1e6      /* 1 s, also per kernel and per collective step */
 #define CFG_OVERSUB_MAX 1000        /* uplinks 1000x thinner than the NICs below them */
+#define CFG_OVERLAP_SLOWDOWN_MAX 10 /* a GEMM beside a TP collective at most 10x slower */
 #define CFG_EFFICIENCY_MIN 1e-4     /* 0.01 % of peak or of link bandwidth: efficiencies in [this, 1] */
 
 /* ------------------------------------------------------ strategy values */

@@ -209,6 +209,7 @@ static const cfg_key efficiency_rows[] = {
     ROW_DBL("network", cfg_platform, network_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
     ROW_DBL("kernel_overhead_us", cfg_platform, kernel_overhead_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
     ROW_DBL("collective_step_us", cfg_platform, collective_step_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
+    ROW_DBL("overlap_compute_slowdown", cfg_platform, overlap_compute_slowdown, 1, CFG_OVERLAP_SLOWDOWN_MAX, 1, 1, 0),
     ROW_END,
 };
 

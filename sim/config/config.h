@@ -136,6 +136,8 @@ typedef struct cfg_platform {
     double network_efficiency;     /* fraction of link bandwidth reached by collectives */
     double kernel_overhead_s;      /* fixed cost added to each op */
     double collective_step_s;      /* software latency of one collective algorithm step */
+    double overlap_compute_slowdown; /* >= 1: a GEMM chunk run beside a TP collective takes this
+                                      * times its time (overlap_tp_comm; 1 = no contention) */
 } cfg_platform;
 
 /* --------------------------------------------------------------- strategy */

@@ -174,6 +174,17 @@ double cost_elementwise_s(const cost_model *c, double bytes)
     return memory_s(c, bytes) + c->platform.kernel_overhead_s;
 }
 
+/* Seconds an op of `seconds` alone takes beside a TP collective: the
+ * platform's overlap_compute_slowdown times as long (the collective's
+ * kernels take SMs / AI cores and HBM bandwidth from it).  A slowdown
+ * below 1 reads as 1: platform files are checked to [1, 10], and a
+ * platform built in code leaves 0 for "unset". */
+double cost_beside_comm_s(const cost_model *c, double seconds)
+{
+    double f = c->platform.overlap_compute_slowdown;
+    return f > 1 ? seconds * f : seconds;
+}
+
 /* Seconds for one Adam step over `params` parameters (30 bytes each). */
 double cost_optimizer_s(const cost_model *c, double params)
 {

@@ -33,6 +33,10 @@ double cost_attention_s(const cost_model *c, double flops, double bytes);
  * reading and writing `bytes` in total. */
 double cost_elementwise_s(const cost_model *c, double bytes);
 
+/* The time of an op of `seconds` run while a collective shares the device
+ * (overlap_tp_comm: efficiency.overlap_compute_slowdown times as long). */
+double cost_beside_comm_s(const cost_model *c, double seconds);
+
 /* Mixed-precision Adam step over `params` parameters held by the device
  * (reads and writes master weights, moments, grads, bf16 weights). */
 double cost_optimizer_s(const cost_model *c, double params);

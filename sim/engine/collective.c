@@ -390,7 +390,7 @@ void eng_coll_run(eng_rank *r, int stream, const wl_instr *in, double *tail)
     if (!v || v->lo.n <= 1) return;
     net_coll k = (net_coll)in->coll;
     net_phase ph[NET_MAX_PHASES];
-    int nph = net_coll_phases(r->sim->p, &v->lo, k, in->bytes, ph);
+    int nph = net_coll_step_phases(r->sim->p, &v->lo, k, in->bytes, (int)in->seq, ph);
     double sent = 0.0;
     for (int i = 0; i < nph; i++) {
         double *t = i == nph - 1 ? tail : NULL; /* the last phase's latency may be taken over */

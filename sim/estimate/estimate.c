@@ -292,7 +292,7 @@ static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int
         if (in.op == WL_COMPUTE) {
             dt = in.seconds;
         } else if (in.op == WL_COLL && in.group < WL_NGROUPS) {
-            double t = net_coll_s(e->p, &pr->lg->g[in.group], (net_coll)in.coll, in.bytes);
+            double t = net_coll_step_s(e->p, &pr->lg->g[in.group], (net_coll)in.coll, in.bytes, (int)in.seq);
             if (in.stream == WL_S_MAIN) {
                 dt = t;
                 dim = (int)wl_instr_dim(&in);

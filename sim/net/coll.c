@@ -35,6 +35,29 @@ int net_coll_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, 
     return algorithms[net_algo_of(lo, kind)].phases(p, lo, kind, bytes, out);
 }
 
+int net_coll_step_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int step,
+                         net_phase out[NET_MAX_PHASES])
+{
+    if (step <= 0) return net_coll_phases(p, lo, kind, bytes, out);
+    int n = net_coll_phases(p, lo, kind, bytes, out);
+    if (n == 1 && (kind == NET_ALLGATHER || kind == NET_REDUCESCATTER) && out[0].op == kind) {
+        if (step > out[0].steps) return 0;
+        out[0].steps = 1;
+        out[0].sent_bytes = out[0].chunk_bytes;
+        return 1;
+    }
+    return step == 1 ? n : 0; /* no ring to exchange on: all of it at the first step */
+}
+
+double net_coll_step_s(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int step)
+{
+    net_phase ph[NET_MAX_PHASES];
+    int n = net_coll_step_phases(p, lo, kind, bytes, step, ph);
+    double t = 0.0;
+    for (int i = 0; i < n; i++) t += net_phase_s(p, &ph[i]);
+    return t;
+}
+
 double net_phase_s(const cfg_platform *p, const net_phase *ph)
 {
     if (ph->n <= 1) return 0.0;

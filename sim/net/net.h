@@ -142,6 +142,20 @@ double net_phase_tail_s(const cfg_platform *p, const net_phase *ph);
 /* Uncontended seconds of collective `kind` on lo: the sum of its phases. */
 double net_coll_s(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes);
 
+/* Step `step` (1-based) of collective `kind` run as a ring exchange, one
+ * ring step at a time beside the computation it feeds (overlap_tp_comm;
+ * step 0: the whole collective).  An all-gather or reduce-scatter that
+ * runs as one ring phase has its n - 1 steps: each is that phase with one
+ * step, sending one chunk (bytes / n), and a step beyond them has no
+ * phase.  Any other collective (an all-reduce, or a group spread over
+ * supernodes whose algorithm has several phases) has no ring to exchange
+ * on: step 1 is all of it, later steps nothing.  Returns the phases'
+ * count, as net_coll_phases. */
+int net_coll_step_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int step,
+                         net_phase out[NET_MAX_PHASES]);
+/* Uncontended seconds of that step: the sum of its phases. */
+double net_coll_step_s(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int step);
+
 /* The single-ring rule every phase is built from (Thakur, Rabenseifner,
  * Gropp, IJHPCA 2005): steps and bytes one member sends for n members
  * (0 when n <= 1), and the phase of `kind` over n members whose every edge

@@ -41,6 +41,7 @@ typedef struct emitter {
     uint8_t phase;
     double dtype;   /* bytes per activation element */
     wl_ops *wgrad;  /* backward: where weight-gradient GEMMs go when run apart, NULL to keep them in ops */
+    uint32_t issued[WL_NSTREAMS]; /* asynchronous ops emitted so far, per stream */
 } emitter;
 
 static void push_compute(wl_ops *ops, int phase, int label, double seconds)
@@ -98,12 +99,14 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
 static void emit_phase(void *ctx, const wl_instr *phase)
 {
     emitter *e = ctx;
+    if (phase->stream != WL_S_MAIN && phase->stream < WL_NSTREAMS) e->issued[phase->stream]++;
     wl_ops_push(e->ops, phase);
 }
 
 /* A collective, in the phases it runs as (wl_coll_phases: nothing for a
  * group of one). */
-static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream)
+static void emit_coll_step(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream,
+                           int step)
 {
     wl_instr in = {0};
     in.op = WL_COLL;
@@ -116,11 +119,25 @@ static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double by
     in.micro = -1;
     in.peer = -1;
     in.bytes = bytes;
+    in.seq = (uint32_t)step;
     wl_coll_phases(e->plan->s, &in, emit_phase, e);
 }
 
-/* Wait for the last op issued on `stream`; the program fills in seq. */
-static void emit_wait(emitter *e, wl_stream stream)
+static void emit_coll(emitter *e, int label, wl_coll kind, wl_group g, double bytes, wl_stream stream)
+{
+    emit_coll_step(e, label, kind, g, bytes, stream, 0);
+}
+
+/* Ring step `step` of a TP collective on the TP stream (net_coll_step_phases). */
+static void emit_ring_step(emitter *e, int label, wl_coll kind, wl_group g, double bytes, int step)
+{
+    emit_coll_step(e, label, kind, g, bytes, WL_S_TP, step);
+}
+
+/* Wait until op number `mark` (counted by e->issued) of `stream` is done;
+ * the template's seq says how many later ops may still run (0: wait for
+ * everything issued so far), the program turns it into the stream's count. */
+static void emit_wait_for(emitter *e, wl_stream stream, uint32_t mark)
 {
     wl_instr in = {0};
     in.op = WL_WAIT;
@@ -130,8 +147,14 @@ static void emit_wait(emitter *e, wl_stream stream)
     in.layer = -1;
     in.micro = -1;
     in.peer = -1;
-    in.seq = 0; /* 0 = "everything issued so far on the stream" */
+    in.seq = e->issued[stream] - mark;
     wl_ops_push(e->ops, &in);
+}
+
+/* Wait for the last op issued on `stream`. */
+static void emit_wait(emitter *e, wl_stream stream)
+{
+    emit_wait_for(e, stream, e->issued[stream]);
 }
 
 static void emit_gemm(emitter *e, int label, double m, double n, double k, bool backward)
@@ -195,6 +218,90 @@ static void tp_reduce(emitter *e, wl_group g, double bytes, bool sharded)
         emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, g, bytes, WL_S_MAIN);
 }
 
+static double gemm_s(const emitter *e, double m, double n, double k)
+{
+    return cost_gemm_s(e->plan->c, m, n, k, e->plan->m->dtype_bytes);
+}
+
+/* A GEMM (chunk) of `seconds` alone; `beside`: a TP collective runs on the
+ * device meanwhile (cost_beside_comm_s). */
+static void emit_gemm_beside(emitter *e, int label, double seconds, bool beside)
+{
+    emit_compute(e, label, beside ? cost_beside_comm_s(e->plan->c, seconds) : seconds);
+}
+
+static int group_size(const emitter *e, wl_group g)
+{
+    return wl_group_size(e->plan->s, g);
+}
+
+/* Forward of a linear layer with overlap_tp_comm and sharded activations
+ * (Transformer Engine's userbuffers ring exchange, MindSpeed's MC2 / CoC):
+ * the GEMM is split on its tokens into n chunks, n the size of the group
+ * the all-gather (else the reduce-scatter) runs on.  The all-gather
+ * starts on the rank's own shard and brings the next one ring step at a
+ * time on the TP stream, step i while the GEMM computes chunk i; the
+ * reduce-scatter sends chunk i's partial sums on step i while the GEMM
+ * computes chunk i+1.  What shows is whatever of each step outlasts the
+ * GEMM chunk beside it (docs/model.md, "TP overlap"); a GEMM chunk with a
+ * step beside it takes cost_beside_comm_s. */
+static void linear_fwd_overlapped(emitter *e, int label, double tok, double N, double K, wl_group gin,
+                                  double in_bytes, wl_group gout, double out_bytes)
+{
+    bool ag = group_size(e, gin) > 1, rs = group_size(e, gout) > 1;
+    int n = ag ? group_size(e, gin) : rs ? group_size(e, gout) : 1;
+    int nrs = rs ? group_size(e, gout) : 1;
+    double g = gemm_s(e, tok / n, N, K);
+    uint32_t mark = 0;
+    for (int i = 0; i < n; i++) {
+        bool step_ag = ag && i + 1 < n, step_rs = rs && i > 0 && i < nrs;
+        if (ag && i > 0) emit_wait_for(e, WL_S_TP, mark);
+        if (step_ag) {
+            emit_ring_step(e, WL_L_TP_AG, WL_ALLGATHER, gin, in_bytes, i + 1);
+            mark = e->issued[WL_S_TP];
+        }
+        emit_gemm_beside(e, label, g, step_ag || step_rs);
+        if (rs && i + 1 < nrs) emit_ring_step(e, WL_L_TP_RS, WL_REDUCESCATTER, gout, out_bytes, i + 1);
+    }
+    for (int k = n + 1; k < nrs; k++) emit_ring_step(e, WL_L_TP_RS, WL_REDUCESCATTER, gout, out_bytes, k);
+    if (rs) emit_wait(e, WL_S_TP);
+}
+
+/* Backward of a linear layer with overlap_tp_comm and sharded activations:
+ * the output gradient's all-gather as a ring exchange beside the chunks of
+ * the input-gradient (dgrad) GEMM, as in forward; the input's all-gather
+ * for the weight gradient (wgrad) in bulk beside the dgrad GEMM, and the
+ * input gradient's reduce-scatter in bulk beside the wgrad GEMM
+ * (Transformer Engine's bulk overlap; Megatron issues both
+ * asynchronously). */
+static void linear_bwd_overlapped(emitter *e, int label, double tok, double N, double K, wl_group gin,
+                                  double in_bytes, wl_group gout, double out_bytes)
+{
+    bool ago = group_size(e, gout) > 1, agi = group_size(e, gin) > 1;
+    int n = ago ? group_size(e, gout) : 1;
+    double dg = gemm_s(e, tok / n, K, N), wg = gemm_s(e, K, N, tok);
+    uint32_t mark = 0;
+    for (int i = 0; i < n; i++) {
+        bool step = ago && i + 1 < n;
+        if (ago && i > 0) emit_wait_for(e, WL_S_TP, mark);
+        if (step) {
+            emit_ring_step(e, WL_L_TP_AG, WL_ALLGATHER, gout, out_bytes, i + 1);
+            mark = e->issued[WL_S_TP];
+        }
+        if (agi && i + 1 == n) emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, gin, in_bytes, WL_S_TP);
+        emit_gemm_beside(e, label, dg, step || agi);
+    }
+    if (agi) emit_wait(e, WL_S_TP);
+    if (e->wgrad) { /* the weight gradient runs apart, later: nothing to hide the reduce-scatter behind */
+        if (agi) emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, gin, in_bytes, WL_S_MAIN);
+        push_compute(e->wgrad, WL_PH_WGRAD, label, wg);
+        return;
+    }
+    if (agi) emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, gin, in_bytes, WL_S_TP);
+    emit_gemm_beside(e, label, wg, agi);
+    if (agi) emit_wait(e, WL_S_TP);
+}
+
 /* A linear layer Y[tok, N] = X[tok, K] W[K, N] and its tensor-parallel
  * collectives.  2D layout (MindSpeed tp-2d): the first GEMM of a block
  * gathers its input over tp_x and reduce-scatters its output over tp_y;
@@ -213,6 +320,23 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
         gin = gout = WL_G_TP;
         din = second ? sh->t : 1;
         dout = second ? 1 : sh->t;
+    }
+    if (e->plan->s->overlap_tp_comm && sh->sp) {
+        if (!bwd)
+            linear_fwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes);
+        else
+            linear_bwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes);
+        return;
+    }
+    if (e->plan->s->overlap_tp_comm && bwd && !second && sh->t > 1 && !e->wgrad) {
+        /* without SP: the input gradient's all-reduce behind the wgrad GEMM
+         * (bulk); the forward all-reduce after the row-parallel GEMM stays
+         * exposed */
+        emit_compute(e, label, gemm_s(e, sh->tok, K / din, N / dout));
+        emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh->tok * K * db, WL_S_TP);
+        emit_gemm_beside(e, label, gemm_s(e, K / din, N / dout, sh->tok), true);
+        emit_wait(e, WL_S_TP);
+        return;
     }
     if (!bwd) {
         if (sh->sp) tp_gather(e, gin, in_bytes);
@@ -469,7 +593,7 @@ void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out)
     const cfg_strategy *s = plan->s;
     bool moe = kind & WL_KIND_MOE;
     shape sh = layer_shape(plan, kind & WL_KIND_WINDOW);
-    emitter e = {plan, &out->fwd, WL_PH_FORWARD, m->dtype_bytes, NULL};
+    emitter e = {.plan = plan, .ops = &out->fwd, .phase = WL_PH_FORWARD, .dtype = m->dtype_bytes};
     layer_pass(&e, &sh, moe, false);
     e.ops = &out->bwd;
     e.phase = WL_PH_BACKWARD;
@@ -555,7 +679,7 @@ void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out)
 {
     const cfg_model *m = plan->m;
     shape sh = layer_shape(plan, false);
-    emitter e = {plan, &out->embed_fwd, WL_PH_FORWARD, m->dtype_bytes, NULL};
+    emitter e = {.plan = plan, .ops = &out->embed_fwd, .phase = WL_PH_FORWARD, .dtype = m->dtype_bytes};
     embedding(&e, &sh, false);
     e.ops = &out->embed_bwd;
     e.phase = WL_PH_BACKWARD;

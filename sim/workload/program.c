@@ -64,9 +64,15 @@ static void put(wl_program *p, wl_instr in, int layer, int micro)
     wl_ops_push(&p->buf, &in);
 }
 
+/* Append op templates; a template's WAIT counts back from the stream's
+ * latest op (its seq: how many of the latest it may leave running). */
 static void put_ops(wl_program *p, const wl_ops *ops, int layer, int micro)
 {
-    for (int i = 0; i < ops->n; i++) put(p, ops->a[i], layer, micro);
+    for (int i = 0; i < ops->n; i++) {
+        wl_instr in = ops->a[i];
+        if (in.op == WL_WAIT && in.seq > 0 && in.stream < WL_NSTREAMS) in.seq = p->issued[in.stream] - in.seq;
+        put(p, in, layer, micro);
+    }
 }
 
 static wl_instr make(wl_op op, wl_phase ph, int label)

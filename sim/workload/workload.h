@@ -83,7 +83,11 @@ typedef struct wl_instr {
     int32_t layer;     /* global layer index, -1 when none */
     int32_t micro;     /* micro-batch index, -1 when none */
     int32_t peer;      /* SEND/RECV: the other rank */
-    uint32_t seq;      /* WAIT: number of ops of `stream` that must be complete */
+    uint32_t seq;      /* WAIT: number of ops of `stream` that must be complete (in the op
+                        * templates of internal.h: how many of the stream's latest ops may
+                        * still run, 0 = none; the program resolves it).  COLL: 0 = the
+                        * whole collective, k >= 1 = only its ring step k (a ring exchange,
+                        * net_coll_step_phases) */
     double seconds;    /* COMPUTE */
     double bytes;      /* COLL: buffer size per rank (see net_phase.bytes); SEND/RECV: message */
 } wl_instr;
