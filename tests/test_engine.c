@@ -17,6 +17,7 @@
 #include "cost/cost.h"
 #include "net/net.h"
 #include "engine/engine.h"
+#include "estimate/estimate.h"
 #include "model/model.h"
 #include "workload/workload.h"
 
@@ -1124,6 +1125,79 @@ END_TEST
 
 /* }========================================================== */
 
+/* One layer on TP t with sequence parallel.  With overlap_tp_comm its ten
+ * SP collectives (6 all-gathers, 4 reduce-scatters of tok*h*2 bytes) hide
+ * beside the GEMMs: a ring exchange in t chunks leaves (t-1)*max(0, step -
+ * chunk') exposed, a bulk one max(0, collective - GEMM'), a GEMM beside a
+ * collective taking overlap_compute_slowdown times its time (').  The
+ * embedding's and head's TP collectives stay blocking: the exposed TP of
+ * the run without overlap, less the ten layer collectives, plus those
+ * closed forms.  The estimator agrees. */
+static double beside(const cost_model *c, double m, double n, double k)
+{
+    return cost_beside_comm_s(c, cost_gemm_s(c, m, n, k, 2));
+}
+
+static void tp_overlap_case(int t, double slowdown, int seq)
+{
+    const double h = 1024, f = 4096;
+    cfg_model m = fx_dense_model(1, (int)h, 8, (int)f, 8000, seq);
+    cfg_platform p = platform(t, t);
+    p.overlap_compute_slowdown = slowdown;
+    cfg_strategy s = fx_strategy(1, 1, t, 1);
+    s.sequence_parallel = true;
+    sim_err err = {{0}};
+    cost_model *c = cost_new(&p, &err);
+    ck_assert_msg(c != NULL, "%s", err.msg);
+    double exposed[2], est_tp = 0;
+    for (int ov = 0; ov < 2; ov++) {
+        s.overlap_tp_comm = ov;
+        wl_plan *plan = NULL;
+        ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+        outcome o = sim_fork(&p, NULL, plan, NULL);
+        ck_assert_msg(o.rc == SIM_OK, "%s", o.err.msg);
+        exposed[ov] = o.res.critical.exposed_comm_s[WL_DIM_TP];
+        wl_plan_free(plan);
+        if (ov) {
+            est_estimator *e = est_new(&m, &p, &err);
+            est_result r;
+            ck_assert_msg(est_step(e, &s, &r, &err) == SIM_OK, "%s", err.msg);
+            est_tp = r.exposed_s[WL_DIM_TP];
+            est_free(e);
+        }
+    }
+    int members[64], sn[64] = {0};
+    for (int i = 0; i < t; i++) members[i] = i;
+    net_layout lo;
+    net_layout_of(&p, members, t, 0, sn, &lo);
+    double tok = seq, B = tok * h * 2;
+    double AG = net_coll_s(&p, &lo, NET_ALLGATHER, B), RS = net_coll_s(&p, &lo, NET_REDUCESCATTER, B);
+    double sag = net_coll_step_s(&p, &lo, NET_ALLGATHER, B, 1), srs = net_coll_step_s(&p, &lo, NET_REDUCESCATTER, B, 1);
+    ck_assert(sag > 0 && srs > 0 && net_coll_step_s(&p, &lo, NET_ALLGATHER, B, t) == 0);
+    double ring = t - 1, q = tok / t;
+    double fwd = ring * (fmax(0, sag - beside(c, q, 3 * h / t, h)) + fmax(0, srs - beside(c, q, h, h / t)) +
+                         fmax(0, sag - beside(c, q, f / t, h)) + fmax(0, srs - beside(c, q, h, f / t)));
+    /* backward: row-parallel dgrad chunks beside the output gradient's
+     * ring steps; column-parallel dgrad beside the input's gather, wgrad
+     * beside the input gradient's reduce-scatter */
+    double bwd = ring * (fmax(0, sag - beside(c, q, f / t, h)) + fmax(0, sag - beside(c, q, h / t, h))) +
+                 fmax(0, AG - beside(c, tok, h, f / t)) + fmax(0, RS - beside(c, h, f / t, tok)) +
+                 fmax(0, AG - beside(c, tok, h, 3 * h / t)) + fmax(0, RS - beside(c, h, 3 * h / t, tok));
+    double want = exposed[0] - 6 * AG - 4 * RS + fwd + bwd;
+    ck_assert_msg(exposed[1] < exposed[0], "overlap hides: %g vs %g", exposed[1], exposed[0]);
+    assert_rel(exposed[1], want, 1e-6, "exposed TP with overlap: the closed form");
+    assert_rel(est_tp, exposed[1], 1e-6, "estimator: the engine's exposed TP");
+    cost_free(c);
+}
+
+START_TEST(test_tp_overlap_closed_form)
+{
+    tp_overlap_case(4, 1.0, 2048);  /* comm-bound steps beside the small GEMM chunks */
+    tp_overlap_case(4, 1.3, 8192);  /* GEMM-bound, a slowdown */
+    tp_overlap_case(2, 1.1, 4096);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -1169,6 +1243,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tl, test_plan_single_device_is_sum_of_ops);
     tcase_add_test(tl, test_plan_parallel_step_runs);
     tcase_add_test(tl, test_plan_lockstep_is_exact);
+    tcase_add_test(tl, test_tp_overlap_closed_form);
     suite_add_tcase(s, tl);
     return s;
 }
