@@ -120,6 +120,7 @@ static inline cfg_platform fx_two_plane_platform(int devices, int per_supernode)
     p.network_efficiency = 0.8;
     p.kernel_overhead_s = 1e-6;
     p.collective_step_s = 1e-6;
+    p.overlap_compute_slowdown = 1;
     return p;
 }
 

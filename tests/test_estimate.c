@@ -172,6 +172,11 @@ START_TEST(test_tp_1d)
     check_equal("tp_x 4", &m, &p, &s, 0);
     s.sequence_parallel = true;
     check_equal("tp_x 4, sequence parallel", &m, &p, &s, 0);
+    s.overlap_tp_comm = true;
+    p.overlap_compute_slowdown = 1.2;
+    check_equal("tp_x 4, sequence parallel, TP overlap", &m, &p, &s, 0);
+    s.sequence_parallel = false;
+    check_equal("tp_x 4, TP overlap", &m, &p, &s, 0);
 }
 END_TEST
 
@@ -182,6 +187,8 @@ START_TEST(test_tp_2d)
     cfg_strategy s = strat(1, 1, 2);
     s.tp_y = 2;
     check_equal("tp_x 2 x tp_y 2", &m, &p, &s, 0);
+    s.overlap_tp_comm = true;
+    check_equal("tp_x 2 x tp_y 2, TP overlap", &m, &p, &s, 0);
 }
 END_TEST
 

@@ -194,7 +194,8 @@ static bool play(rp_sim *s, const rp_pending *pd, int n, wl_group g)
     for (int i = 0; i < n; i++) {
         int r = s->group[i];
         net_phase *ph = &s->ph[(size_t)i * NET_MAX_PHASES];
-        int m = net_coll_phases(p, &s->ranks[r].views[g].lo, (net_coll)pd->in[i].coll, pd->in[i].bytes, ph);
+        int m = net_coll_step_phases(p, &s->ranks[r].views[g].lo, (net_coll)pd->in[i].coll, pd->in[i].bytes,
+                                     (int)pd->in[i].seq, ph);
         if (i == 0) nph = m;
         bool same = m == nph;
         for (int k = 0; k < m && same; k++) same = ph[k].op == s->ph[k].op && ph[k].n == s->ph[k].n;
@@ -299,7 +300,7 @@ static void coll_post(rp_sim *s, int rank, int stream, const wl_instr *in, doubl
     if (!v) return;
     int n = v->lo.n;
     net_phase mine[NET_MAX_PHASES];
-    if (net_coll_phases(s->p, &v->lo, (net_coll)in->coll, in->bytes, mine) == 0) {
+    if (net_coll_step_phases(s->p, &v->lo, (net_coll)in->coll, in->bytes, (int)in->seq, mine) == 0) {
         /* nothing to send (a group of one, no bytes): the engine does not
          * meet the other members either */
         op_done(s, rank, stream, in, start_s, start_s);
