@@ -1357,6 +1357,8 @@ START_TEST(hf_deepseek_matches_shipped)
     ck_assert(cfg_is_moe_layer(&a, 27));
     memcpy(a.description, b.description, sizeof a.description);
     memcpy(a.path, b.path, sizeof a.path);
+    ck_assert(a.seq_len_assumed && !b.seq_len_assumed); /* the HuggingFace file gives no sequence length */
+    a.seq_len_assumed = false;
     ck_assert(memcmp(&a, &b, sizeof a) == 0);
 
     /* Qwen-style: one shared expert of its own width, sparse step */
@@ -1379,6 +1381,46 @@ START_TEST(hf_deepseek_matches_shipped)
 END_TEST
 
 /* ------------------------------------------------------------ to_json */
+
+/* An overridden strategy is named as such; a name set with --set wins; an
+ * imported HuggingFace config says its sequence length was assumed unless
+ * --set model.seq_len gives it. */
+START_TEST(override_names)
+{
+    cfg_strategy s;
+    cfg_overrides o = ovr(ITEMS("tp_x=4", "model.layers=8", "pp=2"));
+    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &o, &s, &E), SIM_OK);
+    ck_assert_str_eq(s.name, "gpt-310b-a3-megatron + 2 overrides");
+    ck_assert_str_eq(s.description, "");
+    o = ovr(ITEMS("tp_x=4"));
+    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &o, &s, &E), SIM_OK);
+    ck_assert_str_eq(s.name, "gpt-310b-a3-megatron + 1 override");
+    o = ovr(ITEMS("tp_x=4", "name=mine"));
+    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &o, &s, &E), SIM_OK);
+    ck_assert_str_eq(s.name, "mine");
+    ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", NULL, &s, &E), SIM_OK);
+    ck_assert_str_eq(s.name, "gpt-310b-a3-megatron");
+    ck_assert_str_ne(s.description, "");
+    ck_assert_int_eq(cfg_overrides_count(&o, "strategy", NULL), 2);
+    ck_assert_int_eq(cfg_overrides_count(&o, "strategy", "name"), 1);
+    ck_assert_int_eq(cfg_overrides_count(&o, "model", NULL), 0);
+
+    const char *hf = "{\"num_hidden_layers\": 2, \"hidden_size\": 256, \"num_attention_heads\": 8,"
+                     " \"intermediate_size\": 512, \"vocab_size\": 1000, \"hidden_act\": \"silu\"}";
+    cfg_model m;
+    ck_assert_int_eq(cfg_parse_model(hf, "x/config.json", NULL, &m, &E), SIM_OK);
+    ck_assert(m.seq_len_assumed);
+    o = ovr(ITEMS("model.layers=4"));
+    ck_assert_int_eq(cfg_parse_model(hf, "x/config.json", &o, &m, &E), SIM_OK);
+    ck_assert(m.seq_len_assumed);
+    o = ovr(ITEMS("model.seq_len=8192"));
+    ck_assert_int_eq(cfg_parse_model(hf, "x/config.json", &o, &m, &E), SIM_OK);
+    ck_assert(!m.seq_len_assumed);
+    ck_assert_int_eq(m.seq_len, 8192);
+    ck_assert_int_eq(cfg_load_model("llama3-70b", NULL, &m, &E), SIM_OK);
+    ck_assert(!m.seq_len_assumed);
+}
+END_TEST
 
 START_TEST(json_round_trip)
 {
@@ -1601,6 +1643,7 @@ static Suite *config_suite(void)
 
     tc = tcase_create("json_files");
     tcase_add_test(tc, json_round_trip);
+    tcase_add_test(tc, override_names);
     tcase_add_test(tc, json_keys_and_units);
     tcase_add_test(tc, resolve_names);
     tcase_add_test(tc, resolve_errors);

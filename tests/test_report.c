@@ -322,7 +322,17 @@ START_TEST(test_json_memory_only)
     obj(j, "strategy");
     ck_assert_double_eq(num(j, "devices"), 16);
     ck_assert_double_eq(num(obj(j, "memory"), "peak_bytes"), run.memory.total_bytes);
-    ck_assert_int_eq(cJSON_GetArraySize(j), 5);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "strategy_name")->valuestring, run.strategy->name);
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "strategy_compact")));
+    ck_assert_double_eq(num(j, "seq_len"), run.model->seq_len);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "seq_len_assumed")));
+    ck_assert_double_eq(num(j, "micro_batches"),
+                        run.strategy->global_batch / (run.strategy->dp * run.strategy->micro_batch));
+    mdl_params par;
+    mdl_count_params(run.model, &par);
+    ck_assert_double_eq(num(obj(j, "parameters"), "total"), par.total);
+    ck_assert_double_eq(num(obj(j, "parameters"), "active"), par.active);
+    ck_assert_int_eq(cJSON_GetArraySize(j), 11);
     cJSON_Delete(j);
 }
 END_TEST

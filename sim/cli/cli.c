@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../search/search.h"
 #include "commands.h"
 
 #ifndef HEPTASIM_VERSION
@@ -63,8 +64,15 @@ static void command_help(const command *c)
 {
     printf("usage: heptasim %s [options]%s\n\n%s.\n\n", c->name, c->args, c->summary);
     cli_print_options(c->options);
-    if (c->options & CLI_OPT_INPUTS)
-        printf("\nMODEL, PLATFORM and STRATEGY default to %s, %s and %s.\n", DEFAULT_MODEL, DEFAULT_PLATFORM,
+    if (!(c->options & CLI_OPT_INPUTS)) return;
+    printf("\nMODEL and PLATFORM default to %s and %s.\n", DEFAULT_MODEL, DEFAULT_PLATFORM);
+    if (c->options & CLI_OPT_SEARCH)
+        printf("Without -s the search starts from a generic base strategy (global batch %d sequences, every "
+               "other key searched or at its default).\n",
+               SRCH_BASE_GLOBAL_BATCH);
+    else
+        printf("Without -s the strategy is %s for the default model and platform; with -m, -p or --devices it is "
+               "derived: the best Megatron-style strategy by the analytic estimate (--set keys held).\n",
                DEFAULT_STRATEGY);
 }
 

@@ -74,23 +74,6 @@ typedef struct session {
     bar bar;
 } session;
 
-/* The keys pinned by --set items: the search holds them at the base's value. */
-static unsigned pinned_keys(const cli_args *a, const cfg_strategy *base)
-{
-    unsigned pinned = 0;
-    for (int i = 0; i < a->nsets; i++) {
-        const char *eq = strchr(a->sets[i], '=');
-        char key[CFG_NAME_LEN];
-        size_t len = eq ? (size_t)(eq - a->sets[i]) : strlen(a->sets[i]);
-        if (len >= sizeof key) continue;
-        memcpy(key, a->sets[i], len);
-        key[len] = '\0';
-        pinned |= srch_pin_of_key(key);
-    }
-    if ((pinned & srch_pin_of_key("dp")) && base->dp == 0) pinned &= ~srch_pin_of_key("dp"); /* dp=0: derived */
-    return pinned;
-}
-
 /* Model, platform, base strategy and the request the options make. */
 static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int top_default, sim_err *err)
 {
@@ -104,13 +87,12 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     if (a->strategy)
         rc = cfg_load_strategy(a->strategy, &ov, base, err);
     else
-        rc = cfg_parse_strategy("{\"name\": \"search\", \"global_batch\": 1024}", "the search's base strategy", &ov,
-                                base, err);
+        rc = srch_base_strategy(&ov, "search", base, err);
     if (rc != SIM_OK) return rc;
     if (a->global_batch > 0) base->global_batch = a->global_batch;
     rq->search.model = &x->model;
     rq->search.platform = &x->platform;
-    rq->search.pinned = pinned_keys(a, base);
+    rq->search.pinned = srch_pins_of_overrides(&ov, base);
     rq->search.space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
     bar_init(&x->bar, "search");
     rq->search.progress = search_progress;

@@ -16,9 +16,15 @@ typedef struct cli_inputs {
     cfg_strategy strategy;
 } cli_inputs;
 
-/* Load the model, platform and strategy named by -m/-p/-s (or the
- * defaults) with --set and --devices applied. With check, also cross-check
- * them (cfg_check). */
+/* Whether a command without -s derives its strategy: when -m, -p or
+ * --devices leaves the shipped default inputs (whose strategy is
+ * DEFAULT_STRATEGY). */
+bool cli_derives_strategy(const cli_args *a);
+
+/* Load the model, platform and strategy named by -m/-p/-s with --set and
+ * --devices applied: with no -s, DEFAULT_STRATEGY for the shipped default
+ * inputs, else the strategy srch_default_strategy derives (checked).  With
+ * check, also cross-check them (cfg_check). */
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
 

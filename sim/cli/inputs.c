@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../search/search.h"
 #include "commands.h"
 
 int cli_fail(sim_rc rc, const sim_err *err)
@@ -18,6 +19,9 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
 {
     cfg_overrides ov = {a->nsets, a->sets};
     sim_rc rc = cfg_load_model(a->model ? a->model : DEFAULT_MODEL, &ov, m, err);
+    if (rc == SIM_OK && m->seq_len_assumed)
+        fprintf(stderr, "heptasim: note: %s: a HuggingFace config gives no training sequence length; assuming %d "
+                        "(--set model.seq_len=N to change it)\n", m->path, m->seq_len);
     if (rc == SIM_OK) rc = cfg_load_platform(a->platform ? a->platform : DEFAULT_PLATFORM, &ov, a->devices, p, err);
     return rc;
 }
@@ -36,11 +40,18 @@ eng_symmetry cli_symmetry(const cli_args *a)
     return ENG_SYM_TP;
 }
 
+bool cli_derives_strategy(const cli_args *a)
+{
+    return !a->strategy && (a->model || a->platform || a->devices > 0);
+}
+
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err)
 {
     cfg_overrides ov = {a->nsets, a->sets};
     sim_rc rc = cli_load_model_platform(a, &in->model, &in->platform, err);
-    if (rc == SIM_OK) rc = cfg_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
+    if (rc != SIM_OK) return rc;
+    if (cli_derives_strategy(a)) return srch_default_strategy(&in->model, &in->platform, &ov, &in->strategy, err);
+    rc = cfg_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
     if (rc == SIM_OK && check) rc = cfg_check(&in->model, &in->platform, &in->strategy, err);
     return rc;
 }

@@ -443,7 +443,8 @@ sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides
     cfg_reader_init(&r, origin, err);
     sim_rc rc = SIM_OK;
     cfg_model_names names = cfg_native_names;
-    if (cJSON_IsObject(root) && cfg_hf_detect(root)) {
+    bool hf = cJSON_IsObject(root) && cfg_hf_detect(root);
+    if (hf) {
         cJSON *native = NULL;
         rc = cfg_hf_convert(&r, root, &native, &names);
         cJSON_Delete(root);
@@ -458,6 +459,7 @@ sim_rc cfg_parse_model(const char *json, const char *origin, const cfg_overrides
     if (!rc) rc = model_derive(&m, origin, &names, err);
     sim_strlcpy(m.path, origin, sizeof m.path);
     if (!rc) rc = cfg_model_sanity_as(&m, &names, err);
+    m.seq_len_assumed = hf && cfg_overrides_count(ov, "model", NULL) == cfg_overrides_count(ov, "model", "seq_len");
     if (!rc) *out = m;
     return cfg_one_line(rc, err);
 }
@@ -536,6 +538,15 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
     cfg_reader_free(&r);
     if (rc) return cfg_one_line(rc, err);
     if (!s.name[0]) name_from_origin(origin, s.name, sizeof s.name);
+    /* An overridden strategy is not the file's any more: its name says so
+     * (unless --set name=... names it). */
+    int changed = cfg_overrides_count(ov, "strategy", "name");
+    if (changed > 0 && cfg_overrides_count(ov, "strategy", NULL) == changed) {
+        char named[CFG_NAME_LEN + 32];
+        snprintf(named, sizeof named, "%.40s + %d override%s", s.name, changed, changed == 1 ? "" : "s");
+        sim_strlcpy(s.name, named, sizeof s.name);
+        memset(s.description, 0, sizeof s.description); /* the file's words describe the file's strategy */
+    }
     sim_strlcpy(s.path, origin, sizeof s.path);
     *out = s;
     return SIM_OK;

@@ -94,6 +94,7 @@ typedef struct cfg_model {
     cfg_mla mla;
     cfg_window window;
     int mtp_layers;          /* multi-token prediction modules on the last stage (DeepSeek-V3) */
+    bool seq_len_assumed;    /* a HuggingFace config without --set model.seq_len: seq_len is CFG_HF_SEQ_LEN */
 } cfg_model;
 
 /* --------------------------------------------------------------- platform */
@@ -207,6 +208,10 @@ typedef struct cfg_overrides {
     int n;
     const char *const *items;      /* "KEY=VALUE", not owned */
 } cfg_overrides;
+
+/* How many items of ov apply to kind ("model", "platform", "strategy"),
+ * leaving out those that set the key except_key (NULL: none). */
+int cfg_overrides_count(const cfg_overrides *ov, const char *kind, const char *except_key);
 
 /* The data directory: models/, platforms/, strategies/ (where names
  * without a path are looked up) and results/published, results/golden.

@@ -515,6 +515,42 @@ static void set_origin(const char *item, char *out, size_t cap)
     sim_utf8_scrub(out);
 }
 
+/* The kind an override item of key length keylen applies to ("model",
+ * "platform", "strategy") and, in *key, where its key starts; NULL for a
+ * bare kind ("model=x"). */
+static const char *override_kind(const char *item, size_t keylen, const char **key)
+{
+    static const char *const kinds[] = {"model", "platform", "strategy"};
+    const char *kind = "strategy";
+    *key = item;
+    for (int i = 0; i < 3; i++) {
+        size_t kl = strlen(kinds[i]);
+        if (keylen == kl && strncmp(item, kinds[i], kl) == 0) return NULL;
+        if (keylen > kl && strncmp(item, kinds[i], kl) == 0 && item[kl] == '.') {
+            kind = kinds[i];
+            *key = item + kl + 1;
+        }
+    }
+    return kind;
+}
+
+int cfg_overrides_count(const cfg_overrides *ov, const char *kind, const char *except_key)
+{
+    int n = 0;
+    for (int i = 0; ov && i < ov->n; i++) {
+        const char *item = ov->items ? ov->items[i] : NULL;
+        const char *eq = item ? strchr(item, '=') : NULL;
+        if (!eq) continue;
+        const char *key;
+        const char *k = override_kind(item, (size_t)(eq - item), &key);
+        if (!k || strcmp(k, kind) != 0) continue;
+        if (except_key && (size_t)(eq - key) == strlen(except_key) && strncmp(key, except_key, strlen(except_key)) == 0)
+            continue;
+        n++;
+    }
+    return n;
+}
+
 static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON *root)
 {
     char origin[SET_SHOWN + 64];
@@ -527,18 +563,9 @@ static sim_rc apply_one(cfg_reader *r, const char *item, const char *kind, cJSON
     size_t keylen = (size_t)(eq - item);
     if (keylen == 0) return sim_fail(r->err, SIM_EINVAL, "%s: empty key (expected KEY=VALUE)", origin);
 
-    static const char *const kinds[] = {"model", "platform", "strategy"};
-    const char *item_kind = "strategy";
     const char *key = item;
-    for (int i = 0; i < 3; i++) {
-        size_t kl = strlen(kinds[i]);
-        if (keylen == kl && strncmp(item, kinds[i], kl) == 0)
-            return sim_fail(r->err, SIM_EINVAL, "%s: expected %s.KEY=VALUE", origin, kinds[i]);
-        if (keylen > kl && strncmp(item, kinds[i], kl) == 0 && item[kl] == '.') {
-            item_kind = kinds[i];
-            key = item + kl + 1;
-        }
-    }
+    const char *item_kind = override_kind(item, keylen, &key);
+    if (!item_kind) return sim_fail(r->err, SIM_EINVAL, "%s: expected %.*s.KEY=VALUE", origin, (int)keylen, item);
     char parts[CFG_SET_MAX_DEPTH][CFG_SET_MAX_PART];
     int n = split_key(key, (size_t)(eq - key), parts, CFG_SET_MAX_DEPTH);
     if (n == -1) return sim_fail(r->err, SIM_EINVAL, "%s: empty name in the key (expected KEY=VALUE)", origin);

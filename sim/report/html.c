@@ -12,6 +12,8 @@
  * as one rectangle. */
 #include "report.h"
 
+#include "../config/keys.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,7 +427,18 @@ sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeli
     snprintf(title, sizeof title, "heptasim: %s on %s, strategy %s", run->model->name, run->platform->name,
              run->strategy->name);
     rpt_html_begin(f, title);
-    if (run->strategy->description[0]) {
+    /* The subtitle from the resolved inputs; a strategy file's own words
+     * after it (an overridden strategy has none: cfg_parse_strategy). */
+    char label[CFG_NAME_LEN + CFG_TEXT_LEN + 8], sub[sizeof label + 3 * CFG_NAME_LEN + 96];
+    rpt_strategy_label(run->strategy, label, sizeof label);
+    snprintf(sub, sizeof sub, "%s on %d %s devices (%s), strategy %s", run->model->name, rpt_devices(run),
+             run->platform->device_name, run->platform->name, label);
+    fputs("<p class=\"sub\">", f);
+    rpt_html_escape(f, sub);
+    fputs("</p>\n", f);
+    char compact[CFG_TEXT_LEN];
+    cfg_strategy_compact(run->strategy, compact, sizeof compact);
+    if (run->strategy->description[0] && strcmp(run->strategy->description, compact) != 0) {
         fputs("<p class=\"sub\">", f);
         rpt_html_escape(f, run->strategy->description);
         fputs("</p>\n", f);

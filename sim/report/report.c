@@ -6,6 +6,8 @@
  * never reach the document: metrics of a zero step time are 0. */
 #include "report.h"
 
+#include "../config/keys.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +162,13 @@ const char *rpt_dim_key(int d)
     return wl_dim_name((wl_dim)d);
 }
 
+void rpt_strategy_label(const cfg_strategy *s, char *out, int cap)
+{
+    char compact[CFG_TEXT_LEN];
+    cfg_strategy_compact(s, compact, sizeof compact);
+    snprintf(out, (size_t)cap, "%s: %s", s->name[0] ? s->name : "(unnamed)", compact);
+}
+
 /* Returns a new cJSON object (the caller frees it with cJSON_Delete) holding
  * the run's contract keys; with run->sim NULL only model, platform, devices,
  * strategy and memory.  Sizes in bytes, times in seconds, mfu/hfu as
@@ -170,8 +179,21 @@ void *rpt_run_to_json(const rpt_run *run)
     cJSON_AddStringToObject(root, "model", run->model->name);
     cJSON_AddStringToObject(root, "platform", run->platform->name);
     add_num(root, "devices", rpt_devices(run));
+    char compact[CFG_TEXT_LEN];
+    cfg_strategy_compact(run->strategy, compact, sizeof compact);
+    cJSON_AddStringToObject(root, "strategy_name", run->strategy->name);
+    cJSON_AddStringToObject(root, "strategy_compact", compact);
     cJSON *strat = cfg_strategy_to_json(run->strategy);
     cJSON_AddItemToObject(root, "strategy", strat ? strat : cJSON_CreateNull());
+    add_num(root, "seq_len", run->model->seq_len);
+    cJSON_AddBoolToObject(root, "seq_len_assumed", run->model->seq_len_assumed);
+    add_num(root, "micro_batches", cfg_micro_batches(run->strategy));
+    mdl_params par;
+    mdl_count_params(run->model, &par);
+    cJSON *params = cJSON_CreateObject();
+    add_num(params, "total", par.total);
+    add_num(params, "active", par.active);
+    cJSON_AddItemToObject(root, "parameters", params);
 
     if (run->sim) {
         rpt_metrics mt;

@@ -50,6 +50,11 @@ void rpt_summary(FILE *out, const rpt_run *run);
  * memory by component, in-flight micro-batches and layer count. */
 void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
 
+/* The strategy as reports name it: its name and its compact form
+ * ("gpt-310b-a3-megatron + 2 overrides: dp16 pp16v2 tp8 ..."); s must have
+ * passed cfg_check.  Writes at most cap bytes. */
+void rpt_strategy_label(const cfg_strategy *s, char *out, int cap);
+
 /* The run as a JSON document with the contract's keys (rpt_write_json_doc,
  * "JSON result"). */
 sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);

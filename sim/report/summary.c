@@ -112,8 +112,9 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
         if (s->last_stage_layers > 0)
             fprintf(out, "%s last stage %d", s->first_stage_layers > 0 ? "," : "", s->last_stage_layers);
     }
-    fprintf(out, " | mb %d, gb %d (%d micro-batches) | recompute %s | zero %d", s->micro_batch, s->global_batch,
-            cfg_micro_batches(s), cfg_recompute_name(s->recompute), s->zero);
+    int nmb = cfg_micro_batches(s);
+    fprintf(out, " | mb %d, gb %d (%d micro-batch%s) | recompute %s | zero %d", s->micro_batch, s->global_batch, nmb,
+            nmb == 1 ? "" : "es", cfg_recompute_name(s->recompute), s->zero);
 
     const char *names[4] = {"grad", "param", "tp", "cp"};
     bool on[4] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm, s->overlap_cp_comm};
@@ -134,6 +135,19 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
         fprintf(out, " | order %s", order);
     }
     fputc('\n', out);
+}
+
+/* The model line: parameters and the sequence length trained at. */
+static void model_line(FILE *out, const cfg_model *m)
+{
+    mdl_params par;
+    mdl_count_params(m, &par);
+    char a[32], b[32], c[32], d[32];
+    fprintf(out, "model      %s parameters, %s active per token (%s without the input embedding) | sequence length "
+                 "%s%s\n",
+            fmt_params(a, sizeof a, par.total), fmt_params(b, sizeof b, par.active),
+            fmt_params(c, sizeof c, par.active_matmul), fmt_count(d, sizeof d, m->seq_len),
+            m->seq_len_assumed ? " (assumed: the HuggingFace config gives none)" : "");
 }
 
 /* The memory line: components of the peak rank and the verdict. */
@@ -166,11 +180,14 @@ void rpt_summary(FILE *out, const rpt_run *run)
     int devices = rpt_devices(run);
     double cap = cfg_usable_hbm_bytes(run->platform);
 
+    char label[CFG_NAME_LEN + CFG_TEXT_LEN + 8];
+    rpt_strategy_label(s, label, sizeof label);
     fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
-            run->platform->name, devices, s->name[0] ? s->name : "(unnamed)");
+            run->platform->name, devices, label);
     if (run->memory.total_bytes > cap)
         fprintf(out, "!! OUT OF MEMORY: this strategy does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n",
                 run->memory.total_bytes / SIM_GIB, cap / SIM_GIB);
+    model_line(out, run->model);
     strategy_line(out, s);
 
     if (run->sim) {
@@ -232,14 +249,14 @@ void rpt_summary(FILE *out, const rpt_run *run)
 void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
 {
     double cap = cfg_usable_hbm_bytes(p);
-    fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, s->name[0] ? s->name : "(unnamed)",
-            p->name);
+    char label[CFG_NAME_LEN + CFG_TEXT_LEN + 8];
+    rpt_strategy_label(s, label, sizeof label);
+    fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, label, p->name);
     mdl_params par;
     mdl_count_params(m, &par);
-    char a[32], b[32], c[32], d[32];
-    fprintf(out, "parameters %s, active per token %s (%s without the input embedding)\n",
-            fmt_params(a, sizeof a, par.total), fmt_params(b, sizeof b, par.active),
-            fmt_params(c, sizeof c, par.active_matmul));
+    char a[32], b[32], d[32];
+    model_line(out, m);
+    strategy_line(out, s);
     if (m->mtp_layers > 0)
         fprintf(out, "multi-token prediction: %d module%s, %s of %s own (%s active), %s with the embedding and output "
                      "layer %s shares\n",

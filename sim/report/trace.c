@@ -15,6 +15,8 @@
  * never overlap. */
 #include "report.h"
 
+#include "../config/keys.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -310,7 +312,12 @@ sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err)
     if (run) {
         if (run->model) cJSON_AddStringToObject(other, "model", run->model->name);
         if (run->platform) cJSON_AddStringToObject(other, "platform", run->platform->name);
-        if (run->strategy) cJSON_AddStringToObject(other, "strategy", run->strategy->name);
+        if (run->strategy) {
+            char compact[CFG_TEXT_LEN];
+            cfg_strategy_compact(run->strategy, compact, sizeof compact);
+            cJSON_AddStringToObject(other, "strategy", run->strategy->name);
+            cJSON_AddStringToObject(other, "strategy_compact", compact);
+        }
         if (run->sim) cJSON_AddNumberToObject(other, "step_time_s", run->sim->step_time_s);
     }
     cJSON_AddNumberToObject(other, "events", (double)t->events);

@@ -14,7 +14,7 @@
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates and bests), session.c (a sweep
  * or compare from search to ranking), summary.c (their text and JSON
- * summaries). */
+ * summaries), default.c (the strategy of a run that names none). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
 
@@ -255,6 +255,35 @@ typedef struct srch_merged {
  * failure). */
 sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_err *err);
 void srch_merged_free(srch_merged *m);
+
+/* ------------------------------------------------ the default strategy */
+
+/* Sequences per step of the base strategy a search starts from when no
+ * strategy is named (default.c). */
+#define SRCH_BASE_GLOBAL_BATCH 1024
+
+/* The names of the strategies srch_default_strategy derives. */
+#define SRCH_DERIVED_NAME "derived (best Megatron-style by estimate)"
+#define SRCH_DERIVED_7D_NAME "derived (best 7D by estimate)"
+
+/* The generic base strategy of a search (global batch
+ * SRCH_BASE_GLOBAL_BATCH, every other key at its default) named name,
+ * with the strategy items of ov applied.  SIM_EINVAL for a bad item. */
+sim_rc srch_base_strategy(const cfg_overrides *ov, const char *name, cfg_strategy *out, sim_err *err);
+
+/* The srch_request.pinned bits of the strategy keys ov sets (dp=0 on the
+ * base pins nothing: dp is derived). */
+unsigned srch_pins_of_overrides(const cfg_overrides *ov, const cfg_strategy *base);
+
+/* The strategy of a run that names none: the best candidate of the
+ * Megatron-style space by the analytic estimate (srch_run, keep 1) on the
+ * base of srch_base_strategy, with the keys ov sets pinned; of the whole
+ * 7D space when ov sets tp_y > 1, cp_ulysses > 1 or fuse_tpy_cp.  *out is
+ * checked (dp resolved), named SRCH_DERIVED_NAME (SRCH_DERIVED_7D_NAME)
+ * and described by its compact form.  SIM_EOOM with one line when no candidate fits; else the
+ * search's errors. */
+sim_rc srch_default_strategy(const cfg_model *m, const cfg_platform *p, const cfg_overrides *ov, cfg_strategy *out,
+                             sim_err *err);
 
 /* -------------------------------------------------------- sweep, compare */
 

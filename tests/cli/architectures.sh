@@ -13,7 +13,7 @@ if capture "$bin" memory -m "$data/models/hf/deepseek-v3" -p dgx-h100 --devices 
   if python3 - "$tmp/out" <<'EOF'; then ok; else ko "deepseek-v3 parameters: $(head -3 "$tmp/out")"; fi
 import re, sys
 text = open(sys.argv[1]).read()
-m = re.search(r"parameters ([\d.]+) B, active per token ([\d.]+) B \(([\d.]+) B without the input embedding\)", text)
+m = re.search(r"model +([\d.]+) B parameters, ([\d.]+) B active per token \(([\d.]+) B without the input embedding\)", text)
 assert m, text
 total, active, matmul = (float(g) for g in m.groups())
 assert abs(total - 671) <= 0.005 * 671, total

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # 16 devices, 4 stages, 4 layers: a step simulates in well under a second.
-small=(-m gpt-7.5b -p dgx-h100 --devices 16 --set model.layers=4 --set tp_x=2 --set pp=4 --set dp=2
+small=(-m gpt-7.5b -p dgx-h100 -s gpt3-175b-a100 --devices 16 --set model.layers=4 --set tp_x=2 --set pp=4 --set dp=2
        --set vpp=1 --set schedule=1f1b --set global_batch=16 --set micro_batch=1 -q)
 
 have_py=0
