@@ -12,8 +12,9 @@
  * returns the first write error. */
 static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timeline *tl, sim_err *err)
 {
-    if (!a->quiet && run->sim) rpt_summary(stdout, run);
-    if (!a->quiet && !run->sim) rpt_memory_summary(stdout, run->model, run->strategy, run->platform);
+    FILE *f = cli_summary_stream(a);
+    if (!a->quiet && run->sim) rpt_summary(f, run);
+    if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform);
     sim_rc rc = SIM_OK;
     if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
     if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);
@@ -29,6 +30,29 @@ int cmd_memory(const cli_args *a)
     if (rc == SIM_OK) {
         rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
         rc = write_views(a, &run, NULL, &err);
+        if (rc == SIM_OK) rc = rpt_check_fits(&run, &err); /* as run: a strategy that does not fit is exit 1 */
+    }
+    return rc == SIM_OK ? 0 : cli_fail(rc, &err);
+}
+
+int cmd_estimate(const cli_args *a)
+{
+    sim_err err = {{0}};
+    cli_inputs in;
+    sim_rc rc = cli_load_inputs(a, true, &in, &err);
+    est_result est = {0};
+    rpt_run run;
+    if (rc == SIM_OK) {
+        est_estimator *e = est_new(&in.model, &in.platform, &err);
+        rc = e ? est_step(e, &in.strategy, &est, &err) : SIM_EINVAL;
+        est_free(e);
+    }
+    if (rc == SIM_OK) {
+        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        run.est = &est;
+        if (!a->quiet) rpt_estimate_summary(cli_summary_stream(a), &run);
+        if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
+        if (rc == SIM_OK) rc = rpt_check_fits(&run, &err);
     }
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }

@@ -140,7 +140,7 @@ int cmd_sweep(const cli_args *a)
     x.rq.extra = EXTRA_ESTIMATED;
     if (rc == SIM_OK) rc = srch_sweep_run(&x.rq, &s, &err);
     bar_end(&x.bar);
-    if (rc == SIM_OK && !a->quiet) srch_print_sweep(stdout, &x.rq, &s);
+    if (rc == SIM_OK && !a->quiet) srch_print_sweep(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, false, &err);
     srch_sweep_free(&s);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
@@ -152,14 +152,9 @@ int cmd_compare(const cli_args *a)
     session x;
     srch_sweep s = {0};
     sim_rc rc = session_load(&x, a, "compare", COMPARE_TOP, &err);
-    if (rc == SIM_OK && a->shard_count > 1)
-        rc = sim_fail(&err, SIM_EINVAL, "heptasim compare: '--shard' is for sweep (run 'heptasim sweep --space "
-                                        "megatron' and '--space 7d' in shards, then merge)");
-    if (rc == SIM_OK && a->space)
-        rc = sim_fail(&err, SIM_EINVAL, "heptasim compare: '--space' is for sweep (compare searches both spaces)");
     if (rc == SIM_OK) rc = srch_compare_run(&x.rq, &s, &err);
     bar_end(&x.bar);
-    if (rc == SIM_OK && !a->quiet) srch_print_compare(stdout, &x.rq, &s);
+    if (rc == SIM_OK && !a->quiet) srch_print_compare(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, true, &err);
     if (rc == SIM_OK) rc = srch_compare_check(&s.cmp, &err);
     srch_sweep_free(&s);
@@ -186,7 +181,7 @@ int cmd_merge(const cli_args *a)
     }
     srch_merged m;
     sim_rc rc = srch_merge(a->files, a->nfiles, &m, &err);
-    if (rc == SIM_OK && !a->quiet) srch_print_merge(stdout, &m, a->nfiles);
+    if (rc == SIM_OK && !a->quiet) srch_print_merge(cli_summary_stream(a), &m, a->nfiles);
     if (rc == SIM_OK && a->out_path) rc = write_records(a->out_path, &m.ranking, &err);
     if (rc == SIM_OK && a->json_path) {
         cJSON *doc = srch_merge_to_json(&m, a->files, a->nfiles);

@@ -34,12 +34,17 @@ int cli_jobs(const cli_args *a);
 /* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
 eng_symmetry cli_symmetry(const cli_args *a);
 
+/* Where a command's text summary goes: stderr when its JSON goes to
+ * stdout (--json -), so that stdout holds the JSON alone; else stdout. */
+FILE *cli_summary_stream(const cli_args *a);
+
 /* Print err on stderr and return the exit status for rc. */
 int cli_fail(sim_rc rc, const sim_err *err);
 
 /* Each returns the process exit status. */
 int cmd_run(const cli_args *a);
 int cmd_memory(const cli_args *a);
+int cmd_estimate(const cli_args *a);
 int cmd_sweep(const cli_args *a);
 int cmd_compare(const cli_args *a);
 int cmd_merge(const cli_args *a);

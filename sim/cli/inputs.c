@@ -26,6 +26,11 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
     return rc;
 }
 
+FILE *cli_summary_stream(const cli_args *a)
+{
+    return a->json_path && strcmp(a->json_path, "-") == 0 ? stderr : stdout;
+}
+
 int cli_jobs(const cli_args *a)
 {
     if (a->jobs > 0) return a->jobs;

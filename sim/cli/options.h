@@ -47,7 +47,7 @@ enum {
     CLI_OPT_JSON = 1 << 1,
     CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode --symmetry --cfg */
     CLI_OPT_QUIET = 1 << 3,
-    CLI_OPT_SEARCH = 1 << 4,     /* --space --top --out --resume --shard --global-batch */
+    CLI_OPT_SEARCH = 1 << 4,     /* --top --out --resume --global-batch */
     CLI_OPT_JOBS = 1 << 5,       /* --jobs */
     CLI_OPT_TRACE = 1 << 6,      /* --trace --trace-ranks */
     CLI_OPT_REPORT = 1 << 7,     /* --report */
@@ -57,7 +57,8 @@ enum {
     CLI_OPT_FULL = 1 << 11,      /* --full */
     CLI_OPT_FIT = 1 << 12,       /* --fit --loo */
     CLI_OPT_CASES = 1 << 13,     /* -p --set alone: each case names its model, strategy and devices */
-    CLI_OPT_SYMMETRY = 1 << 14   /* --symmetry alone */
+    CLI_OPT_SYMMETRY = 1 << 14,  /* --symmetry alone */
+    CLI_OPT_SPACE = 1 << 15      /* --space --shard: one space searched, in shards (sweep) */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

@@ -87,8 +87,8 @@ void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out)
     const cfg_strategy *s = run->strategy;
     out->model_flops_per_step = mdl_model_flops_per_step(m, s->global_batch);
     out->hardware_flops_per_step = mdl_hardware_flops_per_step(m, s);
-    if (!run->sim) return;
-    double t = run->sim->step_time_s;
+    if (!run->sim && !run->est) return;
+    double t = run->sim ? run->sim->step_time_s : run->est->step_s;
     out->step_time_s = t;
     if (!(t > 0) || !isfinite(t)) return;
     double devices = (double)rpt_devices(run);
@@ -195,7 +195,8 @@ void *rpt_run_to_json(const rpt_run *run)
     add_num(params, "active", par.active);
     cJSON_AddItemToObject(root, "parameters", params);
 
-    if (run->sim) {
+    if (run->est && !run->sim) cJSON_AddBoolToObject(root, "estimate", true);
+    if (run->sim || run->est) {
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
         add_num(root, "step_time_s", mt.step_time_s);
@@ -207,6 +208,23 @@ void *rpt_run_to_json(const rpt_run *run)
         add_num(root, "hardware_flops_per_step", mt.hardware_flops_per_step);
     }
     cJSON_AddItemToObject(root, "memory", memory_json(run));
+    if (run->est && !run->sim) {
+        const est_result *e = run->est;
+        cJSON *bd = cJSON_CreateObject();
+        double exposed = 0;
+        cJSON *dims = cJSON_CreateObject();
+        for (int d = 0; d < WL_NDIMS; d++) {
+            exposed += e->exposed_s[d];
+            add_num(dims, rpt_dim_key(d), e->exposed_s[d]);
+        }
+        add_num(bd, "compute_s", e->compute_s);
+        add_num(bd, "exposed_comm_s", exposed);
+        add_num(bd, "bubble_s", e->bubble_s);
+        add_num(bd, "optimizer_s", e->optimizer_s);
+        add_num(bd, "critical_stage", e->critical_stage);
+        cJSON_AddItemToObject(bd, "exposed_by_dimension_s", dims);
+        cJSON_AddItemToObject(root, "breakdown", bd);
+    }
     if (run->sim) {
         cJSON_AddItemToObject(root, "breakdown", breakdown_json(run));
         cJSON_AddItemToObject(root, "dimensions", dimensions_json(run->sim));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../engine/engine.h"
+#include "../estimate/estimate.h"
 #include "../model/model.h"
 
 typedef struct rpt_run {
@@ -16,6 +17,7 @@ typedef struct rpt_run {
     const cfg_platform *platform;
     const cfg_strategy *strategy;
     const eng_result *sim;       /* NULL for a memory-only report */
+    const est_result *est;       /* an analytic estimate instead of a simulation (sim NULL), or NULL */
     mdl_memory memory;           /* the peak rank */
     int memory_stage;            /* its pipeline stage */
     double wall_s;               /* simulator wall-clock time */
@@ -30,7 +32,8 @@ void rpt_run_init(rpt_run *run, const cfg_model *m, const cfg_platform *p, const
  * with the one line naming the stage, both sizes and what to try. */
 sim_rc rpt_check_fits(const rpt_run *run, sim_err *err);
 
-/* Metrics derived from a run (sim must be set). */
+/* Metrics derived from a run: of its simulation, else of its estimate
+ * (times 0 with neither). */
 typedef struct rpt_metrics {
     double step_time_s;
     double model_flops_per_step;
@@ -55,8 +58,15 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
  * passed cfg_check.  Writes at most cap bytes. */
 void rpt_strategy_label(const cfg_strategy *s, char *out, int cap);
 
+/* The summary of an estimated run (run->est set): the lines of
+ * rpt_summary with the step time and breakdown of the analytic estimate,
+ * each marked as an estimate. */
+void rpt_estimate_summary(FILE *out, const rpt_run *run);
+
 /* The run as a JSON document with the contract's keys (rpt_write_json_doc,
- * "JSON result"). */
+ * "JSON result").  An estimated run has "estimate": true, step_time_s,
+ * mfu, hfu, tokens_per_s and a breakdown of the estimate, and no
+ * simulator object. */
 sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
 
 /* The one writer of JSON documents: doc (a cJSON tree; void* keeps cJSON.h

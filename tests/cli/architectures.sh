@@ -8,7 +8,10 @@
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
 # ------------------------------------------- DeepSeek-V3's config.json
-if capture "$bin" memory -m "$data/models/hf/deepseek-v3" -p dgx-h100 --devices 2048 -s deepseek-v3-h800; then
+# (exit 1: at the 4,096 tokens assumed for a config.json stage 1 does not fit
+# the H100; the parameter counts are the point)
+capture "$bin" memory -m "$data/models/hf/deepseek-v3" -p dgx-h100 --devices 2048 -s deepseek-v3-h800
+if [ "$status" -le 1 ] && [ -s "$tmp/out" ]; then
   ok
   if python3 - "$tmp/out" <<'EOF'; then ok; else ko "deepseek-v3 parameters: $(head -3 "$tmp/out")"; fi
 import re, sys

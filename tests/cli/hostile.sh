@@ -78,8 +78,10 @@ expect 2 "hf/config\.json: \.num_experts_per_tok: 8 is more than num_local_exper
   -- memory -q -m "$tmp/hf" "${P[@]}" "${S[@]}"
 # gemma-7b: GeGLU (three MLP matrices) and tied embeddings, by its family
 gemma=$data/tests/hf/gemma-7b
-if capture "$bin" memory -m "$gemma" -p dgx-a100 --devices 1 "${S[@]}" --set pp=1 --set tp_x=1 --set global_batch=8 \
-  --json - -q; then
+# (exit 1: 7 B parameters with Adam do not fit one device; the counts are the point)
+capture "$bin" memory -m "$gemma" -p dgx-a100 --devices 1 "${S[@]}" --set pp=1 --set tp_x=1 --set global_batch=8 \
+  --json - -q
+if [ "$status" -le 1 ] && [ -s "$tmp/out" ]; then
   want=$(python3 -c 'h,q,f,V,L=3072,16*256,24576,256000,28; print(V*h + L*(4*h*q + 3*h*f + 2*h) + h)')
   got=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["memory"]["params"]))' "$tmp/out")
   check "gemma-7b has $want parameters (V h + L (4 h q + 3 h f + 2 h) + h), got $got" test "$got" = "$want"

@@ -180,7 +180,7 @@ completes install-only heptasim memory --model install-o
 completes dgx-a100 heptasim sweep -p dgx-a
 completes mixtral-8x22b-a3-7d heptasim run -s mix
 completes --symmetry heptasim run --sy
-completes megatron heptasim compare --space ''
+completes megatron heptasim sweep --space ''
 completes steps heptasim run --comm-mode = s
 if complete_words heptasim memory --tr | grep -q .; then ko "completion offers --trace to memory"; else ok; fi
 
