@@ -26,17 +26,17 @@ typedef struct command {
 static const command commands[] = {
     {"run", INPUTS | CLI_OPT_JSON | CLI_OPT_ENGINE | CLI_OPT_TRACE | CLI_OPT_REPORT, "",
      "simulate one training step and print step time, MFU, memory and where the time goes", cmd_run},
-    {"memory", INPUTS | CLI_OPT_JSON, "", "memory per device for every pipeline stage, without simulating",
+    {"memory", INPUTS | CLI_OPT_JSON | CLI_OPT_CSV, "", "memory per device for every pipeline stage, without simulating",
      cmd_memory},
     {"estimate", INPUTS | CLI_OPT_JSON, "",
      "the analytic estimate of one step (time, breakdown, memory), instantly, without simulating", cmd_estimate},
-    {"sweep", INPUTS | CLI_OPT_SEARCH | CLI_OPT_SPACE | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
+    {"sweep", INPUTS | CLI_OPT_SEARCH | CLI_OPT_SPACE | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
      "search the strategy space: prune by memory, rank analytically, simulate the best", cmd_sweep},
-    {"compare", INPUTS | CLI_OPT_SEARCH | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
+    {"compare", INPUTS | CLI_OPT_SEARCH | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
      "the best Megatron-style strategy against the best 7D strategy", cmd_compare},
     {"merge", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_QUIET | CLI_OPT_OUT, " FILE.jsonl...",
      "join the shards of a sweep into one ranking", cmd_merge},
-    {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
+    {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
      " [CASES.json...]",
      "simulate published measurements and report the error", cmd_validate},
     {"calibrate",
@@ -98,6 +98,7 @@ int cli_main(int argc, char **argv)
         cli_args *a = sim_xcalloc(1, sizeof *a); /* large (positional arguments): not on the stack */
         sim_err err = {{0}};
         sim_rc rc = cli_parse(argc, argv, 2, c->options, c->name, a, &err);
+        if (rc == SIM_OK) rc = cli_check_streams(a, c->name, &err);
         int status = 0;
         if (rc != SIM_OK)
             status = cli_fail(rc, &err);

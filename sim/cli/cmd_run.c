@@ -1,5 +1,6 @@
 /* cmd_run.c - `heptasim run` (simulate one step) and `heptasim memory`
  * (memory only, no simulation). */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,11 @@ int cmd_memory(const cli_args *a)
     if (rc == SIM_OK) {
         rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
         rc = write_views(a, &run, NULL, &err);
+        if (rc == SIM_OK && a->csv_path) {
+            void *rows = rpt_memory_stages_json(&in.model, &in.strategy, &in.platform);
+            rc = rpt_write_csv(a->csv_path, rows, rpt_memory_csv_columns, "CSV table", &err);
+            cJSON_Delete(rows);
+        }
         if (rc == SIM_OK) rc = rpt_check_fits(&run, &err); /* as run: a strategy that does not fit is exit 1 */
     }
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);

@@ -121,6 +121,11 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
         rc = rpt_write_json_doc(a->json_path, doc, "JSON summary", err);
         cJSON_Delete(doc);
     }
+    if (rc == SIM_OK && a->csv_path) {
+        cJSON *all = srch_sweep_records_json(s);
+        rc = rpt_write_csv(a->csv_path, all, srch_csv_columns, "CSV table", err);
+        cJSON_Delete(all);
+    }
     if (rc == SIM_OK && a->report_path) {
         cJSON *all = srch_sweep_records_json(s);
         char title[256];

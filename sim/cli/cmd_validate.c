@@ -96,12 +96,17 @@ int cmd_validate(const cli_args *a)
     }
     val_group_stats g[64];
     int ng = val_group_stats_compute(cases, n, g, 64);
-    if (!to_stdout) {
+    if (!to_stdout && !(a->csv_path && strcmp(a->csv_path, "-") == 0)) {
         val_print_table(stdout, cases, n);
         printf("\n");
         val_print_groups(stdout, g, ng);
     }
     if (a->json_path) rc = write_json(a->json_path, val_to_json(cases, n, g, ng), &err);
+    if (rc == SIM_OK && a->csv_path) {
+        cJSON *rows = val_comparisons_json(cases, n);
+        rc = rpt_write_csv(a->csv_path, rows, val_csv_columns, "CSV table", &err);
+        cJSON_Delete(rows);
+    }
     int failed = count_runs(cases, n, true);
     free(cases);
     if (rc != SIM_OK) return cli_fail(rc, &err);

@@ -34,9 +34,13 @@ int cli_jobs(const cli_args *a);
 /* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
 eng_symmetry cli_symmetry(const cli_args *a);
 
-/* Where a command's text summary goes: stderr when its JSON goes to
- * stdout (--json -), so that stdout holds the JSON alone; else stdout. */
+/* Where a command's text summary goes: stderr when its JSON or CSV goes to
+ * stdout (--json -, --csv -), so that stdout holds that alone; else
+ * stdout.  Both to stdout is refused (cli_check_streams). */
 FILE *cli_summary_stream(const cli_args *a);
+
+/* SIM_EINVAL when --json - and --csv - would share stdout. */
+sim_rc cli_check_streams(const cli_args *a, const char *command, sim_err *err);
 
 /* Print err on stderr and return the exit status for rc. */
 int cli_fail(sim_rc rc, const sim_err *err);

@@ -28,7 +28,17 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
 
 FILE *cli_summary_stream(const cli_args *a)
 {
-    return a->json_path && strcmp(a->json_path, "-") == 0 ? stderr : stdout;
+    bool json_out = a->json_path && strcmp(a->json_path, "-") == 0;
+    bool csv_out = a->csv_path && strcmp(a->csv_path, "-") == 0;
+    return json_out || csv_out ? stderr : stdout;
+}
+
+sim_rc cli_check_streams(const cli_args *a, const char *command, sim_err *err)
+{
+    if (a->json_path && a->csv_path && strcmp(a->json_path, "-") == 0 && strcmp(a->csv_path, "-") == 0)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--json -' and '--csv -' cannot both go to stdout (write one "
+                        "to a file)", command);
+    return SIM_OK;
 }
 
 int cli_jobs(const cli_args *a)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 typedef enum opt_id {
-    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
+    O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT
 } opt_id;
@@ -43,6 +43,8 @@ static const opt_row options[] = {
      "override a strategy key, or model.KEY / platform.KEY (repeatable)", PLAIN},
     {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform", COUNT(1, CFG_MAX_DEVICES)},
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)", PATH},
+    {O_CSV, "csv", 0, "FILE|-", CLI_OPT_CSV,
+     "write a CSV table to FILE (- for stdout): one row per candidate, case comparison or stage", PATH},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE", PATH},
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE,
      "collectives as one flow per ring edge (default) or step by step", PLAIN},
@@ -249,6 +251,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
         break;
     case O_DEVICES: return parse_count(command, o, val, &a->devices, err);
     case O_JSON: a->json_path = val; break;
+    case O_CSV: a->csv_path = val; break;
     case O_DUMP: a->dump_platform = val; break;
     case O_COMM:
         if (strcmp(val, "flows") != 0 && strcmp(val, "steps") != 0)

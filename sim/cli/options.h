@@ -13,6 +13,7 @@ typedef struct cli_args {
     int nsets;
     int devices;                 /* --devices, 0 = the platform's */
     const char *json_path;       /* --json FILE|- */
+    const char *csv_path;        /* --csv FILE|- */
     const char *dump_platform;   /* --dump-platform FILE */
     const char *comm_mode;       /* --comm-mode flows|steps */
     const char *symmetry;        /* --symmetry tp|dp|none */
@@ -58,7 +59,8 @@ enum {
     CLI_OPT_FIT = 1 << 12,       /* --fit --loo */
     CLI_OPT_CASES = 1 << 13,     /* -p --set alone: each case names its model, strategy and devices */
     CLI_OPT_SYMMETRY = 1 << 14,  /* --symmetry alone */
-    CLI_OPT_SPACE = 1 << 15      /* --space --shard: one space searched, in shards (sweep) */
+    CLI_OPT_SPACE = 1 << 15,     /* --space --shard: one space searched, in shards (sweep) */
+    CLI_OPT_CSV = 1 << 16        /* --csv */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

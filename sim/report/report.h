@@ -77,6 +77,21 @@ sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
  * stdout).  doc stays the caller's. */
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
 
+/* The one CSV writer (csv.c): a header line of the columns, then one line
+ * per object of rows (a cJSON array; void* keeps cJSON.h out of this
+ * header) holding the value at each column's dotted key path
+ * ("memory.peak_bytes"): numbers in full precision, true/false, strings
+ * quoted when they hold a comma, a quote or a line end, empty when missing.
+ * Written through a sim_out (no partial file); what names the document in
+ * messages.  columns ends with NULL.  SIM_OK or SIM_EIO naming the path. */
+sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *columns, const char *what, sim_err *err);
+
+/* The memory of a rank of every pipeline stage (s checked) as a cJSON
+ * array the caller deletes, one object per stage with the keys of
+ * rpt_memory_csv_columns (sizes in bytes). */
+void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
+extern const char *const rpt_memory_csv_columns[];
+
 /* The same document as a cJSON tree the caller deletes (void* keeps cJSON.h
  * out of this header). */
 void *rpt_run_to_json(const rpt_run *run);

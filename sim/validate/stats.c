@@ -223,3 +223,37 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
     }
     return root;
 }
+
+const char *const val_csv_columns[] = {"group", "case", "run", "platform", "devices", "metric", "measured",
+                                       "derived", "simulated", "error", "failure", NULL};
+
+void *val_comparisons_json(const val_case *cases, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const val_case *c = &cases[i];
+        for (int k = 0; k < c->nruns; k++) {
+            const val_run *r = &c->runs[k];
+            for (int j = 0; j < (r->rc == SIM_OK ? r->ncmp : 1); j++) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "group", c->group);
+                cJSON_AddStringToObject(o, "case", c->id);
+                cJSON_AddStringToObject(o, "run", r->name);
+                cJSON_AddStringToObject(o, "platform", r->platform.name);
+                cJSON_AddNumberToObject(o, "devices", r->platform.devices);
+                if (r->rc != SIM_OK) {
+                    cJSON_AddStringToObject(o, "failure", r->msg);
+                } else {
+                    const val_compare *v = &r->cmp[j];
+                    cJSON_AddStringToObject(o, "metric", val_metric_name(v->metric));
+                    cJSON_AddNumberToObject(o, "measured", v->measured);
+                    cJSON_AddBoolToObject(o, "derived", v->derived);
+                    cJSON_AddItemToObject(o, "simulated", number_or_null(v->simulated));
+                    cJSON_AddItemToObject(o, "error", number_or_null(v->error));
+                }
+                cJSON_AddItemToArray(arr, o);
+            }
+        }
+    }
+    return arr;
+}

@@ -195,6 +195,12 @@ void val_print_groups(FILE *f, const val_group_stats *g, int ng);
  * cJSON.h here). */
 void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng);
 
+/* Every comparison of the cases as a flat cJSON array the caller deletes,
+ * one object per (case, run, metric) with the keys of val_csv_columns
+ * (NULL-ended); a run that failed has one object with its error. */
+void *val_comparisons_json(const val_case *cases, int n);
+extern const char *const val_csv_columns[];
+
 /* ----------------------------------------------------------- calibration */
 
 /* The free efficiency parameters of a platform.

@@ -1,0 +1,108 @@
+/* csv.c - the one CSV writer: rows of a JSON array as lines, one column per
+ * dotted key path, through a sim_out (no partial file). */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* The item at a dotted path ("memory.peak_bytes") of o, or NULL. */
+static const cJSON *at_path(const cJSON *o, const char *path)
+{
+    char key[128];
+    while (o && *path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        if (n >= sizeof key) return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path += n + (dot ? 1 : 0);
+    }
+    return o;
+}
+
+/* One field, quoted (RFC 4180) when it holds a comma, a quote or a line end. */
+static void field(FILE *f, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *c = text; *c; c++) {
+        if (*c == '"') fputc('"', f);
+        fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void value(FILE *f, const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        field(f, v->valuestring);
+    else if (cJSON_IsBool(v))
+        fputs(cJSON_IsTrue(v) ? "true" : "false", f);
+    else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+        /* the shortest of 15 or 17 digits that reads back as the same double */
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.15g", v->valuedouble);
+        if (strtod(buf, NULL) != v->valuedouble) snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+        fputs(buf, f);
+    }
+    /* missing, null, an object or an array: an empty field */
+}
+
+sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *columns, const char *what, sim_err *err)
+{
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, what, err);
+    if (rc != SIM_OK) return rc;
+    for (int c = 0; columns[c]; c++) {
+        if (c) fputc(',', o.f);
+        field(o.f, columns[c]);
+    }
+    fputc('\n', o.f);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, (const cJSON *)rows)
+    {
+        for (int c = 0; columns[c]; c++) {
+            if (c) fputc(',', o.f);
+            value(o.f, at_path(row, columns[c]));
+        }
+        fputc('\n', o.f);
+    }
+    return sim_out_commit(&o, err);
+}
+
+/* The memory of every pipeline stage of (m, s, p), one object per stage. */
+void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
+{
+    cJSON *arr = cJSON_CreateArray();
+    double cap = cfg_usable_hbm_bytes(p);
+    for (int st = 0; st < (s->pp > 0 ? s->pp : 1); st++) {
+        mdl_memory mm;
+        mdl_rank_memory(m, s, st, &mm);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "stage", st);
+        cJSON_AddNumberToObject(o, "layers", cfg_stage_layer_total(m, s, st));
+        cJSON_AddNumberToObject(o, "weights_bytes", mm.weights_bytes);
+        cJSON_AddNumberToObject(o, "grads_bytes", mm.grads_bytes);
+        cJSON_AddNumberToObject(o, "optimizer_bytes", mm.optimizer_bytes);
+        cJSON_AddNumberToObject(o, "activations_bytes", mm.activations_bytes);
+        cJSON_AddNumberToObject(o, "buffers_bytes", mm.buffers_bytes);
+        cJSON_AddNumberToObject(o, "total_bytes", mm.total_bytes);
+        cJSON_AddNumberToObject(o, "capacity_bytes", cap);
+        cJSON_AddNumberToObject(o, "inflight_microbatches", mm.inflight_microbatches);
+        cJSON_AddBoolToObject(o, "fits", mm.total_bytes <= cap);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+const char *const rpt_memory_csv_columns[] = {
+    "stage", "layers", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes",
+    "total_bytes", "capacity_bytes", "inflight_microbatches", "fits", NULL};
