@@ -56,7 +56,7 @@ int cmd_estimate(const cli_args *a)
     if (rc == SIM_OK) {
         rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
         run.est = &est;
-        if (!a->quiet) rpt_estimate_summary(cli_summary_stream(a), &run);
+        if (!a->quiet) rpt_summary(cli_summary_stream(a), &run);
         if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
         if (rc == SIM_OK) rc = rpt_check_fits(&run, &err);
     }

@@ -77,32 +77,3 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
     }
     return sim_out_commit(&o, err);
 }
-
-/* The memory of every pipeline stage of (m, s, p), one object per stage. */
-void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
-{
-    cJSON *arr = cJSON_CreateArray();
-    double cap = cfg_usable_hbm_bytes(p);
-    for (int st = 0; st < (s->pp > 0 ? s->pp : 1); st++) {
-        mdl_memory mm;
-        mdl_rank_memory(m, s, st, &mm);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "stage", st);
-        cJSON_AddNumberToObject(o, "layers", cfg_stage_layer_total(m, s, st));
-        cJSON_AddNumberToObject(o, "weights_bytes", mm.weights_bytes);
-        cJSON_AddNumberToObject(o, "grads_bytes", mm.grads_bytes);
-        cJSON_AddNumberToObject(o, "optimizer_bytes", mm.optimizer_bytes);
-        cJSON_AddNumberToObject(o, "activations_bytes", mm.activations_bytes);
-        cJSON_AddNumberToObject(o, "buffers_bytes", mm.buffers_bytes);
-        cJSON_AddNumberToObject(o, "total_bytes", mm.total_bytes);
-        cJSON_AddNumberToObject(o, "capacity_bytes", cap);
-        cJSON_AddNumberToObject(o, "inflight_microbatches", mm.inflight_microbatches);
-        cJSON_AddBoolToObject(o, "fits", mm.total_bytes <= cap);
-        cJSON_AddItemToArray(arr, o);
-    }
-    return arr;
-}
-
-const char *const rpt_memory_csv_columns[] = {
-    "stage", "layers", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes",
-    "total_bytes", "capacity_bytes", "inflight_microbatches", "fits", NULL};

@@ -108,6 +108,17 @@ static void add_num(cJSON *o, const char *key, double v)
     cJSON_AddNumberToObject(o, key, isfinite(v) ? v : 0.0);
 }
 
+/* The components of a rank's memory, into o. */
+static void memory_parts(cJSON *o, const mdl_memory *mm)
+{
+    add_num(o, "weights_bytes", mm->weights_bytes);
+    add_num(o, "grads_bytes", mm->grads_bytes);
+    add_num(o, "optimizer_bytes", mm->optimizer_bytes);
+    add_num(o, "activations_bytes", mm->activations_bytes);
+    add_num(o, "buffers_bytes", mm->buffers_bytes);
+    add_num(o, "inflight_microbatches", mm->inflight_microbatches);
+}
+
 static cJSON *memory_json(const rpt_run *run)
 {
     const mdl_memory *mm = &run->memory;
@@ -117,15 +128,33 @@ static cJSON *memory_json(const rpt_run *run)
     add_num(o, "capacity_bytes", cap);
     cJSON_AddBoolToObject(o, "fits", mm->total_bytes <= cap);
     add_num(o, "stage", run->memory_stage);
-    add_num(o, "weights_bytes", mm->weights_bytes);
-    add_num(o, "grads_bytes", mm->grads_bytes);
-    add_num(o, "optimizer_bytes", mm->optimizer_bytes);
-    add_num(o, "activations_bytes", mm->activations_bytes);
-    add_num(o, "buffers_bytes", mm->buffers_bytes);
-    add_num(o, "inflight_microbatches", mm->inflight_microbatches);
+    memory_parts(o, mm);
     add_num(o, "params", mm->params);
     return o;
 }
+
+void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
+{
+    cJSON *arr = cJSON_CreateArray();
+    double cap = cfg_usable_hbm_bytes(p);
+    for (int st = 0; st < (s->pp > 0 ? s->pp : 1); st++) {
+        mdl_memory mm;
+        mdl_rank_memory(m, s, st, &mm);
+        cJSON *o = cJSON_CreateObject();
+        add_num(o, "stage", st);
+        add_num(o, "layers", cfg_stage_layer_total(m, s, st));
+        memory_parts(o, &mm);
+        add_num(o, "total_bytes", mm.total_bytes);
+        add_num(o, "capacity_bytes", cap);
+        cJSON_AddBoolToObject(o, "fits", mm.total_bytes <= cap);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+const char *const rpt_memory_csv_columns[] = {
+    "stage", "layers", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes",
+    "total_bytes", "capacity_bytes", "inflight_microbatches", "fits", NULL};
 
 static cJSON *breakdown_json(const rpt_run *run)
 {

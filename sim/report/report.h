@@ -46,7 +46,9 @@ typedef struct rpt_metrics {
 
 void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out);
 
-/* Human-readable summary of a simulated step. */
+/* Human-readable summary of a simulated step; of an estimated one
+ * (run->est set, sim NULL) with an ESTIMATE line, the estimate's step time
+ * and breakdown, each marked as an estimate. */
 void rpt_summary(FILE *out, const rpt_run *run);
 
 /* Memory table for `heptasim memory`: one row per pipeline stage with its
@@ -57,11 +59,6 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
  * ("gpt-310b-a3-megatron + 2 overrides: dp16 pp16v2 tp8 ..."); s must have
  * passed cfg_check.  Writes at most cap bytes. */
 void rpt_strategy_label(const cfg_strategy *s, char *out, int cap);
-
-/* The summary of an estimated run (run->est set): the lines of
- * rpt_summary with the step time and breakdown of the analytic estimate,
- * each marked as an estimate. */
-void rpt_estimate_summary(FILE *out, const rpt_run *run);
 
 /* The run as a JSON document with the contract's keys (rpt_write_json_doc,
  * "JSON result").  An estimated run has "estimate": true, step_time_s,

@@ -168,6 +168,22 @@ static void memory_line(FILE *out, const rpt_run *run)
                 cap / SIM_GIB);
 }
 
+/* The breakdown of an analytic estimate, marked as such. */
+static void estimate_breakdown(FILE *out, const est_result *e)
+{
+    char b1[64];
+    double t = e->step_s, exposed = 0;
+    for (int d = 0; d < WL_NDIMS; d++) exposed += e->exposed_s[d];
+    fprintf(out, "time, estimated (critical stage %d):\n", e->critical_stage);
+    fprintf(out, "  compute         %8.2f s %5.1f %%\n", e->compute_s, pct(e->compute_s, t));
+    fprintf(out, "  exposed comm    %8.2f s %5.1f %%   (", exposed, pct(exposed, t));
+    for (int d = 0; d < WL_NDIMS; d++)
+        fprintf(out, "%s%s %s", d ? ", " : "", rpt_dim_key(d), fmt_s(b1, sizeof b1, e->exposed_s[d]));
+    fprintf(out, ")\n");
+    fprintf(out, "  pipeline bubble %8.2f s %5.1f %%\n", e->bubble_s, pct(e->bubble_s, t));
+    fprintf(out, "  optimizer       %8.2f s %5.1f %%\n", e->optimizer_s, pct(e->optimizer_s, t));
+}
+
 /* ------------------------------------------------------------- summary */
 
 /* Prints the summary of run to out.  With run->sim NULL only the header,
@@ -184,20 +200,23 @@ void rpt_summary(FILE *out, const rpt_run *run)
     rpt_strategy_label(s, label, sizeof label);
     fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
             run->platform->name, devices, label);
+    if (!run->sim && run->est)
+        fputs("ESTIMATE: analytic (no contention, not simulated; 'heptasim run' simulates it)\n", out);
     if (run->memory.total_bytes > cap)
         fprintf(out, "!! OUT OF MEMORY: this strategy does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n",
                 run->memory.total_bytes / SIM_GIB, cap / SIM_GIB);
     model_line(out, run->model);
     strategy_line(out, s);
 
-    if (run->sim) {
+    if (run->sim || run->est) {
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
-        fprintf(out, "step time  %.2f s      tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
-                mt.step_time_s, fmt_count(b1, sizeof b1, mt.tokens_per_s), 100.0 * mt.mfu, 100.0 * mt.hfu,
-                mt.tflops_per_device);
+        fprintf(out, "step time  %.2f s%s   tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
+                mt.step_time_s, run->sim ? "   " : " (estimate)", fmt_count(b1, sizeof b1, mt.tokens_per_s),
+                100.0 * mt.mfu, 100.0 * mt.hfu, mt.tflops_per_device);
     }
     memory_line(out, run);
+    if (!run->sim && run->est) estimate_breakdown(out, run->est);
     if (!run->sim) return;
 
     const eng_result *sim = run->sim;
@@ -239,36 +258,6 @@ void rpt_summary(FILE *out, const rpt_run *run)
         fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): its data-parallel flows go "
                      "to the other replicas' devices, which are not simulated\n",
                 sim->replicas);
-}
-
-/* ------------------------------------------------------------ estimate */
-
-void rpt_estimate_summary(FILE *out, const rpt_run *run)
-{
-    char label[CFG_NAME_LEN + CFG_TEXT_LEN + 8], b1[64];
-    const est_result *e = run->est;
-    rpt_strategy_label(run->strategy, label, sizeof label);
-    fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
-            run->platform->name, rpt_devices(run), label);
-    fputs("ESTIMATE: analytic (no contention, not simulated; 'heptasim run' simulates it)\n", out);
-    model_line(out, run->model);
-    strategy_line(out, run->strategy);
-    rpt_metrics mt;
-    rpt_metrics_compute(run, &mt);
-    fprintf(out, "step time  %.2f s (estimate)   tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
-            mt.step_time_s, fmt_count(b1, sizeof b1, mt.tokens_per_s), 100.0 * mt.mfu, 100.0 * mt.hfu,
-            mt.tflops_per_device);
-    memory_line(out, run);
-    double t = e->step_s, exposed = 0;
-    for (int d = 0; d < WL_NDIMS; d++) exposed += e->exposed_s[d];
-    fprintf(out, "time, estimated (critical stage %d):\n", e->critical_stage);
-    fprintf(out, "  compute         %8.2f s %5.1f %%\n", e->compute_s, pct(e->compute_s, t));
-    fprintf(out, "  exposed comm    %8.2f s %5.1f %%   (", exposed, pct(exposed, t));
-    for (int d = 0; d < WL_NDIMS; d++)
-        fprintf(out, "%s%s %s", d ? ", " : "", rpt_dim_key(d), fmt_s(b1, sizeof b1, e->exposed_s[d]));
-    fprintf(out, ")\n");
-    fprintf(out, "  pipeline bubble %8.2f s %5.1f %%\n", e->bubble_s, pct(e->bubble_s, t));
-    fprintf(out, "  optimizer       %8.2f s %5.1f %%\n", e->optimizer_s, pct(e->optimizer_s, t));
 }
 
 /* ---------------------------------------------------------- memory table */
