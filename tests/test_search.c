@@ -510,10 +510,12 @@ START_TEST(jsonl_files)
     fputs("{\"index\": 3, \"spa", f); /* an interrupted write */
     fclose(f);
     srch_candidate *arr = NULL;
-    int n = 0, cap = 0, torn = 0;
+    int n = 0, cap = 0;
+    srch_skipped torn;
     ck_assert_msg(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err) == SIM_OK, "%s", err.msg);
     ck_assert_int_eq(n, 2);
-    ck_assert_int_eq(torn, 1);
+    ck_assert_int_eq(torn.torn, 1);
+    ck_assert_int_eq(torn.lines, 1);
     ck_assert_int_eq(arr[1].index, c.index);
 
     f = fopen(path, "w");
@@ -522,11 +524,37 @@ START_TEST(jsonl_files)
     n = 0;
     ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "line 1") != NULL, "%s", err.msg);
+
+    /* junk, a run of NULs and a torn line are skipped, and the records
+     * after them are read */
     f = fopen(path, "w");
     fputs("\n\nnot json\n", f);
+    fwrite("\0\0\0\0\n", 1, 5, f);
+    fputs("{\"index\": 3, \"spa\n", f);
+    c.index = 7;
+    ck_assert_int_eq(srch_jsonl_write(f, path, &c, &err), SIM_OK);
+    fwrite("\0\0\0", 1, 3, f);
     fclose(f);
+    n = 0;
+    ck_assert_msg(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(arr[0].index, 7);
+    ck_assert_int_eq(torn.lines, 4);
+    ck_assert_int_eq(torn.first_line, 3);
+    ck_assert_int_eq(torn.torn, 1);
+
+    /* a record with a figure heptasim never writes is refused, naming it */
+    cJSON *o = srch_record_to_json(&c);
+    cJSON_ReplaceItemInObject(o, "step_time_s", cJSON_CreateNumber(-5));
+    char *text = cJSON_PrintUnformatted(o);
+    f = fopen(path, "w");
+    fprintf(f, "%s\n", text);
+    fclose(f);
+    cJSON_free(text);
+    cJSON_Delete(o);
+    n = 0;
     ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
-    ck_assert_msg(strstr(err.msg, "line 3") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "line 1") && strstr(err.msg, "step_time_s"), "%s", err.msg);
     unlink(path);
     ck_assert_int_eq(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err), SIM_EINVAL);
     free(arr);

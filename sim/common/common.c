@@ -22,6 +22,7 @@ const char *sim_strerror(sim_rc rc)
     case SIM_ENOMEM: return "out of host memory";
     case SIM_EOOM: return "strategy does not fit in device memory";
     case SIM_EINTERNAL: return "simulation failed";
+    case SIM_EINTR: return "interrupted";
     }
     return "unknown error";
 }
@@ -41,8 +42,73 @@ int sim_exit_status(sim_rc rc)
 {
     if (rc == SIM_OK) return 0;
     if (rc == SIM_EINVAL) return 2;
+    if (rc == SIM_EINTR) return 128 + (sim_signal_caught() ? sim_signal_caught() : SIGINT);
     return 1;
 }
+
+/* {============================================================= signals */
+
+static volatile sig_atomic_t caught;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (int)(sizeof stop_signals / sizeof stop_signals[0])
+
+static void on_stop(int sig) { caught = sig; }
+
+int sim_signal_caught(void) { return caught; }
+
+static void stop_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int i = 0; i < NSTOP; i++) sigaddset(set, stop_signals[i]);
+}
+
+void sim_signals_catch(sigset_t *old)
+{
+    sigset_t set;
+    stop_set(&set);
+    sigprocmask(SIG_BLOCK, &set, old);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop; /* no SA_RESTART: a blocking call returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NSTOP; i++) sigaction(stop_signals[i], &sa, NULL);
+}
+
+void sim_signals_default(void)
+{
+    sigset_t set;
+    stop_set(&set);
+    for (int i = 0; i < NSTOP; i++) signal(stop_signals[i], SIG_DFL);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void sim_signals_restore(const sigset_t *old)
+{
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    for (int i = 0; i < NSTOP; i++) {
+        if (!caught && sigismember(&pending, stop_signals[i])) caught = stop_signals[i];
+        signal(stop_signals[i], SIG_IGN); /* discards one still pending: it is recorded */
+        signal(stop_signals[i], SIG_DFL);
+    }
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+const char *sim_signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGKILL: return "SIGKILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGSEGV: return "SIGSEGV";
+    }
+    return "a signal";
+}
+
+/* }============================================================= signals */
 
 static void out_of_memory(void)
 {

@@ -7,6 +7,7 @@
 #ifndef HEPTASIM_COMMON_H
 #define HEPTASIM_COMMON_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +21,8 @@ typedef enum sim_rc {
     SIM_EIO,      /* file cannot be read or written */
     SIM_ENOMEM,   /* allocation failed */
     SIM_EOOM,     /* the strategy does not fit in device memory */
-    SIM_EINTERNAL /* simulation failed (deadlock, engine error) */
+    SIM_EINTERNAL,/* simulation failed (deadlock, engine error) */
+    SIM_EINTR     /* stopped by a signal (SIGINT, SIGTERM, SIGHUP): sim_signal_caught says which */
 } sim_rc;
 
 typedef struct sim_err {
@@ -35,8 +37,29 @@ const char *sim_strerror(sim_rc rc);
 sim_rc sim_fail(sim_err *err, sim_rc rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Exit status for a result code: 0 ok, 2 bad input, 1 anything else. */
+/* Exit status for a result code: 0 ok, 2 bad input, 128 + the signal for
+ * SIM_EINTR (130 SIGINT, 143 SIGTERM), 1 anything else. */
 int sim_exit_status(sim_rc rc);
+
+/* The signal that stopped the command (0: none).  Set from the signal
+ * handlers of sim_signals_catch; read it after the work returned. */
+int sim_signal_caught(void);
+
+/* From now on SIGINT, SIGTERM and SIGHUP only record that they came
+ * (sim_signal_caught) instead of ending the process, so that work in
+ * progress can stop cleanly: child processes stopped and reaped, finished
+ * records kept.  The handler does nothing else (no library code in a
+ * handler).  catch leaves the three signals blocked (*old gets the previous
+ * mask: pass it to ppoll, where they are delivered); sim_signals_restore
+ * records one still pending, then puts the default actions and *old back;
+ * sim_signals_default puts the default actions back and unblocks them (in
+ * a child process, before it runs anything). */
+void sim_signals_catch(sigset_t *old);
+void sim_signals_default(void);
+void sim_signals_restore(const sigset_t *old);
+
+/* Name of a caught signal ("SIGINT"), "signal N" for others (static). */
+const char *sim_signal_name(int sig);
 
 /* Allocation that never returns NULL: prints a line and exits 1 when the
  * machine is out of memory (there is nothing sensible to recover). */

@@ -2,7 +2,16 @@
  *
  * The child builds the cost model and the plan, runs the engine and writes
  * a fixed-size message (rc, error line, eng_result, wall time) on a pipe;
- * the parent polls the pipes and reaps children as they finish. */
+ * the parent polls the pipes and reaps children as they finish.
+ *
+ * Signals: a child runs in a process group of its own with the default
+ * actions, so the terminal's Ctrl-C reaches the parent only (SimGrid's own
+ * SIGINT handler never runs), and it dies with the parent (Linux:
+ * PR_SET_PDEATHSIG).  SIGINT, SIGTERM or SIGHUP to the parent stops the
+ * starting of children and sends SIGTERM to the running ones, which end at
+ * once without output; the parent reaps them all, keeps the results that
+ * were complete, and returns SIM_EINTR. */
+#define _GNU_SOURCE /* ppoll */
 #include "runner.h"
 
 #include <errno.h>
@@ -10,8 +19,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "../cost/cost.h"
 
@@ -93,8 +106,20 @@ typedef struct child {
     int index;
 } child;
 
-static void child_main(run_case *c, int fd)
+static void child_main(run_case *c, int fd, pid_t parent)
 {
+    sim_signals_default();
+    setpgid(0, 0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent) _exit(1); /* the parent is gone already */
+    /* the parent's files are not the child's: a locked records file stays
+     * the parent's alone */
+    long top = sysconf(_SC_OPEN_MAX);
+    if (top < 0 || top > 65536) top = 65536;
+    for (int f = 3; f < top; f++)
+        if (f != fd) close(f);
     runner_simulate_here(c, c->options);
     message m;
     memset(&m, 0, sizeof m);
@@ -108,8 +133,11 @@ static void child_main(run_case *c, int fd)
     _exit(status);
 }
 
-/* Collect one finished child: read its message, reap it, fill its case. */
-static void finish(child *ch, run_case *cases, run_done_fn done, void *ctx)
+/* Collect one finished child: read its message, reap it, fill its case.
+ * A child stopped by the parent (stopping) that left no whole message is
+ * not a result: its case gets SIM_EINTR and done is not called.  Returns
+ * whether the case finished. */
+static bool finish(child *ch, run_case *cases, bool stopping, run_done_fn done, void *ctx)
 {
     message m;
     run_case *c = &cases[ch->index];
@@ -125,16 +153,22 @@ static void finish(child *ch, run_case *cases, run_done_fn done, void *ctx)
         memcpy(c->msg, m.msg, sizeof c->msg);
         c->result = m.result;
         c->wall_s = m.wall_s;
+    } else if (stopping) {
+        c->rc = SIM_EINTR;
+        snprintf(c->msg, sizeof c->msg, "%s: simulation stopped", c->strategy.name);
+        return false;
     } else {
         c->rc = SIM_EINTERNAL;
         if (WIFSIGNALED(status))
-            snprintf(c->msg, sizeof c->msg, "%s: simulation process killed by signal %d", c->strategy.name,
-                     WTERMSIG(status));
+            snprintf(c->msg, sizeof c->msg, "%s: simulation process killed by signal %d (%s%s)", c->strategy.name,
+                     WTERMSIG(status), sim_signal_name(WTERMSIG(status)),
+                     WTERMSIG(status) == SIGKILL ? ": the out-of-memory killer, or kill -9" : "");
         else
             snprintf(c->msg, sizeof c->msg, "%s: simulation process ended without a result (status %d)",
                      c->strategy.name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
     if (done) done(c, ctx);
+    return true;
 }
 
 sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, void *ctx, sim_err *err)
@@ -142,11 +176,19 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
     if (jobs < 1) jobs = 1;
     child *running = sim_xcalloc((size_t)jobs, sizeof *running);
     struct pollfd *fds = sim_xcalloc((size_t)jobs, sizeof *fds);
-    int nrun = 0, next = 0;
+    int nrun = 0, next = 0, finished = 0, stopped = 0;
+    bool stopping = false;
     sim_rc rc = SIM_OK;
+    pid_t parent = getpid();
+    sigset_t old;
+    sim_signals_catch(&old);
     fflush(NULL); /* children must not flush the parent's buffers again */
     while (next < n || nrun > 0) {
-        while (rc == SIM_OK && next < n && nrun < jobs) {
+        if (sim_signal_caught() && !stopping) {
+            stopping = true;
+            for (int i = 0; i < nrun; i++) kill(running[i].pid, SIGTERM);
+        }
+        while (rc == SIM_OK && !stopping && next < n && nrun < jobs) {
             int pfd[2];
             if (pipe(pfd) != 0) {
                 rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot create a pipe: %s", strerror(errno));
@@ -161,22 +203,40 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
             }
             if (pid == 0) {
                 close(pfd[0]);
-                for (int i = 0; i < nrun; i++) close(running[i].fd);
-                child_main(&cases[next], pfd[1]);
+                child_main(&cases[next], pfd[1], parent);
             }
+            setpgid(pid, pid); /* as the child does: no race on which runs first */
             close(pfd[1]);
             running[nrun++] = (child){pid, pfd[0], next++};
         }
         if (nrun == 0) break;
         for (int i = 0; i < nrun; i++) fds[i] = (struct pollfd){running[i].fd, POLLIN, 0};
-        if (poll(fds, (nfds_t)nrun, -1) < 0 && errno != EINTR) break;
+        /* the stop signals are blocked but here, so none is missed */
+        nfds_t nfds = (nfds_t)(nrun > 0 && nrun <= jobs ? nrun : 1);
+        if (ppoll(fds, nfds, NULL, &old) < 0) {
+            if (errno == EINTR) continue;
+            rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot wait for the simulations: %s", strerror(errno));
+            stopping = true;
+            for (int i = 0; i < nrun; i++) kill(running[i].pid, SIGTERM);
+            for (int i = 0; i < nrun; i++) finish(&running[i], cases, true, NULL, NULL);
+            nrun = 0;
+            break;
+        }
         for (int i = nrun - 1; i >= 0; i--) {
-            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            finish(&running[i], cases, done, ctx);
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) continue;
+            if (finish(&running[i], cases, stopping, done, ctx))
+                finished++;
+            else
+                stopped++;
             running[i] = running[--nrun];
         }
     }
+    sim_signals_restore(&old);
     free(running);
     free(fds);
+    int sig = sim_signal_caught();
+    if (rc == SIM_OK && sig)
+        rc = sim_fail(err, SIM_EINTR, "heptasim: stopped by %s: %d of %d simulations finished, %d stopped, %d not started",
+                      sim_signal_name(sig), finished, n, stopped, n - next);
     return rc;
 }

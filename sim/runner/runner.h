@@ -43,7 +43,11 @@ sim_rc runner_simulate_here(run_case *c, const eng_options *opt);
 
 /* Simulate the n cases in child processes, at most `jobs` at a time,
  * calling done (if not NULL) for each as it finishes.  Each case's rc and
- * result are filled. Returns SIM_OK unless a child could not be started. */
+ * result are filled.  SIGINT, SIGTERM or SIGHUP meanwhile stop the running
+ * children (SIGTERM), which are reaped; done is called for every case that
+ * finished, never for a stopped one.  Returns SIM_OK; SIM_EINTR after a
+ * signal ("stopped by SIGINT: ..."; sim_signal_caught names it); or
+ * SIM_EINTERNAL when a child could not be started. */
 sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, void *ctx, sim_err *err);
 
 #endif

@@ -41,7 +41,9 @@ static sim_rc dedup(srch_merged *m, const char *const *paths, const int *file_of
                             "heptasim merge: candidate %d differs between %s and %s (the files come from different "
                             "sweeps)",
                             r->index, paths[file_of[rows[dup] - recs]], paths[file_of[i]]);
-        if (rows[dup]->state == SRCH_SIM_NONE && r->state != SRCH_SIM_NONE) rows[dup] = &m->records[i];
+        if (r->state != SRCH_SIM_NONE && rows[dup]->state != SRCH_SIM_DONE &&
+            (r->state == SRCH_SIM_DONE || rows[dup]->state == SRCH_SIM_NONE))
+            rows[dup] = &m->records[i]; /* a final record beats a failed one, which beats an estimate */
     }
     *nrows = n;
     return SIM_OK;
@@ -55,7 +57,14 @@ sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_er
     sim_rc rc = SIM_OK;
     for (int f = 0; f < npaths && rc == SIM_OK; f++) {
         int before = out->nrecords;
-        rc = srch_jsonl_read(paths[f], &out->records, &out->nrecords, &cap, NULL, err);
+        srch_skipped sk;
+        rc = srch_jsonl_read(paths[f], &out->records, &out->nrecords, &cap, &sk, err);
+        if (sk.lines > 0 && !out->skipped_path) {
+            out->skipped_path = paths[f];
+            out->skipped.first_line = sk.first_line;
+        }
+        out->skipped.lines += sk.lines;
+        out->skipped.torn |= sk.torn;
         file_of = sim_xrealloc(file_of, (size_t)(cap > 0 ? cap : 1) * sizeof *file_of);
         for (int i = before; i < out->nrecords; i++) file_of[i] = f;
     }

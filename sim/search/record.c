@@ -51,6 +51,7 @@ void *srch_record_to_json(const srch_candidate *c)
     cJSON_AddItemToObject(est, "dimensions", dims_json(c->est.exposed_s, NULL));
     cJSON_AddItemToObject(o, "estimate", est);
     cJSON_AddBoolToObject(o, "simulated", c->state == SRCH_SIM_DONE);
+    cJSON_AddBoolToObject(o, "final", c->state == SRCH_SIM_DONE);
     if (c->state == SRCH_SIM_DONE) {
         add_num(o, "step_time_s", c->step_time_s);
         if (c->approximate) cJSON_AddBoolToObject(o, "approximate", true);
@@ -74,13 +75,26 @@ void *srch_record_to_json(const srch_candidate *c)
 
 /* {============================================================= reading */
 
-/* A number at key of o into *out; SIM_EINVAL naming the key when missing. */
-static sim_rc get_num(const cJSON *o, const char *key, const char *origin, double *out, sim_err *err)
+/* The keys a record may hold (srch_record_to_json writes no other). */
+static const char *const record_keys[] = {
+    "index", "space", "inputs_id", "megatron_style", "strategy", "estimate_step_time_s", "estimate", "simulated",
+    "final", "step_time_s", "approximate", "mfu", "tokens_per_s", "breakdown", "dimensions", "memory", "error", NULL};
+
+/* What a figure of a record may be: >= 0, or > 0. */
+typedef enum bound { NONNEG, POSITIVE } bound;
+
+/* A finite number within b at key of o into *out; SIM_EINVAL naming the
+ * key when missing, not finite or out of bounds. */
+static sim_rc get_num(const cJSON *o, const char *key, const char *origin, bound b, double *out, sim_err *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v))
         return sim_fail(err, SIM_EINVAL, "%s: '%s': expected a number (is this a heptasim sweep record?)", origin, key);
-    *out = v->valuedouble;
+    double x = v->valuedouble;
+    if (!isfinite(x) || x < 0 || (b == POSITIVE && x == 0))
+        return sim_fail(err, SIM_EINVAL, "%s: '%s': %g is not a figure heptasim writes (expected a finite number %s 0; "
+                        "the file was edited or comes from elsewhere)", origin, key, x, b == POSITIVE ? ">" : ">=");
+    *out = x;
     return SIM_OK;
 }
 
@@ -90,11 +104,32 @@ static sim_rc get_dims(const cJSON *o, const char *origin, double *exposed, doub
         const cJSON *dim = cJSON_GetObjectItemCaseSensitive(o, wl_dim_name((wl_dim)d));
         char where[SIM_ERR_LEN];
         snprintf(where, sizeof where, "%s: dimensions.%s", origin, wl_dim_name((wl_dim)d));
-        sim_rc rc = get_num(dim, "exposed_s", where, &exposed[d], err);
-        if (rc == SIM_OK && comm) rc = get_num(dim, "comm_s", where, &comm[d], err);
+        sim_rc rc = get_num(dim, "exposed_s", where, NONNEG, &exposed[d], err);
+        if (rc == SIM_OK && comm) rc = get_num(dim, "comm_s", where, NONNEG, &comm[d], err);
         if (rc != SIM_OK) return rc;
     }
     return SIM_OK;
+}
+
+/* SIM_EINVAL naming the first key of o that no record holds. */
+static sim_rc known_keys(const cJSON *o, const char *origin, sim_err *err)
+{
+    for (const cJSON *k = o->child; k; k = k->next) {
+        int i = 0;
+        while (record_keys[i] && (!k->string || strcmp(k->string, record_keys[i]) != 0)) i++;
+        if (!record_keys[i])
+            return sim_fail(err, SIM_EINVAL, "%s: '%.64s': not a key of a heptasim sweep record", origin,
+                            k->string ? k->string : "");
+    }
+    return SIM_OK;
+}
+
+static bool is_hex16(const char *s)
+{
+    int i = 0;
+    for (; s[i]; i++)
+        if (i >= 16 || !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return i == 16;
 }
 
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err)
@@ -103,8 +138,10 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     srch_candidate c;
     memset(&c, 0, sizeof c);
     if (!cJSON_IsObject(o)) return sim_fail(err, SIM_EINVAL, "%s: expected a JSON object (a sweep record)", origin);
+    sim_rc rc = known_keys(o, origin, err);
+    if (rc != SIM_OK) return rc;
     double v = 0;
-    sim_rc rc = get_num(o, "index", origin, &v, err);
+    rc = get_num(o, "index", origin, NONNEG, &v, err);
     if (rc != SIM_OK) return rc;
     if (v < 0 || v > 2147483647.0 || v != floor(v))
         return sim_fail(err, SIM_EINVAL, "%s: 'index': expected a whole number >= 0, got %g", origin, v);
@@ -115,7 +152,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     c.space = strcmp(sp->valuestring, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
     c.megatron_style = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "megatron_style"));
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "inputs_id");
-    if (!cJSON_IsString(id) || strlen(id->valuestring) != 16)
+    if (!cJSON_IsString(id) || !is_hex16(id->valuestring))
         return sim_fail(err, SIM_EINVAL, "%s: 'inputs_id': expected 16 hex digits (is this a heptasim sweep record?)",
                         origin);
     sim_strlcpy(c.inputs_id, id->valuestring, sizeof c.inputs_id);
@@ -131,36 +168,46 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     if (rc != SIM_OK) return rc;
     c.strategy.path[0] = '\0';
 
-    if ((rc = get_num(o, "estimate_step_time_s", origin, &c.est.step_s, err))) return rc;
+    if ((rc = get_num(o, "estimate_step_time_s", origin, POSITIVE, &c.est.step_s, err))) return rc;
     const cJSON *est = cJSON_GetObjectItemCaseSensitive(o, "estimate");
     snprintf(where, sizeof where, "%s: estimate", origin);
     double stage = 0;
-    if ((rc = get_num(est, "compute_s", where, &c.est.compute_s, err)) ||
-        (rc = get_num(est, "bubble_s", where, &c.est.bubble_s, err)) ||
-        (rc = get_num(est, "optimizer_s", where, &c.est.optimizer_s, err)) ||
-        (rc = get_num(est, "critical_stage", where, &stage, err)) ||
+    if ((rc = get_num(est, "compute_s", where, NONNEG, &c.est.compute_s, err)) ||
+        (rc = get_num(est, "bubble_s", where, NONNEG, &c.est.bubble_s, err)) ||
+        (rc = get_num(est, "optimizer_s", where, NONNEG, &c.est.optimizer_s, err)) ||
+        (rc = get_num(est, "critical_stage", where, NONNEG, &stage, err)) ||
         (rc = get_dims(cJSON_GetObjectItemCaseSensitive(est, "dimensions"), where, c.est.exposed_s, NULL, err)))
         return rc;
+    if (stage != floor(stage) || stage > CFG_MAX_WIDTH)
+        return sim_fail(err, SIM_EINVAL, "%s: 'critical_stage': expected a stage number, got %g", where, stage);
     c.est.critical_stage = (int)stage;
 
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "memory");
     snprintf(where, sizeof where, "%s: memory", origin);
-    if ((rc = get_num(mem, "peak_bytes", where, &c.peak_bytes, err)) ||
-        (rc = get_num(mem, "capacity_bytes", where, &c.capacity_bytes, err)))
+    if ((rc = get_num(mem, "peak_bytes", where, POSITIVE, &c.peak_bytes, err)) ||
+        (rc = get_num(mem, "capacity_bytes", where, POSITIVE, &c.capacity_bytes, err)))
         return rc;
 
     const cJSON *error = cJSON_GetObjectItemCaseSensitive(o, "error");
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "simulated"))) {
+    const cJSON *simulated = cJSON_GetObjectItemCaseSensitive(o, "simulated");
+    const cJSON *final = cJSON_GetObjectItemCaseSensitive(o, "final");
+    if (!cJSON_IsBool(simulated))
+        return sim_fail(err, SIM_EINVAL, "%s: 'simulated': expected true or false", origin);
+    /* a record is final when simulated; a failure is retried (no "final": an older file) */
+    if (final && (!cJSON_IsBool(final) || cJSON_IsTrue(final) != cJSON_IsTrue(simulated)))
+        return sim_fail(err, SIM_EINVAL, "%s: 'final': expected %s (a record is final when simulated)", origin,
+                        cJSON_IsTrue(simulated) ? "true" : "false");
+    if (cJSON_IsTrue(simulated)) {
         c.state = SRCH_SIM_DONE;
         c.approximate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "approximate"));
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "breakdown");
         snprintf(where, sizeof where, "%s: breakdown", origin);
-        if ((rc = get_num(o, "step_time_s", origin, &c.step_time_s, err)) ||
-            (rc = get_num(o, "mfu", origin, &c.mfu, err)) ||
-            (rc = get_num(o, "tokens_per_s", origin, &c.tokens_per_s, err)) ||
-            (rc = get_num(b, "compute_s", where, &c.compute_s, err)) ||
-            (rc = get_num(b, "bubble_s", where, &c.bubble_s, err)) ||
-            (rc = get_num(b, "optimizer_s", where, &c.optimizer_s, err)) ||
+        if ((rc = get_num(o, "step_time_s", origin, POSITIVE, &c.step_time_s, err)) ||
+            (rc = get_num(o, "mfu", origin, NONNEG, &c.mfu, err)) ||
+            (rc = get_num(o, "tokens_per_s", origin, NONNEG, &c.tokens_per_s, err)) ||
+            (rc = get_num(b, "compute_s", where, NONNEG, &c.compute_s, err)) ||
+            (rc = get_num(b, "bubble_s", where, NONNEG, &c.bubble_s, err)) ||
+            (rc = get_num(b, "optimizer_s", where, NONNEG, &c.optimizer_s, err)) ||
             (rc = get_dims(cJSON_GetObjectItemCaseSensitive(o, "dimensions"), origin, c.exposed_s, c.comm_s, err)))
             return rc;
     } else if (cJSON_IsString(error)) {
@@ -171,47 +218,71 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     return SIM_OK;
 }
 
-sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, int *torn, sim_err *err)
+/* Whether line[0..len) holds nothing but blanks. */
+static bool blank(const char *line, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') return false;
+    return true;
+}
+
+/* Counts one skipped line of a read. */
+static void skip_line(srch_skipped *sk, int line)
+{
+    if (sk->lines++ == 0) sk->first_line = line;
+}
+
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, srch_skipped *skipped, sim_err *err)
 {
     size_t len = 0;
     char *buf = NULL;
-    sim_rc read_rc = sim_read_file(path, CFG_MAX_RECORDS_BYTES, "a file of sweep records", &buf, &len, err);
-    if (read_rc != SIM_OK) return read_rc;
-    if (torn) *torn = 0;
-    sim_rc rc = SIM_OK;
+    srch_skipped sk = {0, 0, 0};
+    if (skipped) *skipped = sk;
+    sim_rc rc = sim_read_file(path, CFG_MAX_RECORDS_BYTES, "a file of sweep records", &buf, &len, err);
+    if (rc != SIM_OK) return rc;
     int line = 0;
-    char *p = buf;
-    while (rc == SIM_OK && *p) {
-        char *nl = strchr(p, '\n');
+    /* Every line of the whole buffer, NULs included: a crash may leave a
+     * run of NULs or a torn line, and records appended after it count. */
+    for (size_t at = 0; at < len && rc == SIM_OK;) {
+        char *p = buf + at, *nl = memchr(p, '\n', len - at);
+        size_t n_line = nl ? (size_t)(nl - p) : len - at;
+        at += n_line + 1;
         line++;
-        if (!nl) {
-            /* no newline: the write of this line was interrupted */
-            if (torn) *torn = 1;
+        if (blank(p, n_line)) continue;
+        if (!nl) { /* no newline: the write of this line was interrupted */
+            sk.torn = 1;
+            skip_line(&sk, line);
             break;
         }
         *nl = '\0';
-        char *q = p;
-        while (*q == ' ' || *q == '\t' || *q == '\r') q++;
-        if (*q) {
-            char origin[CFG_PATH_LEN + 32];
-            snprintf(origin, sizeof origin, "%s: line %d", path, line);
-            cJSON *o = cJSON_Parse(q);
-            if (!o) {
-                rc = sim_fail(err, SIM_EINVAL, "%s: not valid JSON (expected one sweep record per line)", origin);
-                break;
-            }
-            if (*n == *cap) {
-                *cap = *cap ? 2 * *cap : 64;
-                *arr = sim_xrealloc(*arr, (size_t)*cap * sizeof **arr);
-            }
-            rc = srch_record_from_json(o, origin, &(*arr)[*n], err);
+        const char *end = NULL;
+        cJSON *o = memchr(p, '\0', n_line) ? NULL : cJSON_ParseWithOpts(p, &end, true);
+        if (!cJSON_IsObject(o)) { /* junk: a torn write, NULs, another file's bytes */
             cJSON_Delete(o);
-            if (rc == SIM_OK) (*n)++;
+            skip_line(&sk, line);
+            continue;
         }
-        p = nl + 1;
+        char origin[CFG_PATH_LEN + 32];
+        snprintf(origin, sizeof origin, "%s: line %d", path, line);
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 64;
+            *arr = sim_xrealloc(*arr, (size_t)*cap * sizeof **arr);
+        }
+        rc = srch_record_from_json(o, origin, &(*arr)[*n], err);
+        cJSON_Delete(o);
+        if (rc == SIM_OK) (*n)++;
     }
     free(buf);
+    if (skipped) *skipped = sk;
     return rc;
+}
+
+void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk)
+{
+    if (sk->lines == 0) return;
+    fprintf(f, "heptasim: warning: %s: skipped %d unreadable line%s (first: line %d%s; an interrupted write or junk), "
+            "read every record around them\n", path, sk->lines, sk->lines == 1 ? "" : "s", sk->first_line,
+            sk->torn ? "; the last line is torn" : "");
 }
 
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err)

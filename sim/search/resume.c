@@ -5,7 +5,9 @@
  * finished simulation.  Its records must come from the same search (space
  * and inputs_id), or the file belongs to another sweep and is refused
  * rather than mixed in; a record of a candidate not chosen this time (a
- * smaller --top, another shard) is left in the file and counted. */
+ * smaller --top, another shard) is left in the file and counted.  Only a
+ * final record (a simulation that succeeded) is taken: a failed or killed
+ * simulation is simulated again. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +48,9 @@ sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, sr
     memset(out, 0, sizeof *out);
     if (access(path, F_OK) != 0) return SIM_OK; /* nothing yet: a fresh start */
     srch_candidate *recs = NULL;
-    int nrec = 0, cap = 0, torn = 0;
-    sim_rc rc = srch_jsonl_read(path, &recs, &nrec, &cap, &torn, err);
-    if (rc == SIM_OK && torn) rc = cut_torn_line(path, err);
+    int nrec = 0, cap = 0;
+    sim_rc rc = srch_jsonl_read(path, &recs, &nrec, &cap, &out->skipped, err);
+    if (rc == SIM_OK && out->skipped.torn) rc = cut_torn_line(path, err);
     for (int i = 0; i < nrec && rc == SIM_OK; i++) {
         const srch_candidate *r = &recs[i];
         srch_candidate *c = chosen_of(chosen, n, r->index);
@@ -64,7 +66,8 @@ sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, sr
             out->ignored++;
             continue;
         }
-        if (r->state != SRCH_SIM_NONE && c->state == SRCH_SIM_NONE) {
+        if (r->state == SRCH_SIM_FAILED && c->state == SRCH_SIM_NONE) out->retried++; /* not final */
+        if (r->state == SRCH_SIM_DONE && c->state != SRCH_SIM_DONE) {
             cfg_strategy named = c->strategy; /* the search named it: keep that */
             *c = *r;
             c->strategy = named;

@@ -170,7 +170,9 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
  * (void* keeps cJSON.h out of this header).  Keys: index, space,
  * megatron_style, strategy, estimate_step_time_s, estimate, simulated,
  * step_time_s, mfu, tokens_per_s, breakdown, dimensions (these five when
- * simulated), memory, error (when the simulation failed), inputs_id. */
+ * simulated), final (true when simulated: a failed simulation is not final
+ * and --resume retries it), memory, error (when the simulation failed),
+ * inputs_id. */
 void *srch_record_to_json(const srch_candidate *c);
 
 /* Read a record back into *out; origin names it in messages ("a.jsonl:
@@ -178,12 +180,26 @@ void *srch_record_to_json(const srch_candidate *c);
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
 
+/* What a read of a JSONL file of records skipped: lines that are not a
+ * JSON object (a torn write, a run of NULs after a crash, junk). */
+typedef struct srch_skipped {
+    int lines;                    /* lines skipped */
+    int first_line;               /* the first of them, 1-based (0: none) */
+    int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
+} srch_skipped;
+
 /* Read every record of a JSONL file, appending to *arr (grown, *n and *cap
- * updated; the caller frees *arr).  A last line without its newline (an
- * interrupted write) is ignored and counted in *torn when torn is not NULL;
- * any other unreadable line is an error naming the file and line.
- * Returns SIM_EINVAL (bad content, missing file), or SIM_OK. */
-sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, int *torn, sim_err *err);
+ * updated; the caller frees *arr).  Every line of the file is read, NULs
+ * or not: a line that is not a JSON object is skipped and counted in
+ * *skipped (when not NULL), and so is a last line without its newline.  A
+ * JSON object that is not a valid record (a missing or unknown key, a
+ * figure that is not finite and positive, another fingerprint format) is
+ * an error naming the file, line and key.  Returns SIM_EINVAL (bad
+ * content, missing file), or SIM_OK. */
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, srch_skipped *skipped, sim_err *err);
+
+/* One warning line on f for what a read skipped (nothing when none). */
+void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk);
 
 /* Append one record as a line to f and flush it.  Returns SIM_EIO naming
  * path on a write error. */
@@ -225,13 +241,15 @@ int srch_shard(srch_result *res, int top, int index, int count, srch_candidate *
 typedef struct srch_resumed {
     int resumed;                  /* chosen candidates that got their results from the file */
     int ignored;                  /* records of candidates not chosen this time, left as they are */
+    int retried;                  /* chosen candidates whose record is a failure (not final): simulated again */
+    srch_skipped skipped;         /* unreadable lines of the file (srch_jsonl_read) */
 } srch_resumed;
 
 /* Carry on an interrupted sweep (resume.c): every record of the JSONL file
  * path (the sweep's --out) must come from the search of inputs_id and
- * space; a record of one of the n chosen candidates (same index, same
- * strategy) gives its simulation to the candidate when the candidate has
- * none yet.  A torn last line (an interrupted write) is cut off the file so
+ * space; a final record (simulated) of one of the n chosen candidates
+ * (same index, same strategy) gives its simulation to the candidate when
+ * the candidate has none yet; a failed one does not (it is retried).  A torn last line (an interrupted write) is cut off the file so
  * that appended records start on a line of their own.  A missing file is a
  * fresh start.  Returns SIM_OK and *out; SIM_EINVAL for an unreadable
  * record or one of another search (the message names the file and says to
@@ -244,10 +262,12 @@ typedef struct srch_merged {
     srch_candidate *records;      /* every record of the files, in file order (owned) */
     int nrecords;
     srch_ranking ranking;         /* one row per candidate, into records */
+    srch_skipped skipped;         /* unreadable lines of all the files (first_line: of the first such file) */
+    const char *skipped_path;     /* the first file with skipped lines (one of paths), or NULL */
 } srch_merged;
 
 /* Read the npaths JSONL files and keep one record per candidate: of a
- * candidate's records the first with a simulation (simulated or failed),
+ * candidate's records the first simulated one, else the first failed one,
  * else its first.  Every record must come from one search (same space and
  * inputs_id) and the records of one candidate must hold the same strategy;
  * otherwise SIM_EINVAL naming the two files.  An unreadable file or record
@@ -327,8 +347,10 @@ typedef struct srch_sweep {
  * fits (SIM_EOOM "no strategy of the ... space fits"), take this shard's
  * part of the top, resume from out_path when asked, simulate what is left
  * (jobs at a time, each record appended to out_path as it finishes) and
- * rank.  Returns SIM_OK; SIM_EINVAL, SIM_EIO for the records file, or the
- * search's error.  Free *out with srch_sweep_free (also after a failure). */
+ * rank.  The records file is locked for the sweep (a second writer gets
+ * SIM_EIO naming it).  Returns SIM_OK; SIM_EINVAL, SIM_EIO for the records
+ * file, SIM_EINTR after SIGINT/SIGTERM/SIGHUP (the finished records kept,
+ * the message says where), or the search's error.  Free *out with srch_sweep_free (also after a failure). */
 sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *out, sim_err *err);
 
 /* The compare of rq (session.c): search the 7D space keeping the top of
@@ -337,6 +359,11 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *out, sim_err *er
  * (srch_compare_bests).  Same returns. */
 sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *out, sim_err *err);
 void srch_sweep_free(srch_sweep *s);
+
+/* After a sweep or compare that ran: SIM_OK when no simulation failed;
+ * else SIM_EINTERNAL with one line "heptasim <command>: N of M simulations
+ * failed (first: ...)", which says that --resume retries them. */
+sim_rc srch_sweep_failures(const srch_sweep_request *rq, const srch_sweep *s, const char *command, sim_err *err);
 
 /* The candidates compare simulates (compare.c): res->best, then those of
  * res->best_megatron not among them (each candidate once).  Writes

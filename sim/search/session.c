@@ -4,10 +4,18 @@
  *
  * The records file (--out) is appended to as each simulation finishes and
  * flushed per record, so an interrupted sweep keeps what it finished
- * (resume.c reads it back). */
+ * (resume.c reads it back).  The file is locked (flock) for the whole
+ * sweep: a second sweep on the same file is refused, naming the process
+ * that holds it, instead of tearing its lines. */
+#define _GNU_SOURCE /* flock */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -28,20 +36,74 @@ static void sim_done(void *ctx, srch_candidate *c)
     if (st->rq->sim_progress) st->rq->sim_progress(st->rq->sim_progress_ctx, st->done, st->total);
 }
 
-/* Resume, open the records file, simulate the chosen candidates not done
- * yet, rank them all. */
+/* The process holding a lock on the file of fd (from /proc/locks), or 0
+ * when it cannot be told. */
+static long lock_holder(int fd)
+{
+    struct stat st;
+    FILE *f = fstat(fd, &st) == 0 ? fopen("/proc/locks", "r") : NULL;
+    if (!f) return 0;
+    char line[256];
+    long pid = 0;
+    while (!pid && fgets(line, sizeof line, f)) {
+        long p = 0;
+        unsigned maj = 0, min = 0;
+        unsigned long ino = 0;
+        if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%lu", &p, &maj, &min, &ino) == 4 && maj == major(st.st_dev) &&
+            min == minor(st.st_dev) && ino == (unsigned long)st.st_ino && p != (long)getpid())
+            pid = p;
+    }
+    fclose(f);
+    return pid;
+}
+
+/* The records file of path opened for appending and locked against a
+ * second writer; emptied unless resuming.  SIM_EIO naming the file (and the
+ * other process) when it cannot be. */
+static sim_rc records_open(const char *path, bool resume, int *out, sim_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (fd < 0)
+        return sim_fail(err, SIM_EIO, "%s: cannot write the sweep records: %s (check the directory exists)", path,
+                        strerror(errno));
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        long pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
+        close(fd);
+        if (e != EWOULDBLOCK)
+            return sim_fail(err, SIM_EIO, "%s: cannot lock the sweep records: %s", path, strerror(e));
+        char who[48] = "another process";
+        if (pid > 0) snprintf(who, sizeof who, "process %ld", pid);
+        return sim_fail(err, SIM_EIO,
+                        "%s: the sweep records are being written by %s (locked); wait for it to end or use another "
+                        "'--out' file", path, who);
+    }
+    struct stat st;
+    if (!resume && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        return sim_fail(err, SIM_EIO, "%s: cannot write the sweep records: %s", path, strerror(e));
+    }
+    *out = fd;
+    return SIM_OK;
+}
+
+/* Lock and open the records file, resume, simulate the chosen candidates
+ * not done yet (final records are kept as they come), rank them all. */
 static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
     sim_rc rc = SIM_OK;
-    if (rq->resume && rq->out_path)
-        rc = srch_resume(rq->out_path, s->res->inputs_id, s->space, s->chosen, s->nchosen, &s->resumed, err);
-    if (rc != SIM_OK) return rc;
     streaming st = {rq, NULL, 0, 0, SIM_OK, {{0}}};
-    if (rq->out_path) {
-        st.out = fopen(rq->out_path, rq->resume ? "a" : "w");
-        if (!st.out)
-            return sim_fail(err, SIM_EIO, "%s: cannot write the sweep records: %s (check the directory exists)",
-                            rq->out_path, strerror(errno));
+    int fd = -1;
+    if (rq->out_path) rc = records_open(rq->out_path, rq->resume, &fd, err);
+    if (rc == SIM_OK && rq->resume && rq->out_path)
+        rc = srch_resume(rq->out_path, s->res->inputs_id, s->space, s->chosen, s->nchosen, &s->resumed, err);
+    if (rc == SIM_OK && fd >= 0 && !(st.out = fdopen(fd, "a")))
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the sweep records: %s", rq->out_path, strerror(errno));
+    if (rc != SIM_OK) {
+        if (fd >= 0 && !st.out) close(fd);
+        return rc;
     }
     srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);
     for (int i = 0; i < s->nchosen; i++)
@@ -55,6 +117,12 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
     if (st.out && fclose(st.out) != 0 && st.rc == SIM_OK)
         st.rc = sim_fail(&st.err, SIM_EIO, "%s: cannot write a sweep record: %s (check free space and permissions)",
                          rq->out_path, strerror(errno));
+    if (rc == SIM_EINTR && rq->out_path) {
+        char line[SIM_ERR_LEN];
+        snprintf(line, sizeof line, "%.600s; %d finished records are in %.300s (carry on with '--resume')", err->msg,
+                 st.done, rq->out_path);
+        sim_strlcpy(err->msg, line, sizeof err->msg);
+    }
     if (rc == SIM_OK && st.rc != SIM_OK) {
         *err = st.err;
         rc = st.rc;
@@ -113,4 +181,16 @@ void srch_sweep_free(srch_sweep *s)
     free(s->extra);
     srch_result_free(s->res);
     memset(s, 0, sizeof *s);
+}
+
+sim_rc srch_sweep_failures(const srch_sweep_request *rq, const srch_sweep *s, const char *command, sim_err *err)
+{
+    const srch_ranking *r = &s->ranking;
+    if (r->failed == 0) return SIM_OK;
+    const char *first = "";
+    for (int i = 0; i < r->n && !first[0]; i++)
+        if (r->rows[i]->state == SRCH_SIM_FAILED) first = r->rows[i]->error;
+    return sim_fail(err, SIM_EINTERNAL, "heptasim %s: %d of %d simulations failed (first: %.300s)%s", command,
+                    r->failed, r->n, first,
+                    rq->out_path ? "; their records are not final, '--resume' simulates them again" : "");
 }
