@@ -2,6 +2,7 @@
  *
  * Options are rows of a table (name, short name, argument, group, help), so
  * that the usage text and the parser cannot disagree. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "options.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
@@ -309,6 +311,66 @@ static sim_rc long_path(const char *command, const char *what, const char *val, 
                     command, what, strlen(val), SIM_MAX_PATH);
 }
 
+/* {============================================ outputs naming one file */
+
+/* path with its directory resolved (realpath) into a new string; path
+ * itself when the directory cannot be resolved. */
+static char *canonical(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? sim_xstrdup(path) : sim_xstrdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = '\0';
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real) return sim_xstrdup(path);
+    size_t cap = strlen(real) + strlen(base) + 2;
+    char *out = sim_xcalloc(1, cap);
+    snprintf(out, cap, "%s/%s", real, base);
+    free(real);
+    return out;
+}
+
+/* Whether two output paths name one file: the same device and inode when
+ * both exist, else the same resolved directory and name; stdout ("-")
+ * twice.  Outputs to a device (/dev/null) never clash. */
+static bool same_output(const char *a, const char *b)
+{
+    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return strcmp(a, b) == 0; /* stdout twice: interleaved */
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if ((ea && !S_ISREG(sa.st_mode)) || (eb && !S_ISREG(sb.st_mode))) return false;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb) return false;
+    char *ca = canonical(a), *cb = canonical(b);
+    bool same = strcmp(ca, cb) == 0;
+    free(ca);
+    free(cb);
+    return same;
+}
+
+/* SIM_EINVAL naming both options when two outputs of a name one file. */
+static sim_rc distinct_outputs(const char *command, const cli_args *a, sim_err *err)
+{
+    const struct { const char *option, *path; } outs[] = {
+        {"--json", a->json_path},   {"--trace", a->trace_path}, {"--report", a->report_path},
+        {"--out", a->out_path},     {"--dump-platform", a->dump_platform},
+    };
+    int n = (int)(sizeof outs / sizeof outs[0]);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n && outs[i].path; j++) {
+            if (!outs[j].path || !same_output(outs[i].path, outs[j].path)) continue;
+            char qa[112], qb[112];
+            return sim_fail(err, SIM_EINVAL,
+                            "heptasim %s: '%s %s' and '%s %s' name one file (one output would destroy the other); "
+                            "give each its own file", command, outs[i].option, quoted(outs[i].path, qa, sizeof qa),
+                            outs[j].option, quoted(outs[j].path, qb, sizeof qb));
+        }
+    return SIM_OK;
+}
+
+/* }============================================ outputs naming one file */
+
 static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
                          sim_err *err)
 {
@@ -368,6 +430,8 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
         sim_rc rc = apply(command, o, val, a, err);
         if (rc != SIM_OK) return rc;
     }
+    sim_rc rc = distinct_outputs(command, a, err);
+    if (rc != SIM_OK) return rc;
     /* Cross traffic sends each flow's acknowledgements back over the
      * reverse route; the reduced replays route the flows to mirrors one way
      * only, and SimGrid then waits for ever. */

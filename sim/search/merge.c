@@ -65,6 +65,9 @@ sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_er
         }
         out->skipped.lines += sk.lines;
         out->skipped.torn |= sk.torn;
+        if (rc == SIM_OK && out->nrecords == before && sk.lines > 0)
+            rc = sim_fail(err, SIM_EINVAL, "%s: line %d: not valid JSON, and no line of the file is a sweep record "
+                          "(expected one record per line, as 'heptasim sweep --out' writes)", paths[f], sk.first_line);
         file_of = sim_xrealloc(file_of, (size_t)(cap > 0 ? cap : 1) * sizeof *file_of);
         for (int i = before; i < out->nrecords; i++) file_of[i] = f;
     }

@@ -271,7 +271,9 @@ typedef struct srch_merged {
  * else its first.  Every record must come from one search (same space and
  * inputs_id) and the records of one candidate must hold the same strategy;
  * otherwise SIM_EINVAL naming the two files.  An unreadable file or record
- * is SIM_EINVAL naming it.  Free *out with srch_merged_free (also after a
+ * is SIM_EINVAL naming it, and so is a file with unreadable lines and no
+ * record at all; unreadable lines beside records are counted in skipped.
+ * Free *out with srch_merged_free (also after a
  * failure). */
 sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_err *err);
 void srch_merged_free(srch_merged *m);
