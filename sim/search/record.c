@@ -117,9 +117,14 @@ static sim_rc known_keys(const cJSON *o, const char *origin, sim_err *err)
     for (const cJSON *k = o->child; k; k = k->next) {
         int i = 0;
         while (record_keys[i] && (!k->string || strcmp(k->string, record_keys[i]) != 0)) i++;
-        if (!record_keys[i])
-            return sim_fail(err, SIM_EINVAL, "%s: '%.64s': not a key of a heptasim sweep record", origin,
-                            k->string ? k->string : "");
+        if (!record_keys[i]) {
+            char key[65];
+            sim_strlcpy(key, k->string ? k->string : "", sizeof key);
+            for (char *c = key; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+            sim_utf8_scrub(key);
+            return sim_fail(err, SIM_EINVAL, "%s: '%s': not a key of a heptasim sweep record", origin, key);
+        }
     }
     return SIM_OK;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run.sh - build the libFuzzer harnesses of the config loaders and of the
-# command-line option parser with clang
+# run.sh - build the libFuzzer harnesses of the config loaders, of the
+# command-line option parser and of the sweep records reader with clang
 # (-fsanitize=fuzzer,address,undefined) and run each for a bounded time.
 #
 #   tests/fuzz/run.sh [SECONDS]       each harness runs SECONDS (default 12)
@@ -59,9 +59,25 @@ for s in "${srcs[@]}"; do
   objs+=("$o")
 done
 
-harnesses=(model hf platform strategy set cli)
+# The records harness reads and merges sweep records: the search and
+# what it links (workload, estimator, runner, engine, so SimGrid too).
+sobjs=()
+for f in "$top"/sim/*/*.c; do
+  case $f in "$top"/sim/cli/*|"$top"/sim/common/*|"$top"/sim/config/*|"$top"/sim/model/*|"$top"/sim/cost/*) continue ;; esac
+  s=${f#"$top/sim/"}
+  o="$out/obj/$(echo "$s" | tr / _).o"
+  if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ -n "$(find "$top/sim" -name '*.h' -newer "$o" -print -quit)" ]; then
+    "$cc" "${flags[@]}" $(pkg-config --cflags simgrid) -fsanitize=fuzzer-no-link,address,undefined -c "$f" -o "$o"
+  fi
+  sobjs+=("$o")
+done
+
+harnesses=(model hf platform strategy set cli records)
 for h in "${harnesses[@]}"; do
-  "$cc" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$here/fuzz_$h.c" "${objs[@]}" "${libs[@]}" -o "$out/fuzz_$h"
+  extra=()
+  [ "$h" = records ] && extra=("${sobjs[@]}" $(pkg-config --libs simgrid))
+  "$cc" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$here/fuzz_$h.c" "${objs[@]}" "${extra[@]}" "${libs[@]}" \
+    -o "$out/fuzz_$h"
 done
 echo "fuzz: built ${harnesses[*]} in $out" >&2
 [ "$build_only" -eq 1 ] && exit 0
@@ -71,7 +87,8 @@ echo "fuzz: built ${harnesses[*]} in $out" >&2
 # few of them.
 seeds="$out/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{model,hf,platform,strategy,set,cli}
+mkdir -p "$seeds"/{model,hf,platform,strategy,set,cli,records}
+cp "$here"/seeds/records/* "$seeds/records/"
 cp "$top"/models/*.json "$here"/seeds/hf/*.json "$seeds/model/"
 cp "$here"/seeds/hf/*.json "$seeds/hf/"
 for f in "$top"/platforms/*.json; do
