@@ -79,7 +79,14 @@ for h in "${harnesses[@]}"; do
   "$cc" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$here/fuzz_$h.c" "${objs[@]}" "${extra[@]}" "${libs[@]}" \
     -o "$out/fuzz_$h"
 done
-echo "fuzz: built ${harnesses[*]} in $out" >&2
+# The end-to-end driver forks a simulation per case (SimGrid: one per
+# process), so it is a plain program linked with the simulator's library
+# of the normal build (built when missing), with UBSan.
+core=${HEPTASIM_BUILD:-$top/build}/libheptasim_core.a
+[ -f "$core" ] || "$top/scripts/setup.sh"
+"$cc" -std=c11 -g -O1 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -fsanitize=undefined -fno-sanitize-recover=all \
+  -I "$top/sim" "$here/fuzz_e2e.c" "$core" $(pkg-config --cflags --libs simgrid libcjson gsl) -lm -o "$out/fuzz_e2e"
+echo "fuzz: built ${harnesses[*]} e2e in $out" >&2
 [ "$build_only" -eq 1 ] && exit 0
 
 # Seed corpora.  The platform and strategy harnesses read a selector byte
@@ -125,8 +132,16 @@ for h in "${harnesses[@]}"; do
     echo >&2
   fi
 done
+echo "fuzz: e2e for ${secs}s" >&2
+if ! HEPTASIM_DATA="$top" "$out/fuzz_e2e" "$secs" 1 >"$out/e2e.log" 2>&1; then
+  failed+=(e2e)
+  echo "fuzz: e2e FAILED:" >&2
+  tail -n 5 "$out/e2e.log" >&2
+else
+  cat "$out/e2e.log" >&2
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: ${#failed[@]} harness(es) failed: ${failed[*]} (inputs in $out/artifacts/)" >&2
   exit 1
 fi
-echo "fuzz: ${#harnesses[@]} harnesses ran ${secs}s each, no failure" >&2
+echo "fuzz: ${#harnesses[@]} harnesses and e2e ran ${secs}s each, no failure" >&2
