@@ -234,11 +234,58 @@ START_TEST(test_attention_elementwise_optimizer)
     ck_assert(rel_eq(cost_elementwise_s(c, 3.2e9), 3.2e9 / hbm + p.kernel_overhead_s, 1e-12));
     ck_assert_double_eq(cost_elementwise_s(c, 0), p.kernel_overhead_s);
 
-    /* Adam: 4 fp32 reads + 3 fp32 writes + 1 bf16 write per parameter */
+    /* Adam: the bytes per parameter the caller gives, through HBM */
     double params = 1.5e9;
-    double bytes = params * (4 * 4 + 3 * 4 + 2);
-    ck_assert(rel_eq(cost_optimizer_s(c, params), bytes / hbm + p.kernel_overhead_s, 1e-12));
+    for (double per = 20; per <= 30; per += 5)
+        ck_assert(rel_eq(cost_optimizer_s(c, params, per), params * per / hbm + p.kernel_overhead_s, 1e-12));
     cost_free(c);
+}
+END_TEST
+
+/* An FP8 GEMM: the FP8 peak at the FP8 curve's efficiency when compute
+ * bound, one byte per operand element and a bf16 output when memory
+ * bound; without an FP8 curve the GEMM curve's at half the FLOPs. */
+START_TEST(test_gemm_fp8)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    p.fp8_peak_flops_per_s = 2 * p.peak_flops_per_s;
+    cost_model *c = cost_new(&p, NULL);
+    double m = 8192, n = 8192, k = 8192, flops = 2 * m * n * k;
+    /* without an FP8 curve: the GEMM curve at half the FLOPs */
+    for (double f = 1e5; f < 1e15; f *= 3.7)
+        ck_assert(rel_eq(cost_gemm_fp8_efficiency(c, f), cost_gemm_efficiency(c, f / 2), 1e-12));
+    double bf16 = cost_gemm_s(c, m, n, k, 2) - p.kernel_overhead_s;
+    double fp8 = cost_gemm_fp8_s(c, m, n, k) - p.kernel_overhead_s;
+    ck_assert(rel_eq(bf16 / fp8, 2.0 * cost_gemm_efficiency(c, flops / 2) / cost_gemm_efficiency(c, flops), 1e-12));
+    ck_assert(bf16 / fp8 > 1.0 && bf16 / fp8 < 2.0);
+    cost_free(c);
+
+    /* an FP8 curve of its own: the ratio is that of peak x efficiency */
+    cfg_curve *cv = &p.gemm_fp8_efficiency;
+    cv->n = 3;
+    double x[] = {1e8, 1e10, 1e12}, y[] = {0.1, 0.4, 0.6};
+    for (int i = 0; i < cv->n; i++) cv->x[i] = x[i], cv->y[i] = y[i];
+    c = cost_new(&p, NULL);
+    double big = 2e12; /* past the FP8 curve's end: 0.6 of the FP8 peak */
+    double mm = big / (2 * n * k);
+    fp8 = cost_gemm_fp8_s(c, mm, n, k) - p.kernel_overhead_s;
+    bf16 = cost_gemm_s(c, mm, n, k, 2) - p.kernel_overhead_s;
+    double want = (p.fp8_peak_flops_per_s * 0.6) / (p.peak_flops_per_s * cost_gemm_efficiency(c, big));
+    ck_assert(rel_eq(bf16 / fp8, want, 1e-12));
+    ck_assert(rel_eq(fp8, big / (p.fp8_peak_flops_per_s * 0.6), 1e-12));
+
+    /* memory bound (m = 1): A and B in FP8, C in bf16 */
+    double hbm = p.hbm_bytes_per_s * p.memory_efficiency;
+    double bytes = (1 * k + k * n) * 1.0 + 1 * n * 2.0;
+    ck_assert(rel_eq(cost_gemm_fp8_s(c, 1, n, k), bytes / hbm + p.kernel_overhead_s, 1e-12));
+    cost_free(c);
+
+    /* a bad FP8 curve is named */
+    cv->y[1] = 1.5;
+    sim_err err = {{0}};
+    ck_assert_ptr_null(cost_new(&p, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "gemm_fp8_efficiency"));
 }
 END_TEST
 
@@ -259,6 +306,7 @@ static Suite *cost_suite(void)
     tcase_add_test(tc, test_gemm_compute_bound);
     tcase_add_test(tc, test_gemm_memory_bound);
     tcase_add_test(tc, test_attention_elementwise_optimizer);
+    tcase_add_test(tc, test_gemm_fp8);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -254,7 +254,11 @@ START_TEST(compact_names_tell_values_apart)
             cfg_key_get(k, &b[i], &now);
             int n = 0;
             if (k->choices) {
-                cfg_space sp = {.model = &moe, .platform = &platform, .base = &b[i], .room = platform.devices};
+                /* a base strategy that allows the lower precisions, which a search tries only then */
+                cfg_strategy allow = b[i];
+                allow.fp8 = allow.grad_reduce_in_bf16 = true;
+                allow.optimizer_moments = CFG_MOMENTS_BF16;
+                cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
                 n = k->choices(k, &sp, &b[i], v);
             } else {
                 v[n++] = (cfg_value){.i = now.i + 1};

@@ -231,11 +231,13 @@ END_TEST
 
 /* {======================================================= activations */
 
-/* The five rows of Korthikanti Table 2 (per layer), with t = 8. */
+/* The five rows of Korthikanti Table 2 (per layer), with t = 8: the
+ * eager attention kernel, which stores the scores, as their runs did. */
 START_TEST(test_korthikanti_table2)
 {
     cfg_model m = korthikanti_22b();
     cfg_strategy st = base_strategy();
+    st.attention_kernel = CFG_ATTN_EAGER;
     st.tp_x = 8;
     st.micro_batch = 4;
     double s = m.seq_len, b = st.micro_batch, h = m.hidden, a = m.heads, t = 8;
@@ -263,6 +265,7 @@ START_TEST(test_korthikanti_table2)
 
     /* No parallelism: sbh (34 + 5as/h). */
     st = base_strategy();
+    st.attention_kernel = CFG_ATTN_EAGER;
     st.micro_batch = 4;
     assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh * (34.0 + 5.0 * a * s / h), EXACT);
 
@@ -270,6 +273,134 @@ START_TEST(test_korthikanti_table2)
     st.tp_x = 4;
     st.tp_y = 2;
     assert_rel(mdl_layer_activation_bytes(&m, &st, 0), sbh / t * (34.0 + 5.0 * a * s / h), EXACT);
+}
+END_TEST
+
+START_TEST(test_flash_drops_the_scores)
+{
+    /* FlashAttention instead of the eager kernel: without recompute the
+     * rank keeps the softmax log-sum-exp (4 bytes per query row and head)
+     * instead of the scores, their dropout mask and dropout output
+     * ((2e + 1) a sl s b); selective and full recompute store the same.
+     * Per rank: sl = s/c, heads a/t, with every sharding. */
+    cfg_model m = korthikanti_22b();
+    cfg_recompute modes[] = {CFG_RECOMP_NONE, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL};
+    struct { int tp_x, tp_y, cp_ring, cp_ulysses; bool sp; } shapes[] = {
+        {1, 1, 1, 1, false}, {8, 1, 1, 1, false}, {8, 1, 1, 1, true}, {4, 2, 2, 1, false}, {2, 1, 2, 2, true},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int i = 0; i < 3; i++) {
+            cfg_strategy st = base_strategy();
+            st.micro_batch = 2;
+            st.tp_x = shapes[k].tp_x;
+            st.tp_y = shapes[k].tp_y;
+            st.cp_ring = shapes[k].cp_ring;
+            st.cp_ulysses = shapes[k].cp_ulysses;
+            st.sequence_parallel = shapes[k].sp;
+            st.recompute = modes[i];
+            cfg_strategy eager = st;
+            eager.attention_kernel = CFG_ATTN_EAGER;
+            double t = cfg_tp(&st), sl = (double)m.seq_len / cfg_cp(&st), b = st.micro_batch, a = m.heads;
+            double want = 0.0;
+            if (modes[i] == CFG_RECOMP_NONE) want = (5.0 * a * sl * m.seq_len * b - 4.0 * a * sl * b) / t;
+            double diff = mdl_layer_activation_bytes(&m, &eager, 0) - mdl_layer_activation_bytes(&m, &st, 0);
+            ck_assert_msg(fabs(diff - want) <= 1e-12 * fmax(want, 1.0), "shape %zu, mode %d: %.17g, expected %.17g",
+                          k, i, diff, want);
+            /* the full-recompute working layer follows the kernel */
+            if (modes[i] == CFG_RECOMP_FULL) {
+                mdl_memory me, mf;
+                mdl_rank_memory(&m, &eager, 0, &me);
+                mdl_rank_memory(&m, &st, 0, &mf);
+                double one = (5.0 * a * sl * m.seq_len * b - 4.0 * a * sl * b) / t;
+                assert_rel(me.activations_bytes - mf.activations_bytes, one, 1e-9);
+            }
+        }
+}
+END_TEST
+
+START_TEST(test_fp8_saved_gemm_inputs)
+{
+    /* fp8 saves the inputs of the layer's GEMMs in FP8 (1 byte instead of
+     * e = 2): the QKV and FC1 inputs (h each, replicated unless sequence
+     * sharded), the output-projection input (q) and the FC2 input (f),
+     * sharded by TP; FlashAttention then keeps its own bf16 output (q)
+     * without recompute.  Full recompute keeps the bf16 layer input. */
+    cfg_model m = llama3_405b();
+    m.seq_len = 4096;
+    cfg_recompute modes[] = {CFG_RECOMP_NONE, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL};
+    for (int kernel = 0; kernel <= 1; kernel++)
+        for (int sp = 0; sp <= 1; sp++)
+            for (int i = 0; i < 3; i++) {
+                cfg_strategy st = base_strategy();
+                st.tp_x = 8;
+                st.micro_batch = 2;
+                st.sequence_parallel = sp;
+                st.recompute = modes[i];
+                st.attention_kernel = kernel ? CFG_ATTN_EAGER : CFG_ATTN_FLASH;
+                cfg_strategy f8 = st;
+                f8.fp8 = true;
+                double tok = (double)m.seq_len * st.micro_batch, t = 8, ts = sp ? 8 : 1, e = 2.0;
+                double h = m.hidden, q = (double)m.heads * m.head_dim, f = m.ffn_hidden;
+                double want = 0.0;
+                if (modes[i] != CFG_RECOMP_FULL) want = tok * (e - 1.0) * (2.0 * h / ts + q / t + f / t);
+                if (modes[i] == CFG_RECOMP_NONE && !kernel) want -= e * tok * q / t;
+                double diff = mdl_layer_activation_bytes(&m, &st, 0) - mdl_layer_activation_bytes(&m, &f8, 0);
+                ck_assert_msg(fabs(diff - want) <= 1e-12 * fmax(fabs(want), 1.0),
+                              "kernel %d, sp %d, mode %d: %.17g, expected %.17g", kernel, sp, i, diff, want);
+            }
+}
+END_TEST
+
+START_TEST(test_precision_bytes_per_param)
+{
+    /* The components per parameter, by the precision keys, ZeRO 0 and 1
+     * over d = 8: fp8 adds an FP8 weight and its transpose (2 bytes) for
+     * each layer GEMM weight (not norms, router, embedding, output);
+     * grad_reduce_in_bf16 keeps main grads in 2 bytes instead of 4; bf16
+     * moments make the optimizer 4 + 2 + 2 = 8 bytes instead of 12; the
+     * Adam step moves grad + 2 (master + moments) + weight. */
+    cfg_model models[2] = {gpt3_175b(), mixtral_8x22b()};
+    for (int k = 0; k < 2; k++) {
+        cfg_model m = models[k];
+        m.layers = 4;
+        for (int zero = 0; zero <= 1; zero++) {
+            cfg_strategy st = base_strategy();
+            st.dp = 8;
+            st.global_batch = 64;
+            st.zero = zero;
+            mdl_memory base, low;
+            mdl_rank_memory(&m, &st, 0, &base);
+            cfg_strategy lo = st;
+            lo.fp8 = lo.grad_reduce_in_bf16 = true;
+            lo.optimizer_moments = CFG_MOMENTS_BF16;
+            mdl_rank_memory(&m, &lo, 0, &low);
+            double gemm = 0.0;
+            for (int l = 0; l < m.layers; l++) {
+                mdl_held held;
+                mdl_layer_held(&m, &st, cfg_is_moe_layer(&m, l), &held);
+                gemm += held.params[MDL_PART_ATTENTION] + held.params[MDL_PART_MLP] +
+                        held.params[MDL_PART_SHARED] + held.params[MDL_PART_EXPERTS];
+            }
+            double d = zero >= 1 ? 8.0 : 1.0;
+            assert_rel(low.params, base.params, EXACT);
+            assert_rel(low.weights_bytes - base.weights_bytes, 2.0 * gemm, EXACT);
+            assert_rel(low.grads_bytes, 2.0 * base.params, EXACT);
+            assert_rel(base.grads_bytes, 4.0 * base.params, EXACT);
+            assert_rel(low.optimizer_bytes, 8.0 * base.params / d, EXACT);
+            assert_rel(base.optimizer_bytes, 12.0 * base.params / d, EXACT);
+        }
+    }
+    cfg_model m = gpt3_175b();
+    cfg_strategy st = base_strategy();
+    mdl_precision pr;
+    mdl_precision_of(&m, &st, &pr);
+    assert_rel(pr.step_bytes, 4.0 * 4 + 3 * 4 + 2, EXACT); /* read grad, master, m, v; write master, m, v, weight */
+    st.optimizer_moments = CFG_MOMENTS_BF16;
+    mdl_precision_of(&m, &st, &pr);
+    assert_rel(pr.step_bytes, 4.0 + 2 * (4 + 2 + 2) + 2, EXACT);
+    st.grad_reduce_in_bf16 = true;
+    mdl_precision_of(&m, &st, &pr);
+    assert_rel(pr.step_bytes, 2.0 + 2 * (4 + 2 + 2) + 2, EXACT);
 }
 END_TEST
 
@@ -921,8 +1052,9 @@ START_TEST(test_window_bounds_attention)
     for (int l = 0; l < m.layers; l++) per_token += mdl_layer_forward_flops(&m, l, 1.0);
     per_token += 2.0 * m.hidden * m.vocab;
     assert_rel(mdl_model_flops_per_step(&m, 4), 3.0 * 4 * s * per_token, EXACT);
-    /* the score memory of a windowed layer spans the window, not s */
+    /* the eager kernel's score memory of a windowed layer spans the window, not s */
     cfg_strategy st = base_strategy();
+    st.attention_kernel = CFG_ATTN_EAGER;
     double diff = mdl_layer_activation_bytes(&full, &st, 0) - mdl_layer_activation_bytes(&m, &st, 0);
     assert_rel(diff, (2 * 2.0 + 1) * m.heads * s * (s - 1024), EXACT);
     assert_rel(mdl_layer_activation_bytes(&m, &st, 5), mdl_layer_activation_bytes(&full, &st, 5), EXACT);
@@ -1050,6 +1182,8 @@ static Suite *model_suite(void)
 
     tc = tcase_create("activations");
     tcase_add_test(tc, test_korthikanti_table2);
+    tcase_add_test(tc, test_flash_drops_the_scores);
+    tcase_add_test(tc, test_fp8_saved_gemm_inputs);
     tcase_add_test(tc, test_activations_generalised);
     tcase_add_test(tc, test_activations_moe);
     tcase_add_test(tc, test_cp_halves_activations);
@@ -1057,6 +1191,7 @@ static Suite *model_suite(void)
 
     tc = tcase_create("memory");
     tcase_add_test(tc, test_bytes_per_param_zero);
+    tcase_add_test(tc, test_precision_bytes_per_param);
     tcase_add_test(tc, test_inflight_schedules);
     tcase_add_test(tc, test_layer_stage_placement);
     tcase_add_test(tc, test_full_recompute_working_set);

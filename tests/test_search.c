@@ -197,6 +197,55 @@ START_TEST(pins_hold_keys_fixed)
 }
 END_TEST
 
+START_TEST(precision_keys_only_as_the_base_allows)
+{
+    /* A search never lowers the precision on its own: with the default base
+     * no candidate has fp8, bf16 gradients or bf16 moments.  A base that
+     * sets them allows them: each is then tried both ways (twice the
+     * candidates per key); a pin holds it; fp8 needs an FP8 peak. */
+    load(TINY_MODEL, 8, 8, 64);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 100000, 16);
+    srch_result *r = run_search(&rq);
+    long long n0 = r->counts.enumerated;
+    for (int i = 0; i < r->nbest; i++) {
+        const cfg_strategy *c = &r->best[i].strategy;
+        ck_assert(!c->fp8 && !c->grad_reduce_in_bf16 && c->optimizer_moments == CFG_MOMENTS_FP32);
+        ck_assert(c->attention_kernel == CFG_ATTN_FLASH);
+    }
+    srch_result_free(r);
+
+    /* fp8 allowed on a device without an FP8 peak: refused, with the key */
+    rq.base.fp8 = true;
+    sim_err err = {{0}};
+    ck_assert_int_eq(srch_run(&rq, &r, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, ".fp8: platform 'ascend-a3-2048' has no FP8 peak"), "%s", err.msg);
+
+    platform.fp8_peak_flops_per_s = 2 * platform.peak_flops_per_s;
+    r = run_search(&rq);
+    ck_assert_int_eq(r->counts.enumerated, 2 * n0);
+    int with = 0;
+    for (int i = 0; i < r->nbest; i++) with += r->best[i].strategy.fp8;
+    ck_assert(with > 0 && with < r->nbest);
+    srch_result_free(r);
+
+    rq.base.optimizer_moments = CFG_MOMENTS_BF16;
+    rq.base.grad_reduce_in_bf16 = true;
+    r = run_search(&rq);
+    ck_assert_int_eq(r->counts.enumerated, 8 * n0);
+    srch_result_free(r);
+
+    rq.pinned = srch_pin_of_key("fp8") | srch_pin_of_key("optimizer_moments") | srch_pin_of_key("grad_reduce_in_bf16");
+    r = run_search(&rq);
+    ck_assert_int_eq(r->counts.enumerated, n0);
+    for (int i = 0; i < r->nbest; i++) {
+        const cfg_strategy *c = &r->best[i].strategy;
+        ck_assert(c->fp8 && c->grad_reduce_in_bf16 && c->optimizer_moments == CFG_MOMENTS_BF16);
+    }
+    srch_result_free(r);
+}
+END_TEST
+
 START_TEST(moe_space_has_experts)
 {
     load(TINY_MOE, 8, 8, 64);
@@ -635,6 +684,7 @@ static Suite *suite(void)
     tcase_add_test(t, space_covers_every_dimension);
     tcase_add_test(t, megatron_space_is_the_megatron_style_part);
     tcase_add_test(t, pins_hold_keys_fixed);
+    tcase_add_test(t, precision_keys_only_as_the_base_allows);
     tcase_add_test(t, moe_space_has_experts);
     tcase_add_test(t, memory_prunes_what_does_not_fit);
     suite_add_tcase(s, t);

@@ -155,15 +155,22 @@ START_TEST(test_not_modelled_cases_are_skipped_with_reason)
                             &c[0], &err) == SIM_OK, "%s", err.msg);
     ck_assert_int_eq(c[0].nruns, 0);
     ck_assert_str_eq(c[0].not_modelled, "MLA attention");
-    /* fp8: checked as bf16, then skipped */
+    /* fp8 and mxfp8: the precision of the GEMMs, run as a bf16 model with fp8 */
     ck_assert_msg(load_text(TINY_CASE("fp8", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
-    ck_assert_int_eq(c[1].nruns, 0);
-    ck_assert_msg(strstr(c[1].not_modelled, "needs fp8"), "%s", c[1].not_modelled);
+    ck_assert_int_eq(c[1].nruns, 1);
+    ck_assert_str_eq(c[1].not_modelled, "");
+    ck_assert(c[1].runs[0].strategy.fp8);
+    ck_assert_int_eq(c[1].runs[0].model.dtype_bytes, 2);
+    ck_assert_msg(load_text(TINY_CASE("mxfp8", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
+    ck_assert(c[1].nruns == 1 && c[1].runs[0].strategy.fp8);
     ck_assert_msg(load_text(TINY_CASE("mxfp8", "", " \"not_modelled\": [\"MLA attention\"],"), &c[1], &err) == SIM_OK,
                   "%s", err.msg);
-    ck_assert_msg(strstr(c[1].not_modelled, "needs fp8") && strstr(c[1].not_modelled, "; MLA attention"), "%s",
-                  c[1].not_modelled);
-    /* a skipped case is still read: bad keys, strategies and metrics are errors */
+    ck_assert_str_eq(c[1].not_modelled, "MLA attention");
+    ck_assert_int_eq(c[1].nruns, 0);
+    /* bf16 stays bf16 */
+    ck_assert_msg(load_text(TINY_CASE("bf16", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
+    ck_assert(!c[1].runs[0].strategy.fp8);
+    /* cases are read whole: bad keys, strategies and metrics are errors */
     ck_assert_int_eq(load_text(TINY_CASE("fp8", ", \"kv_heads\": 3", ""), &c[1], &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "kv_heads"), "%s", err.msg);
     ck_assert_int_eq(load_text(TINY_CASE("bf16", "", " \"not_modelled\": [],"), &c[1], &err), SIM_EINVAL);
@@ -212,8 +219,9 @@ static cJSON *read_json_file(const char *path)
 }
 
 /* Every shipped case loads; it is skipped exactly when its file lists
- * features not modelled or states an fp8 model dtype (read here from the
- * file itself), and every case that runs compares something. */
+ * features not modelled (read here from the file itself), a case in fp8 or
+ * mxfp8 runs with the fp8 key, and every case that runs compares
+ * something. */
 START_TEST(test_every_published_case_loads)
 {
     char **paths = NULL;
@@ -228,14 +236,16 @@ START_TEST(test_every_published_case_loads)
         cJSON *root = read_json_file(paths[i]);
         const cJSON *dt = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "model"), "dtype");
         bool is_fp8 = cJSON_IsString(dt) && strstr(dt->valuestring, "fp8");
-        bool skip = is_fp8 || cJSON_GetObjectItem(root, "not_modelled");
+        bool skip = cJSON_GetObjectItem(root, "not_modelled") != NULL;
         cJSON_Delete(root);
         ck_assert_msg(skip == (c->not_modelled[0] != '\0'), "%s: skipped '%s'", paths[i], c->not_modelled);
         ck_assert_msg(skip ? c->nruns == 0 : c->nruns > 0, "%s: %d runs", paths[i], c->nruns);
-        if (is_fp8) ck_assert_msg(strstr(c->not_modelled, "needs fp8"), "%s: %s", paths[i], c->not_modelled);
-        for (int r = 0; r < c->nruns; r++) ck_assert_int_gt(c->runs[r].ncmp, 0);
+        for (int r = 0; r < c->nruns; r++) {
+            ck_assert_int_gt(c->runs[r].ncmp, 0);
+            ck_assert_msg(c->runs[r].strategy.fp8 == is_fp8, "%s: fp8 %d", paths[i], c->runs[r].strategy.fp8);
+        }
         skipped += skip;
-        fp8 += is_fp8;
+        fp8 += is_fp8 && !skip;
     }
     ck_assert_int_gt(skipped, 0);
     ck_assert_int_gt(fp8, 0);

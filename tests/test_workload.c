@@ -430,7 +430,10 @@ START_TEST(test_grad_sync_moves_held_params)
                 setup(&f, place_model(pc), place_strategy(pc, zero, overlap));
                 const cfg_model *m = &f.m;
                 const cfg_strategy *s = &f.s;
-                double gb = MDL_GRAD_BYTES_PER_PARAM, per_layer = zero == 3 ? cfg_micro_batches(s) : 1;
+                mdl_precision prec;
+                mdl_precision_of(m, s, &prec);
+                double gb = prec.grad_bytes, per_layer = zero == 3 ? cfg_micro_batches(s) : 1;
+                ck_assert_double_eq(gb, 4.0); /* fp32 main grads by default [MDO] */
                 bool allreduce = zero == 0;
                 for (int rank = 0; rank < wl_world(f.plan); rank++) {
                     int stage = wl_stage(f.plan, rank);
@@ -473,6 +476,141 @@ START_TEST(test_grad_sync_moves_held_params)
 }
 END_TEST
 
+START_TEST(test_bf16_grad_reduce_halves_dp_bytes)
+{
+    /* grad_reduce_in_bf16: every gradient reduction of the program moves
+     * half the bytes (2 instead of 4 per parameter), on every group, with
+     * every ZeRO stage; parameter gathers and everything else unchanged;
+     * main grads in memory halve too (Megatron keeps them in the buffer's
+     * bf16). */
+    static const place_case cases[] = {
+        {"dense, TP 2, SP, 2 stages", false, false, 0, 2, 2, 2, 1, 1, 1, 1, 2, 1, true, false},
+        {"MoE, EP 2, etp 1 < tp", true, false, 0, 4, 2, 2, 1, 1, 1, 2, 1, 1, true, false},
+        {"dense, 2D TP and ring CP", false, false, 0, 2, 1, 2, 2, 2, 1, 1, 4, 1, false, false},
+        {"MLA and a prediction module, TP 2, SP", false, false, 0, 2, 1, 2, 1, 1, 1, 1, 2, 1, true, true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int zero = 0; zero <= 3; zero++) {
+            totals t[2];
+            mdl_memory mm[2];
+            fixture f[2];
+            for (int bf16 = 0; bf16 <= 1; bf16++) {
+                cfg_strategy s = place_strategy(&cases[k], zero, zero % 2 == 0);
+                s.grad_reduce_in_bf16 = bf16;
+                setup(&f[bf16], place_model(&cases[k]), s);
+            }
+            for (int rank = 0; rank < wl_world(f[0].plan); rank++) {
+                for (int bf16 = 0; bf16 <= 1; bf16++) {
+                    t[bf16] = walk(f[bf16].plan, rank);
+                    mdl_rank_memory(&f[bf16].m, &f[bf16].s, wl_stage(f[bf16].plan, rank), &mm[bf16]);
+                }
+                double moved = 0;
+                for (int g = 0; g < WL_NGROUPS; g++) {
+                    ck_assert(fabs(t[1].grad_bytes[g] - t[0].grad_bytes[g] / 2) <= 1e-9 * t[0].grad_bytes[g]);
+                    ck_assert(fabs(t[1].edp_grad_bytes[g] - t[0].edp_grad_bytes[g] / 2) <=
+                              1e-9 * t[0].edp_grad_bytes[g]);
+                    moved += t[0].grad_bytes[g] + t[0].edp_grad_bytes[g];
+                }
+                if (f[0].s.dp * f[0].s.cp_ring > 1) ck_assert(moved > 0); /* the case has DP traffic */
+                ck_assert_double_eq(t[1].gather_bytes, t[0].gather_bytes);
+                ck_assert(fabs(mm[1].grads_bytes - mm[0].grads_bytes / 2) <= 1e-9 * mm[0].grads_bytes);
+                ck_assert_double_eq(mm[1].weights_bytes, mm[0].weights_bytes);
+                ck_assert_double_eq(mm[1].optimizer_bytes, mm[0].optimizer_bytes);
+            }
+            teardown(&f[0]);
+            teardown(&f[1]);
+        }
+}
+END_TEST
+
+/* Seconds and counts of one rank's compute ops, by label name. */
+typedef struct by_label {
+    double s[64];
+    int n[64];
+} by_label;
+
+static void compute_by_label(const wl_plan *plan, int rank, by_label *out)
+{
+    memset(out, 0, sizeof *out);
+    wl_program *p = wl_program_new(plan, rank);
+    wl_instr in;
+    while (wl_program_next(p, &in))
+        if (in.op == WL_COMPUTE && in.label < 64) {
+            out->s[in.label] += in.seconds;
+            out->n[in.label]++;
+        }
+    wl_program_free(p);
+}
+
+static int label_of(const char *name)
+{
+    for (int l = 0; l < 64; l++)
+        if (!strcmp(wl_label_name(l), name)) return l;
+    ck_abort_msg("no label %s", name);
+    return -1;
+}
+
+START_TEST(test_fp8_gemms_by_the_peaks_ratio)
+{
+    /* A GEMM-bound layer: every linear layer's GEMM (forward, input and
+     * weight gradients) is compute bound at the top of the curves, so with
+     * fp8 each takes (peak x efficiency) / (FP8 peak x FP8 efficiency) of
+     * its bf16 time: 1/2 with the derived FP8 curve (the GEMM curve at
+     * twice the FLOPs) and an FP8 peak twice the peak; 0.8 / (2 x 0.5) with
+     * an FP8 curve of its own at 0.5.  FP8 casts appear only with fp8, one
+     * per GEMM input in forward and per output gradient in backward, e + 2
+     * bytes per element; every other op keeps its time. */
+    cfg_model m = fx_dense_model(2, 2048, 16, 8192, 32000, 1024);
+    for (int own = 0; own <= 1; own++) {
+        by_label t[2];
+        for (int f8 = 0; f8 <= 1; f8++) {
+            cfg_strategy s = strategy(1, 1, 1);
+            s.global_batch = 2;
+            s.fp8 = f8;
+            cfg_platform p = platform(1);
+            double x[] = {1e6, 1e8, 1e9}, y[] = {0.3, 0.6, 0.8};
+            for (int i = 0; i < 3; i++) p.gemm_efficiency.x[i] = x[i], p.gemm_efficiency.y[i] = y[i];
+            p.fp8_peak_flops_per_s = 2 * p.peak_flops_per_s;
+            if (own) p.gemm_fp8_efficiency = (cfg_curve){.n = 1, .x = {1e9}, .y = {0.5}};
+            sim_err err;
+            cost_model *c = cost_new(&p, &err);
+            ck_assert_ptr_nonnull(c);
+            wl_plan *plan;
+            ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+            compute_by_label(plan, 0, &t[f8]);
+            wl_plan_free(plan);
+            cost_free(c);
+        }
+        double ratio = own ? 0.8 / (2 * 0.5) : 0.5, ovh = platform(1).kernel_overhead_s;
+        const char *gemms[] = {"qkv", "proj", "fc1", "fc2"};
+        for (int g = 0; g < 4; g++) {
+            int l = label_of(gemms[g]);
+            ck_assert_int_eq(t[0].n[l], t[1].n[l]);
+            ck_assert_int_gt(t[0].n[l], 0);
+            /* half the ops are forward (one GEMM), half backward (two: input and weight gradients) */
+            double gemm_ops = 1.5 * t[0].n[l];
+            double b = t[0].s[l] - gemm_ops * ovh, f = t[1].s[l] - gemm_ops * ovh;
+            ck_assert_msg(fabs(f / b - ratio) <= 1e-9, "%s: fp8/bf16 = %.12g, expected %.12g", gemms[g], f / b, ratio);
+        }
+        int cast = label_of("fp8_cast");
+        ck_assert_int_eq(t[0].n[cast], 0);
+        ck_assert_int_eq(t[1].n[cast], 2 * m.layers * 4 * cfg_micro_batches(&(cfg_strategy){.global_batch = 2,
+                                                                                            .dp = 1, .micro_batch = 1}));
+        /* per micro-batch and layer: forward the inputs of QKV (h), projection (q = h), FC1 (h), FC2 (f);
+         * backward the output gradients of QKV (3h), projection (h), FC1 (f), FC2 (h) */
+        double tok = m.seq_len, h = m.hidden, f = m.ffn_hidden, e = 2.0, hbm = 2e12 * 0.8;
+        double elems = tok * (h + h + h + f) + tok * (3 * h + h + f + h);
+        double want = 2 * m.layers * (elems * (e + 2) / hbm) + t[1].n[cast] * ovh;
+        ck_assert_msg(fabs(t[1].s[cast] - want) <= 1e-9 * want, "casts %.12g s, expected %.12g", t[1].s[cast], want);
+        const char *same[] = {"attention", "norm", "residual", "activation", "embedding", "logits", "loss"};
+        for (int k = 0; k < 7; k++) {
+            int l = label_of(same[k]);
+            ck_assert_msg(t[1].s[l] == t[0].s[l], "%s changed with fp8", same[k]);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_tied_embedding_syncs_once)
 {
     /* Tied embeddings on one stage: one copy, so V*h/t fewer gradients
@@ -488,7 +626,7 @@ START_TEST(test_tied_embedding_syncs_once)
             dp_bytes[tied] = walk(f.plan, last).grad_bytes[WL_G_DP];
             teardown(&f);
         }
-        double vh = 32000.0 * 1024 / 2 * MDL_GRAD_BYTES_PER_PARAM, fewer = dp_bytes[0] - dp_bytes[1];
+        double vh = 32000.0 * 1024 / 2 * 4.0, fewer = dp_bytes[0] - dp_bytes[1]; /* fp32 grads */
         ck_assert_double_eq_tol(fewer, pp == 1 ? vh : 0.0, 1e-3);
     }
 }
@@ -1027,6 +1165,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_no_tp_no_tp_traffic);
     tcase_add_test(tc, test_grad_sync_moves_held_params);
     tcase_add_test(tc, test_tied_embedding_syncs_once);
+    tcase_add_test(tc, test_bf16_grad_reduce_halves_dp_bytes);
+    tcase_add_test(tc, test_fp8_gemms_by_the_peaks_ratio);
     tcase_add_test(tc, test_recompute_adds_forward_time);
     tcase_add_test(tc, test_overlap_uses_stream_and_waits);
     tcase_add_test(tc, test_2d_tp_bytes_closed_form);

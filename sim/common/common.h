@@ -141,5 +141,8 @@ sim_rc sim_out_check(const char *path, const char *what, sim_err *err);
 /* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
  * _flops_per_s). */
 #define SIM_GIB (1024.0 * 1024.0 * 1024.0)
+/* Bytes of one FP8 element (E4M3 or E5M2): FP8 GEMM operands, saved
+ * inputs and weight copies. */
+#define SIM_FP8_BYTES 1.0
 
 #endif

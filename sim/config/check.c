@@ -115,6 +115,11 @@ sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .device.hbm_reserved_GiB: %g is not less than hbm_GiB=%g (reserve less than the capacity)",
                         f, p->hbm_reserved_bytes / SIM_GIB, p->hbm_bytes / SIM_GIB);
+    double fp8 = p->fp8_peak_flops_per_s / 1e12;
+    if (fp8 > 0 && fp8 < CFG_PEAK_TFLOPS_MIN)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .device.fp8_peak_tflops: %g is below the smallest peak %g (give 0 for a device without FP8)",
+                        f, fp8, CFG_PEAK_TFLOPS_MIN);
     return SIM_OK;
 }
 
@@ -354,6 +359,18 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     return SIM_OK;
 }
 
+/* The precision keys against the platform. */
+sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    if (s->fp8 && !(p->fp8_peak_flops_per_s > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .fp8: platform '%s' has no FP8 peak (device.fp8_peak_tflops in %s; set fp8 to false, or "
+                        "give the device its FP8 peak)",
+                        f, p->name, cfg_origin(p->path, "the platform file"));
+    return SIM_OK;
+}
+
 /* Rules that need the resolved dp: batch, micro-batches, expert parallel. */
 static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
 {
@@ -444,6 +461,7 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
     /* a value that is wrong on its own is named before a product that is */
     if ((rc = check_shapes(m, s, err))) return rc;
     if ((rc = check_world(p, s, &dp, err))) return rc;
+    if ((rc = cfg_check_precision(p, s, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
     if ((rc = check_moe_keys(m, s, err))) return rc;
     s->dp = dp;

@@ -115,7 +115,8 @@ typedef struct cfg_platform {
 
     /* one device */
     char device_name[CFG_NAME_LEN];
-    double peak_flops_per_s;       /* dense bf16/fp16 */
+    double peak_flops_per_s;       /* dense bf16/fp16: the peak MFU divides by */
+    double fp8_peak_flops_per_s;   /* dense FP8 GEMMs; 0: the device has no FP8 (fp8 is refused) */
     double hbm_bytes;              /* capacity */
     double hbm_reserved_bytes;     /* not usable by the model (runtime, fragmentation) */
     double hbm_bytes_per_s;
@@ -132,6 +133,8 @@ typedef struct cfg_platform {
 
     /* efficiencies (dimensionless fractions of peak) */
     cfg_curve gemm_efficiency;     /* x = FLOPs of one GEMM, y = fraction of peak */
+    cfg_curve gemm_fp8_efficiency; /* the same for FP8 GEMMs, fraction of the FP8 peak; n = 0: gemm_efficiency
+                                    * at twice the FLOPs (cost.h) */
     double attention_efficiency;   /* flash attention core, fraction of peak */
     double memory_efficiency;      /* fraction of HBM bandwidth reached by element-wise ops */
     double network_efficiency;     /* fraction of link bandwidth reached by collectives */
@@ -143,8 +146,9 @@ typedef struct cfg_platform {
 
 /* --------------------------------------------------------------- strategy */
 
-/* ORDER CFG_SCHEDULE, ORDER CFG_RECOMPUTE: the tables marked so follow these
- * orders; change them together. */
+/* ORDER CFG_SCHEDULE, ORDER CFG_RECOMPUTE, ORDER CFG_ATTENTION, ORDER
+ * CFG_MOMENTS: the tables marked so follow these orders; change them
+ * together. */
 typedef enum cfg_schedule {
     CFG_SCHED_GPIPE = 0,
     CFG_SCHED_1F1B,
@@ -155,6 +159,11 @@ typedef enum cfg_schedule {
     CFG_NSCHEDULES
 } cfg_schedule;
 typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+/* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
+ * the softmax statistics) or eager (stores the s x s scores). */
+typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER } cfg_attention;
+/* The Adam moments' precision (Megatron's precision-aware optimizer). */
+typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16 } cfg_moments;
 
 /* The parallel dimensions, as they appear in `order` (innermost first).
  * ORDER CFG_DIM: the tables marked so follow this order; change them together. */
@@ -196,6 +205,10 @@ typedef struct cfg_strategy {
     double moe_load_imbalance;     /* tokens the busiest EP rank receives relative to the mean (>= 1) */
     bool overlap_shared_experts;   /* the shared experts compute while the expert all-to-alls are in flight */
     bool overlap_ep_comm;          /* one micro-batch's expert all-to-all behind another's compute */
+    cfg_attention attention_kernel;
+    bool fp8;                      /* the layers' GEMMs in FP8 (Transformer Engine) */
+    bool grad_reduce_in_bf16;      /* main grads kept and reduced in bf16 (Megatron --grad-reduce-in-bf16) */
+    cfg_moments optimizer_moments; /* Adam moments in fp32 or bf16 */
 } cfg_strategy;
 
 /* ---------------------------------------------------------------- loading */
@@ -276,6 +289,10 @@ static inline bool cfg_mlp_gated(const cfg_model *m)
 
 /* True when the model's attention is multi-head latent attention. */
 static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank > 0; }
+
+/* The rule of the precision keys that needs the platform: fp8 needs an FP8
+ * peak.  Part of cfg_check; a search checks its base strategy with it. */
+sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err);
 
 /* Products used everywhere. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */

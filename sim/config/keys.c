@@ -20,7 +20,12 @@
  * subspace: Megatron-LM has neither), or interleaved with vpp a divisor
  * (2..CFG_SEARCH_MAX_VPP) of every stage's layers (GPipe is left out:
  * 1F1B's bubble with more activation memory); every recompute mode; zero 0..3; the switches both
- * ways; the distinct rank orders among four.  A key whose value changes
+ * ways; the distinct rank orders among four; the precision keys (fp8,
+ * grad_reduce_in_bf16, optimizer_moments) at their default, and also at
+ * the base strategy's value when it lowers the precision (never on their
+ * own; fp8 only on a device with an FP8 peak); the base strategy's
+ * attention kernel (not searched: FlashAttention is never worse).  A key
+ * whose value changes
  * nothing in a strategy (its `matters` rule is false) takes its default
  * only, so that every candidate is a distinct strategy. */
 #include <stdio.h>
@@ -38,6 +43,10 @@ _Static_assert(sizeof schedule_names / sizeof *schedule_names == CFG_NSCHEDULES 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
+/* ORDER CFG_ATTENTION */
+static const char *const attention_names[] = {"flash", "eager", NULL};
+/* ORDER CFG_MOMENTS */
+static const char *const moments_names[] = {"fp32", "bf16", NULL};
 
 const char *cfg_schedule_name(cfg_schedule s)
 {
@@ -218,6 +227,27 @@ static int switch_choices(const cfg_key *k, const cfg_space *sp, const cfg_strat
     return 2;
 }
 
+/* A precision key (fp8, grad_reduce_in_bf16, optimizer_moments), which
+ * trades accuracy for speed or memory: a search never lowers it on its
+ * own.  It tries the default, then the base strategy's value when that
+ * differs (the strategy allows it); `--set` pins one value. */
+static int opt_in_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
+{
+    cfg_key_default(k, &out[0]);
+    cfg_value b;
+    cfg_key_get(k, sp->base, &b);
+    if (cfg_value_same(k, &out[0], &b) || !cfg_key_matters(k, s)) return 1;
+    out[1] = b;
+    return 2;
+}
+
+/* fp8 on a device with an FP8 peak only */
+static bool fp8_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    (void)s;
+    return v->i == 0 || sp->platform->fp8_peak_flops_per_s > 0;
+}
+
 /* sequence_parallel: on first (with 1D TP, Megatron runs it on) */
 static int sequence_parallel_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
@@ -338,6 +368,16 @@ static void recompute_token(const cfg_strategy *s, char *out, size_t cap)
     sim_strlcpy(out, (unsigned)s->recompute < 3 ? recompute_tokens[s->recompute] : "?", cap);
 }
 
+static void attention_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    sim_strlcpy(out, s->attention_kernel == CFG_ATTN_EAGER ? "eager" : "", cap);
+}
+
+static void moments_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    sim_strlcpy(out, s->optimizer_moments == CFG_MOMENTS_BF16 ? "bf16-adam" : "", cap);
+}
+
 static void order_token(const cfg_strategy *s, char *out, size_t cap)
 {
     cfg_order_name(s, out, (int)cap);
@@ -423,6 +463,14 @@ const cfg_key cfg_strategy_keys[] = {
     {S_DBL("moe_load_imbalance", moe_load_imbalance, 1, 1000, 1), .flags = SAME | PROBE},
     {S_BOOL("overlap_shared_experts", overlap_shared_experts, 0), .flags = SAME | PROBE},
     {S_BOOL("overlap_ep_comm", overlap_ep_comm, 0), .flags = SAME}, /* dualpipe-v's pairs, the schedule's row */
+    {S_ENUM("attention_kernel", attention_kernel, attention_names, "flash"), .flags = SAME | PROBE, /* never searched */
+     .compact = 20, .format = attention_token},
+    {S_BOOL("fp8", fp8, 0), .flags = SAME | PIN | PROBE,
+     .search = 19, INNER, .choices = opt_in_choices, .fits = fp8_fits, .compact = 21, .token = "fp8"},
+    {S_BOOL("grad_reduce_in_bf16", grad_reduce_in_bf16, 0), .flags = SAME | PIN,
+     .search = 20, INNER, .choices = opt_in_choices, .compact = 22, .token = "bf16-grad"},
+    {S_ENUM("optimizer_moments", optimizer_moments, moments_names, "fp32"), .flags = SAME | PIN,
+     .search = 21, INNER, .choices = opt_in_choices, .compact = 23, .format = moments_token},
     ROW_END,
 };
 

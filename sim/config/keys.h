@@ -42,7 +42,7 @@ typedef enum cfg_ktype {
 #define CFG_KF_REQUIRED 1u       /* absent key is an error */
 #define CFG_KF_DERIVED 2u        /* optional, no fixed default: absent leaves 0 for the loader */
 #define CFG_KF_MIN_OPEN 4u       /* the lower bound is excluded (x > min) */
-#define CFG_KF_OMIT_ZERO 8u      /* int, or object: not written when the int at `offset` is 0 */
+#define CFG_KF_OMIT_ZERO 8u      /* not written when 0: an int, a double, a curve (no points), an object (its first int) */
 /* strategy keys */
 #define CFG_KF_SAME 16u          /* strategies differing in it are different (cfg_strategy_same) */
 #define CFG_KF_FINGERPRINT 32u   /* in the fingerprint of a search's inputs */

@@ -413,7 +413,9 @@ static cJSON *write_value(const cfg_key *row, const void *base)
     case CFG_K_INT:
         if ((row->flags & CFG_KF_OMIT_ZERO) && *(const int *)field == 0) return NULL;
         return cJSON_CreateNumber(*(const int *)field);
-    case CFG_K_DOUBLE: return cJSON_CreateNumber(round15(*(const double *)field / scale_of(row)));
+    case CFG_K_DOUBLE:
+        if ((row->flags & CFG_KF_OMIT_ZERO) && *(const double *)field == 0) return NULL;
+        return cJSON_CreateNumber(round15(*(const double *)field / scale_of(row)));
     case CFG_K_BOOL: return cJSON_CreateBool(*(const bool *)field);
     case CFG_K_STRING: return ((const char *)field)[0] ? cJSON_CreateString(field) : NULL;
     case CFG_K_ENUM: {
@@ -424,6 +426,7 @@ static cJSON *write_value(const cfg_key *row, const void *base)
     }
     case CFG_K_CURVE: {
         const cfg_curve *c = field;
+        if ((row->flags & CFG_KF_OMIT_ZERO) && c->n == 0) return NULL;
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < c->n && i < CFG_CURVE_MAX; i++) {
             cJSON *pt = cJSON_CreateArray();

@@ -11,23 +11,35 @@
  *    interpolation in one dimension", A&A 239, 1990 (gsl_interp_steffen). */
 #include "cost.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_interp.h>
 
-struct cost_model {
-    cfg_platform platform;        /* private copy: the caller's may go away */
+/* A GEMM efficiency curve, ready to interpolate. */
+typedef struct curve {
     gsl_interp *interp;           /* NULL when the curve has fewer than 2 points */
     int n;                        /* points of the curve */
     double log_x[CFG_CURVE_MAX];  /* log10(FLOPs), strictly increasing */
     double y[CFG_CURVE_MAX];      /* fraction of peak */
+} curve;
+
+struct cost_model {
+    cfg_platform platform;        /* private copy: the caller's may go away */
+    curve gemm;                   /* gemm_efficiency */
+    curve gemm_fp8;               /* gemm_fp8_efficiency, or gemm's points at COST_FP8_SHIFT times the FLOPs */
 };
 
-/* Adam in mixed precision, per parameter: read fp32 grad, master, m, v
- * (16 B), write master, m, v (12 B) and the bf16 weight (2 B). */
-#define COST_ADAM_BYTES_PER_PARAM 30.0
+/* Without a curve of its own, an FP8 GEMM of 2F FLOPs reaches the fraction
+ * of the FP8 peak a bf16 GEMM of F FLOPs reaches of the bf16 peak: at twice
+ * the peak the two take the same time, so a GEMM too small to fill the
+ * device gains nothing from FP8 and a large one nearly 2x. */
+#define COST_FP8_SHIFT 2.0
+
+/* An FP8 GEMM's output is bf16 (its operands: SIM_FP8_BYTES). */
+#define COST_FP8_OUT_BYTES 2.0
 
 static const char *platform_origin(const cfg_platform *p)
 {
@@ -44,26 +56,61 @@ static sim_rc check_positive(const cfg_platform *p, const char *key, double v, s
 
 /* Check the curve ourselves so that GSL's error handler (which aborts by
  * default) is never reached with input it would refuse. */
-static sim_rc check_curve(const cfg_platform *p, sim_err *err)
+static sim_rc check_curve(const cfg_platform *p, const cfg_curve *cv, const char *name, sim_err *err)
 {
-    const cfg_curve *cv = &p->gemm_efficiency;
     const char *o = platform_origin(p);
     if (cv->n < 1 || cv->n > CFG_CURVE_MAX)
-        return sim_fail(err, SIM_EINVAL, "%s: 'gemm_efficiency': needs 1 to %d points, got %d", o, CFG_CURVE_MAX,
-                        cv->n);
+        return sim_fail(err, SIM_EINVAL, "%s: '%s': needs 1 to %d points, got %d", o, name, CFG_CURVE_MAX, cv->n);
     for (int i = 0; i < cv->n; i++) {
         if (!isfinite(cv->x[i]) || cv->x[i] <= 0)
-            return sim_fail(err, SIM_EINVAL, "%s: 'gemm_efficiency': point %d: FLOPs must be > 0, got %g", o, i,
-                            cv->x[i]);
+            return sim_fail(err, SIM_EINVAL, "%s: '%s': point %d: FLOPs must be > 0, got %g", o, name, i, cv->x[i]);
         if (!isfinite(cv->y[i]) || cv->y[i] <= 0 || cv->y[i] > 1)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: 'gemm_efficiency': point %d: efficiency must be in (0, 1], got %g", o, i, cv->y[i]);
+            return sim_fail(err, SIM_EINVAL, "%s: '%s': point %d: efficiency must be in (0, 1], got %g", o, name, i,
+                            cv->y[i]);
         if (i > 0 && !(cv->x[i] > cv->x[i - 1]))
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: 'gemm_efficiency': point %d: FLOPs must increase strictly (%g after %g)", o, i,
-                            cv->x[i], cv->x[i - 1]);
+            return sim_fail(err, SIM_EINVAL, "%s: '%s': point %d: FLOPs must increase strictly (%g after %g)", o, name,
+                            i, cv->x[i], cv->x[i - 1]);
     }
     return SIM_OK;
+}
+
+/* Fill *c from the checked curve cv: a Steffen spline on log10(FLOPs) for
+ * 3 or more points, a straight line for 2, a constant for 1.  Returns
+ * SIM_EINVAL with a message (c may then hold an interpolator to free). */
+static sim_rc curve_init(curve *c, const cfg_platform *p, const cfg_curve *cv, const char *name, sim_err *err)
+{
+    c->n = cv->n;
+    for (int i = 0; i < c->n; i++) {
+        c->log_x[i] = log10(cv->x[i]);
+        c->y[i] = cv->y[i];
+    }
+    /* log10 may merge two distinct but extremely close x values. */
+    for (int i = 1; i < c->n; i++)
+        if (!(c->log_x[i] > c->log_x[i - 1]))
+            return sim_fail(err, SIM_EINVAL, "%s: '%s': points %d and %d are too close (%g, %g)", platform_origin(p),
+                            name, i - 1, i, cv->x[i - 1], cv->x[i]);
+    if (c->n < 2) return SIM_OK;
+    const gsl_interp_type *type = c->n >= 3 ? gsl_interp_steffen : gsl_interp_linear;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    c->interp = gsl_interp_alloc(type, (size_t)c->n);
+    int rc = c->interp ? gsl_interp_init(c->interp, c->log_x, c->y, (size_t)c->n) : GSL_ENOMEM;
+    gsl_set_error_handler(old);
+    if (rc != GSL_SUCCESS)
+        return sim_fail(err, SIM_EINVAL, "%s: '%s': GSL cannot interpolate the curve (%s)", platform_origin(p), name,
+                        gsl_strerror(rc));
+    return SIM_OK;
+}
+
+/* The curve's value at `flops`; values outside it (and flops <= 0) take
+ * the nearest end point. */
+static double curve_at(const curve *c, double flops)
+{
+    if (c->n == 1 || !(flops > 0)) return c->y[0];
+    double lx = log10(flops);
+    if (lx <= c->log_x[0]) return c->y[0];
+    if (lx >= c->log_x[c->n - 1]) return c->y[c->n - 1];
+    /* No accelerator: evaluation stays free of side effects (binary search). */
+    return gsl_interp_eval(c->interp, c->log_x, c->y, lx, NULL);
 }
 
 /* Returns a new cost model (free with cost_free), or NULL with a one-line
@@ -82,46 +129,39 @@ cost_model *cost_new(const cfg_platform *p, sim_err *err)
         check_positive(p, "memory_efficiency", p->memory_efficiency, err) != SIM_OK ||
         check_positive(p, "attention_efficiency", p->attention_efficiency, err) != SIM_OK ||
         check_positive(p, "network_efficiency", p->network_efficiency, err) != SIM_OK ||
-        check_curve(p, err) != SIM_OK)
+        check_curve(p, &p->gemm_efficiency, "gemm_efficiency", err) != SIM_OK ||
+        (p->gemm_fp8_efficiency.n > 0 &&
+         check_curve(p, &p->gemm_fp8_efficiency, "gemm_fp8_efficiency", err) != SIM_OK))
         return NULL;
+    if (!(p->fp8_peak_flops_per_s >= 0) || !isfinite(p->fp8_peak_flops_per_s)) {
+        sim_fail(err, SIM_EINVAL, "%s: 'fp8_peak_flops_per_s': must be 0 (no FP8) or a positive number, got %g",
+                 platform_origin(p), p->fp8_peak_flops_per_s);
+        return NULL;
+    }
 
+    cfg_curve fp8 = p->gemm_fp8_efficiency;
+    const char *fp8_name = "gemm_fp8_efficiency";
+    if (fp8.n == 0) {
+        fp8 = p->gemm_efficiency;
+        for (int i = 0; i < fp8.n; i++) fp8.x[i] *= COST_FP8_SHIFT;
+        fp8_name = "gemm_efficiency";
+    }
     cost_model *c = sim_xcalloc(1, sizeof *c);
     c->platform = *p;
-    c->n = p->gemm_efficiency.n;
-    for (int i = 0; i < c->n; i++) {
-        c->log_x[i] = log10(p->gemm_efficiency.x[i]);
-        c->y[i] = p->gemm_efficiency.y[i];
-    }
-    /* log10 may merge two distinct but extremely close x values. */
-    for (int i = 1; i < c->n; i++) {
-        if (!(c->log_x[i] > c->log_x[i - 1])) {
-            sim_fail(err, SIM_EINVAL, "%s: 'gemm_efficiency': points %d and %d are too close (%g, %g)",
-                     platform_origin(p), i - 1, i, p->gemm_efficiency.x[i - 1], p->gemm_efficiency.x[i]);
-            free(c);
-            return NULL;
-        }
-    }
-    if (c->n >= 2) {
-        const gsl_interp_type *type = c->n >= 3 ? gsl_interp_steffen : gsl_interp_linear;
-        gsl_error_handler_t *old = gsl_set_error_handler_off();
-        c->interp = gsl_interp_alloc(type, (size_t)c->n);
-        int rc = c->interp ? gsl_interp_init(c->interp, c->log_x, c->y, (size_t)c->n) : GSL_ENOMEM;
-        gsl_set_error_handler(old);
-        if (rc != GSL_SUCCESS) {
-            sim_fail(err, SIM_EINVAL, "%s: 'gemm_efficiency': GSL cannot interpolate the curve (%s)",
-                     platform_origin(p), gsl_strerror(rc));
-            cost_free(c);
-            return NULL;
-        }
+    if (curve_init(&c->gemm, p, &p->gemm_efficiency, "gemm_efficiency", err) != SIM_OK ||
+        curve_init(&c->gemm_fp8, p, &fp8, fp8_name, err) != SIM_OK) {
+        cost_free(c);
+        return NULL;
     }
     return c;
 }
 
-/* Releases c and its interpolator. NULL is a no-op. */
+/* Releases c and its interpolators. NULL is a no-op. */
 void cost_free(cost_model *c)
 {
     if (!c) return;
-    if (c->interp) gsl_interp_free(c->interp);
+    if (c->gemm.interp) gsl_interp_free(c->gemm.interp);
+    if (c->gemm_fp8.interp) gsl_interp_free(c->gemm_fp8.interp);
     free(c);
 }
 
@@ -135,12 +175,13 @@ const cfg_platform *cost_platform(const cost_model *c)
  * outside the curve (and flops <= 0) take the nearest end point. */
 double cost_gemm_efficiency(const cost_model *c, double flops)
 {
-    if (c->n == 1 || !(flops > 0)) return c->y[0];
-    double lx = log10(flops);
-    if (lx <= c->log_x[0]) return c->y[0];
-    if (lx >= c->log_x[c->n - 1]) return c->y[c->n - 1];
-    /* No accelerator: evaluation stays free of side effects (binary search). */
-    return gsl_interp_eval(c->interp, c->log_x, c->y, lx, NULL);
+    return curve_at(&c->gemm, flops);
+}
+
+/* The same for an FP8 GEMM, as a fraction of the FP8 peak. */
+double cost_gemm_fp8_efficiency(const cost_model *c, double flops)
+{
+    return curve_at(&c->gemm_fp8, flops);
 }
 
 /* Seconds to stream `bytes` through HBM at the reachable bandwidth. */
@@ -157,6 +198,19 @@ double cost_gemm_s(const cost_model *c, double m, double n, double k, int dtype_
     double flops = 2.0 * m * n * k;
     double bytes = (m * k + k * n + m * n) * (double)dtype_bytes;
     double compute = flops > 0 ? flops / (c->platform.peak_flops_per_s * cost_gemm_efficiency(c, flops)) : 0.0;
+    return fmax(compute, memory_s(c, bytes)) + c->platform.kernel_overhead_s;
+}
+
+/* The same GEMM in FP8: the FP8 peak at the FP8 curve's efficiency, one
+ * byte per operand element and a bf16 output.  The platform must have an
+ * FP8 peak (asserted). */
+double cost_gemm_fp8_s(const cost_model *c, double m, double n, double k)
+{
+    assert(c->platform.fp8_peak_flops_per_s > 0);
+    double flops = 2.0 * m * n * k;
+    double bytes = (m * k + k * n) * SIM_FP8_BYTES + m * n * COST_FP8_OUT_BYTES;
+    double eff = cost_gemm_fp8_efficiency(c, flops);
+    double compute = flops > 0 ? flops / (c->platform.fp8_peak_flops_per_s * eff) : 0.0;
     return fmax(compute, memory_s(c, bytes)) + c->platform.kernel_overhead_s;
 }
 
@@ -185,8 +239,9 @@ double cost_beside_comm_s(const cost_model *c, double seconds)
     return f > 1 ? seconds * f : seconds;
 }
 
-/* Seconds for one Adam step over `params` parameters (30 bytes each). */
-double cost_optimizer_s(const cost_model *c, double params)
+/* Seconds for one Adam step over `params` parameters moving
+ * `bytes_per_param` each through HBM. */
+double cost_optimizer_s(const cost_model *c, double params, double bytes_per_param)
 {
-    return memory_s(c, params * COST_ADAM_BYTES_PER_PARAM) + c->platform.kernel_overhead_s;
+    return memory_s(c, params * bytes_per_param) + c->platform.kernel_overhead_s;
 }

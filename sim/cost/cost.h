@@ -22,9 +22,21 @@ const cfg_platform *cost_platform(const cost_model *c);
  * curve's ends). */
 double cost_gemm_efficiency(const cost_model *c, double flops);
 
-/* C[m,n] = A[m,k] B[k,n] in dtype_bytes elements: 2mnk FLOPs, reads and
- * writes 2-byte operands. Seconds. */
+/* Fraction of the FP8 peak reached by one FP8 GEMM of `flops` FLOPs: the
+ * platform's FP8 curve, or without one the GEMM curve at half the FLOPs (a
+ * GEMM as small in time as a bf16 one of half its work is as far from
+ * filling the device). */
+double cost_gemm_fp8_efficiency(const cost_model *c, double flops);
+
+/* C[m,n] = A[m,k] B[k,n] in dtype_bytes elements: 2mnk FLOPs at the peak
+ * (bf16/fp16) times the curve's efficiency, or the time to move A, B and C
+ * if longer. Seconds. */
 double cost_gemm_s(const cost_model *c, double m, double n, double k, int dtype_bytes);
+
+/* The same GEMM with FP8 operands and a bf16 output, at the FP8 peak and
+ * the FP8 curve's efficiency.  Only for a platform with an FP8 peak
+ * (cfg_check refuses fp8 otherwise). Seconds. */
+double cost_gemm_fp8_s(const cost_model *c, double m, double n, double k);
 
 /* Flash-style attention core of `flops` FLOPs moving `bytes` bytes. */
 double cost_attention_s(const cost_model *c, double flops, double bytes);
@@ -37,8 +49,9 @@ double cost_elementwise_s(const cost_model *c, double bytes);
  * (overlap_tp_comm: efficiency.overlap_compute_slowdown times as long). */
 double cost_beside_comm_s(const cost_model *c, double seconds);
 
-/* Mixed-precision Adam step over `params` parameters held by the device
- * (reads and writes master weights, moments, grads, bf16 weights). */
-double cost_optimizer_s(const cost_model *c, double params);
+/* Adam step over `params` parameters held by the device, each moving
+ * `bytes_per_param` through HBM (master weights, moments, grads, weights:
+ * mdl_precision.step_bytes). Seconds. */
+double cost_optimizer_s(const cost_model *c, double params, double bytes_per_param);
 
 #endif

@@ -28,8 +28,8 @@
  *
  * Probes depend on the strategy keys flagged CFG_KF_PROBE in the key table
  * (config/keys.c): everything but vpp, schedule (except whether it splits
- * the backward), the stage layer counts, zero and the DP overlap switches
- * (the global batch is part of their key for the pipeline time), so the
+ * the backward), the stage layer counts, zero, the DP overlap switches and
+ * the gradient and optimizer precision (the global batch is part of their key for the pipeline time), so the
  * search, which varies those innermost, builds one probe per several
  * candidates; the last two are kept.  Group layouts (net_layout_of) depend
  * on the rank layout alone and are cached too. */
@@ -576,12 +576,15 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
     net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
+    mdl_precision prec;
+    mdl_precision_of(m, s, &prec);
+    double gb = prec.grad_bytes;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
         ag[k] = net_coll_s(p, gdp, NET_ALLGATHER, pdp[k] * 2) + net_coll_s(p, gedp, NET_ALLGATHER, pedp[k] * 2);
-        rs[k] = net_coll_s(p, gdp, NET_REDUCESCATTER, pdp[k] * 4) +
-                net_coll_s(p, gedp, NET_REDUCESCATTER, pedp[k] * 4);
-        gs[k] = net_coll_s(p, gdp, gkind, pdp[k] * 4) + net_coll_s(p, gedp, gkind, pedp[k] * 4);
+        rs[k] = net_coll_s(p, gdp, NET_REDUCESCATTER, pdp[k] * gb) +
+                net_coll_s(p, gedp, NET_REDUCESCATTER, pedp[k] * gb);
+        gs[k] = net_coll_s(p, gdp, gkind, pdp[k] * gb) + net_coll_s(p, gedp, gkind, pedp[k] * gb);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
@@ -642,13 +645,13 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
         double bwd = c->B - c->zx;
         net_coll ekind = z == 3 ? NET_REDUCESCATTER : gkind;
-        double edge_gs = net_coll_s(p, gdp, ekind, edge * 4) + net_coll_s(p, gedp, ekind, edge_edp * 4);
+        double edge_gs = net_coll_s(p, gdp, ekind, edge * gb) + net_coll_s(p, gedp, ekind, edge_edp * gb);
         if (z == 3) {
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = edge_gs;
-            c->grad[0] = net_coll_s(p, gdp, NET_REDUCESCATTER, (mb * sdp + edge) * 4) +
-                         net_coll_s(p, gedp, NET_REDUCESCATTER, (mb * sedp + edge_edp) * 4);
+            c->grad[0] = net_coll_s(p, gdp, NET_REDUCESCATTER, (mb * sdp + edge) * gb) +
+                         net_coll_s(p, gedp, NET_REDUCESCATTER, (mb * sedp + edge_edp) * gb);
         } else {
             /* overlapped: each layer's reduction starts when its backward
              * of the last micro-batch ends; what outlasts that backward shows */
@@ -656,11 +659,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             double piece = st == 0 && edge > 0 ? edge_gs : gs[kind_highest(r)];
             double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
             c->grad[1] = fmax(piece, total - window);
-            c->grad[0] = net_coll_s(p, gdp, gkind, (sdp + edge) * 4) + net_coll_s(p, gedp, gkind, (sedp + edge_edp) * 4);
+            c->grad[0] =
+                net_coll_s(p, gdp, gkind, (sdp + edge) * gb) + net_coll_s(p, gedp, gkind, (sedp + edge_edp) * gb);
         }
         sedp += edge_edp;
         double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
-        c->opt = cost_optimizer_s(e->cost, held);
+        c->opt = cost_optimizer_s(e->cost, held, prec.step_bytes);
         c->gather = c->startx = 0.0;
         if (z == 1 || z == 2) {
             c->gather =
@@ -727,8 +731,9 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
         e->stages_last = s->last_stage_layers;
         e->zero_serial = -1;
     }
-    /* ZeRO-3 per-layer exposure depends on the grad overlap too */
-    int zkey = z * 2 + (z == 3 && og);
+    /* ZeRO-3 per-layer exposure depends on the grad overlap too; the
+     * gradient and optimizer bytes on the precision */
+    int zkey = ((z * 2 + (z == 3 && og)) * 2 + s->grad_reduce_in_bf16) * 2 + (int)s->optimizer_moments;
     if (e->zero_serial != e->serial || e->zero_key != zkey || e->zero_schedule != (int)s->schedule) {
         level_zero(e, s, v);
         e->zero_serial = e->serial;

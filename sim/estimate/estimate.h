@@ -36,8 +36,8 @@ void est_free(est_estimator *e);
 /* Estimate the step of s (which must have passed cfg_check).  Probes of the
  * workload are cached between calls whose strategies differ only in keys
  * without CFG_KF_PROBE (config/keys.h: vpp, schedule, the stage layer
- * counts, zero and the DP overlap switches).  Returns SIM_OK or the
- * workload's error. */
+ * counts, zero, the DP overlap switches, grad_reduce_in_bf16 and
+ * optimizer_moments).  Returns SIM_OK or the workload's error. */
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err);
 
 /* Probes built so far (each is one workload plan and program walk). */

@@ -17,7 +17,21 @@
  *        parameter sharding over the data-parallel ranks (stages 1, 2, 3).
  *  [MDO] Megatron-LM distributed optimizer: bf16 weights + fp32 main grads +
  *        fp32 master weights and Adam moments = 18 bytes per parameter,
- *        6 + 12/d when the optimizer state is sharded over d ranks.
+ *        6 + 12/d when the optimizer state is sharded over d ranks.  With
+ *        --grad-reduce-in-bf16 the gradient buffer has the parameters'
+ *        dtype (megatron/core/distributed: grad_dtype = param dtype unless
+ *        grad_reduce_in_fp32), so main grads are kept and reduced in bf16;
+ *        the precision-aware optimizer (--use-precision-aware-optimizer,
+ *        --exp-avg-dtype/--exp-avg-sq-dtype bf16) keeps the moments in
+ *        bf16 beside the fp32 master weights.
+ *  [FA2] Dao, "FlashAttention-2", ICLR'24, and FlashAttention (NeurIPS'22):
+ *        the forward saves Q, K, V, the output O and the softmax
+ *        log-sum-exp of each query row (fp32); the backward recomputes the
+ *        scores block by block, and the dropout mask from the RNG state.
+ *  [TE]  NVIDIA Transformer Engine, pytorch/module/linear.py: under FP8 a
+ *        linear layer saves its input cast to FP8 (1 byte, or its
+ *        transpose) for the weight gradient, and caches the FP8 weight and
+ *        its transpose (weight_fp8, weight_t_fp8) across micro-batches.
  *  [DSV2] DeepSeek-AI, "DeepSeek-V2", 2024, section 2.1: multi-head latent
  *        attention (widths: mdl_attn_widths; weights: placement.c).
  *  [DSV3] DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024, section 2.2:
@@ -36,11 +50,13 @@
 
 /* Megatron's default DP gradient bucket (40M, counted here as bytes). */
 #define MDL_GRAD_BUCKET_BYTES 40e6
-/* Mixed-precision Adam [MDO]: fp32 master + m + v (fp32 main grads:
- * MDL_GRAD_BYTES_PER_PARAM in model.h). */
-#define MDL_ADAM_BYTES_PER_PARAM 12.0
+/* fp32: main grads, master weights, Adam moments [MDO]; the log-sum-exp
+ * of a softmax row [FA2]; the copy of the logits for the loss. */
+#define MDL_FP32_BYTES 4.0
+/* bf16: main grads with grad_reduce_in_bf16, moments with bf16 moments. */
+#define MDL_BF16_BYTES 2.0
 /* fp32 copy of the logits for the loss. */
-#define MDL_LOSS_BYTES_PER_LOGIT 4.0
+#define MDL_LOSS_BYTES_PER_LOGIT MDL_FP32_BYTES
 /* Dropout masks are stored as one byte per element [K23]. */
 #define MDL_MASK_BYTES 1.0
 
@@ -188,45 +204,52 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
 /* {=========================================================== activations */
 
 /* Bytes of one layer for one micro-batch on one rank [K23 section 4],
- * generalised.  With e = activation bytes (2), sl = s/c and B = sl*b:
+ * generalised.  With e = activation bytes (2), sl = s/c and B = sl*b, and
+ * g = the bytes of a saved GEMM input (e; 1 with fp8 [TE]):
  *   replicated over TP unless sequence sharded:
- *     attention input eBh, attention dropout mask Bh, MLP input eBh,
+ *     attention input gBh, attention dropout mask Bh, MLP input gBh,
  *     MLP dropout mask Bh, two norm inputs 2eBh          -> 10 sbh
  *   MLA only [DSV2], replicated unless sequence sharded (the
  *   down-projections run on the rank's tokens):
  *     the latents e*B*(q_lora + kv_lora + rope) and their normed
  *     copies, inputs of the up-projections, e*B*(q_lora + kv_lora)
  *   sharded by TP (heads or ffn columns):
- *     Q eBq, K eBk, V eBv, output-projection input eBo     -> 8 sbh / t
- *     GELU input and output 2eBf, or SwiGLU gate, up and
- *     product 3eBf                                          -> 16 sbh / t
- *   core attention (dropped by selective recompute):
- *     softmax output, its dropout mask and output, (2e+1)*a*sl*s'*b
- *                                                           -> 5as^2b / t
- *     with s' = s, or the window when shorter (score_keys)
- * so GELU, f = 4h, g = a gives Korthikanti's sbh(10 + 24/t + 5as/(ht)),
- * and /t throughout with sequence parallel.  CP splits the sequence: all
- * terms shrink by c (the scores of sl queries span all s keys).
- * A MoE layer replaces the MLP columns by the shared experts' and adds the
- * routed tokens (k * capacity factor per token, times the load imbalance
- * on the busiest EP rank, cfg_expert_load): each keeps its dispatched
- * input eh and the expert MLP's intermediates (2 or 3)e*fe / etp.  Full
- * recompute keeps the layer input eBh only (/t with sequence parallel). */
+ *     Q eBq, K eBk, V eBv, output-projection input gBo     -> 8 sbh / t
+ *     GELU input eBf and output gBf, or SwiGLU gate and up
+ *     2eBf and product gBf                                  -> 16 sbh / t
+ *   core attention, by kernel, dropped by selective recompute (which
+ *   recomputes it from Q, K and V):
+ *     eager: the softmax output, its dropout mask and the dropout output,
+ *       (2e+1)*a*sl*s'*b, with s' = s, or the window when shorter
+ *       (score_keys)                                        -> 5as^2b / t
+ *     flash: the log-sum-exp of each query row 4*a*sl*b [FA2], and with
+ *       fp8 its own output eBo (the projection keeps an FP8 copy; in
+ *       bf16 the two are one tensor)                        -> 4asb / t
+ * so GELU, f = 4h, g = a, eager gives Korthikanti's
+ * sbh(10 + 24/t + 5as/(ht)), and /t throughout with sequence parallel.
+ * CP splits the sequence: all terms shrink by c (the scores of sl queries
+ * span all s keys).  A MoE layer replaces the MLP columns by the shared
+ * experts' and adds the routed tokens (k * capacity factor per token,
+ * times the load imbalance on the busiest EP rank, cfg_expert_load):
+ * each keeps its dispatched input gh and the expert MLP's intermediates
+ * ((1 or 2)e + g)*fe / etp.  Full recompute keeps the layer input eBh only
+ * (/t with sequence parallel), whatever the kernel. */
 static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int layer, cfg_recompute mode)
 {
-    double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES;
+    double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES, g = s->fp8 ? SIM_FP8_BYTES : e;
     double t = cfg_tp(s), c = cfg_cp(s);
     double t_seq = seq_sharded(s) ? t : 1.0;
     double h = m->hidden;
     mdl_attn w;
     mdl_attn_widths(m, mdl_model_kv_heads(m), &w);
     double tok = (double)m->seq_len / c * at_least_one(s->micro_batch); /* sl * b */
+    double mlp = (mdl_mlp_matrices(m) - 1.0) * e + g; /* per element of an MLP's width */
 
     if (mode == CFG_RECOMP_FULL) return e * tok * h / t_seq;
 
-    double replicated = tok * h * (e + mk + e + mk + 2.0 * e);
-    replicated += e * tok * (2.0 * (w.q_lora + w.kv_lora) + w.rope);
-    double sharded = e * tok * (w.q + w.k + w.v + w.o);
+    double replicated = tok * h * (g + mk + g + mk + 2.0 * e);
+    replicated += tok * (e * (w.q_lora + w.kv_lora + w.rope) + g * (w.q_lora + w.kv_lora));
+    double sharded = tok * (e * (w.q + w.k + w.v) + g * w.o);
     double routed = 0.0;
     if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
@@ -235,30 +258,36 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
         /* Tokens reaching this rank's experts: its own routed tokens, and
          * with sequence sharding those its etp peers gather to it. */
         double rtok = mo->top_k * cf * tok * (seq_sharded(s) ? etp / t : 1.0);
-        routed = rtok * (e * h + mdl_mlp_matrices(m) * e * mo->ffn_hidden / etp);
-        sharded += mo->shared_experts * mdl_mlp_matrices(m) * e * tok * mo->shared_ffn_hidden;
+        routed = rtok * (g * h + mlp * mo->ffn_hidden / etp);
+        sharded += mo->shared_experts * mlp * tok * mo->shared_ffn_hidden;
     } else {
-        sharded += mdl_mlp_matrices(m) * e * tok * m->ffn_hidden;
+        sharded += mlp * tok * m->ffn_hidden;
     }
-    double scores = 0.0;
-    if (mode == CFG_RECOMP_NONE) scores = (2.0 * e + mk) * m->heads * tok * score_keys(m, layer);
+    double core = 0.0;
+    if (mode == CFG_RECOMP_NONE) {
+        if (s->attention_kernel == CFG_ATTN_EAGER)
+            core = (2.0 * e + mk) * m->heads * tok * score_keys(m, layer);
+        else
+            core = MDL_FP32_BYTES * m->heads * tok + (s->fp8 ? e * tok * w.o : 0.0);
+    }
 
-    return replicated / t_seq + sharded / t + scores / t + routed;
+    return replicated / t_seq + sharded / t + core / t + routed;
 }
 
 /* Bytes a multi-token prediction module stores for one micro-batch on
  * one rank besides its layer's [DSV3]: the embedding of the shifted
  * tokens and the main model's hidden (the inputs of its two norms), their
- * normed concatenation (2h, the projection's input) and the input of its
- * final norm, 5eBh, split on sequence like the layer inputs.  The module's
- * layer is not recomputed (mdl_hardware_flops_per_step). */
+ * normed concatenation (2h, the projection's input: g bytes, 1 with fp8)
+ * and the input of its final norm, (3e + 2g)Bh, split on sequence like the
+ * layer inputs.  The module's layer is not recomputed
+ * (mdl_hardware_flops_per_step). */
 static double mtp_act_bytes(const cfg_model *m, const cfg_strategy *s)
 {
-    double e = mdl_dtype_bytes(m), t_seq = seq_sharded(s) ? cfg_tp(s) : 1.0;
+    double e = mdl_dtype_bytes(m), g = s->fp8 ? SIM_FP8_BYTES : e, t_seq = seq_sharded(s) ? cfg_tp(s) : 1.0;
     double tok = (double)m->seq_len / cfg_cp(s) * at_least_one(s->micro_batch);
     double sum = 0.0;
     for (int k = 0; k < m->mtp_layers; k++)
-        sum += 5.0 * e * tok * m->hidden / t_seq + layer_act_bytes(m, s, m->layers + k, CFG_RECOMP_NONE);
+        sum += (3.0 * e + 2.0 * g) * tok * m->hidden / t_seq + layer_act_bytes(m, s, m->layers + k, CFG_RECOMP_NONE);
     return sum;
 }
 
@@ -326,12 +355,24 @@ int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 
 /* {================================================================ memory */
 
+/* Returns the sum of h's parts that fp8 runs in FP8 and whose gradients
+ * reduce over g. */
+static double fp8_params(const mdl_held *h, mdl_sync g)
+{
+    double sum = 0.0;
+    for (int p = 0; p < MDL_NPARTS; p++)
+        if (mdl_part_fp8((mdl_part)p) && mdl_part_sync((mdl_part)p) == g) sum += h->params[p];
+    return sum;
+}
+
 /* What one rank needs for the transformer layers of its stage besides
  * their parameters (mdl_stage_params). */
 typedef struct stage_sums {
     double largest_layer;   /* held parameters of the largest layer */
     double act_per_micro;   /* activation bytes of one micro-batch, all chunks */
     double act_full_layer;  /* largest layer's activations without recompute */
+    double fp8_dense;       /* held GEMM weights fp8 runs in FP8, reduced over DP */
+    double fp8_expert;      /* the same, routed experts (over expert DP) */
 } stage_sums;
 
 static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stage_sums *out)
@@ -346,6 +387,8 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
             mdl_layer_held(m, s, cfg_is_moe_layer(m, l), &h);
             double held = mdl_held_params(&h, MDL_SYNC_DP) + mdl_held_params(&h, MDL_SYNC_EDP);
             if (held > out->largest_layer) out->largest_layer = held;
+            out->fp8_dense += fp8_params(&h, MDL_SYNC_DP);
+            out->fp8_expert += fp8_params(&h, MDL_SYNC_EDP);
             out->act_per_micro += layer_act_bytes(m, s, l, s->recompute);
             double full = layer_act_bytes(m, s, l, CFG_RECOMP_NONE);
             if (full > out->act_full_layer) out->act_full_layer = full;
@@ -353,18 +396,38 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
     }
 }
 
+/* Fills *out with the bytes per parameter of the strategy's precision:
+ * weights in the model dtype, with fp8 an FP8 weight and its transpose
+ * [TE]; main grads fp32, or in the model dtype with grad_reduce_in_bf16
+ * [MDO]; fp32 master weights and two moments (fp32 or bf16).  One Adam step
+ * reads the grad, the master and the moments and writes the master, the
+ * moments and the weight (30 bytes with fp32 grads and moments, 22 with
+ * bf16 moments, 20 with bf16 grads too). */
+void mdl_precision_of(const cfg_model *m, const cfg_strategy *s, mdl_precision *out)
+{
+    double w = mdl_dtype_bytes(m);
+    double moment = s->optimizer_moments == CFG_MOMENTS_BF16 ? MDL_BF16_BYTES : MDL_FP32_BYTES;
+    out->weight_bytes = w;
+    out->fp8_copy_bytes = s->fp8 ? 2.0 * SIM_FP8_BYTES : 0.0;
+    out->grad_bytes = s->grad_reduce_in_bf16 ? w : MDL_FP32_BYTES;
+    out->optimizer_bytes = MDL_FP32_BYTES + 2.0 * moment;
+    out->step_bytes = out->grad_bytes + 2.0 * out->optimizer_bytes + w;
+}
+
 /* Fills *out with the memory (bytes) of one rank of stage `stage`, 0-based
  * and below pp (asserted):
  *  - the parameters of mdl_stage_params (placement.c);
- *  - weights dtype_bytes, fp32 main grads 4, Adam 12 bytes per parameter
- *    [MDO]; ZeRO stage z shards the optimizer (z >= 1), the grads (z >= 2)
+ *  - per parameter the bytes of mdl_precision_of: by default weights
+ *    dtype_bytes, fp32 main grads 4, Adam 12 [MDO]; with fp8, 2 more for
+ *    each layer GEMM weight (its FP8 copies, sharded with the weights);
+ *    ZeRO stage z shards the optimizer (z >= 1), the grads (z >= 2)
  *    and the weights (z >= 3) over D ranks [R20]: D = dp*c for non-expert
  *    parameters (CP ranks hold the same weights), D = dp*c*t/(ep*etp) for
  *    routed experts (Megatron's expert data parallel; dp*c/ep when etp = t);
  *  - activations: in-flight chunks times the stage's per-micro-batch bytes
  *    per chunk (the head's stage's multi-token prediction modules counted
- *    in its bytes, mtp_act_bytes), plus one layer without recompute as the
- *    working set of full recompute [K23];
+ *    in its bytes, mtp_act_bytes), plus one layer without recompute (by
+ *    the attention kernel) as the working set of full recompute [K23];
  *  - buffers: bf16 + fp32 logits s*b*V/(t*c) on the head's stage
  *    (cfg_head_stage: the last, or the first in a V), once more for each
  *    multi-token prediction module (its loss), the largest
@@ -391,12 +454,16 @@ void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_m
     if (dp_expert < 1.0) dp_expert = 1.0;
     double full = dense + expert;
     double sharded = dense / dpc + expert / dp_expert;
-    double wb = mdl_dtype_bytes(m);
+    double fp8 = s->zero >= 3 ? ss.fp8_dense / dpc + ss.fp8_expert / dp_expert : ss.fp8_dense + ss.fp8_expert;
+    mdl_precision pr;
+    mdl_precision_of(m, s, &pr);
+    double wb = pr.weight_bytes;
 
     out->params = full;
-    out->weights_bytes = wb * (s->zero >= 3 ? sharded : full);
-    out->grads_bytes = MDL_GRAD_BYTES_PER_PARAM * (s->zero >= 2 ? sharded : full);
-    out->optimizer_bytes = MDL_ADAM_BYTES_PER_PARAM * (s->zero >= 1 ? sharded : full);
+    out->fp8_copies_bytes = pr.fp8_copy_bytes * fp8;
+    out->weights_bytes = wb * (s->zero >= 3 ? sharded : full) + out->fp8_copies_bytes;
+    out->grads_bytes = pr.grad_bytes * (s->zero >= 2 ? sharded : full);
+    out->optimizer_bytes = pr.optimizer_bytes * (s->zero >= 1 ? sharded : full);
 
     int chunks = mdl_inflight_chunks(s, stage);
     out->activations_bytes = chunks * ss.act_per_micro / v;

@@ -78,10 +78,25 @@ double mdl_core_attn_flops(const cfg_model *m, bool windowed, double tokens);
 
 /* }============================================================ attention */
 
+/* Bytes per parameter, by the precision keys [MDO, TE in model.c]. */
+typedef struct mdl_precision {
+    double weight_bytes;    /* the model dtype (bf16/fp16): 2 */
+    double fp8_copy_bytes;  /* fp8: Transformer Engine's FP8 weight and its transpose, 1 + 1, for the
+                             * layers' GEMM weights only (mdl_part_fp8); else 0 */
+    double grad_bytes;      /* main grads: fp32 4, or 2 with grad_reduce_in_bf16; the data-parallel
+                             * gradient reduction moves as many per parameter */
+    double optimizer_bytes; /* fp32 master weight and two Adam moments: 4 + 4 + 4, or 4 + 2 + 2 with bf16 moments */
+    double step_bytes;      /* HBM traffic of one Adam step: read grad, master, moments; write master,
+                             * moments and the weight (30 in fp32) */
+} mdl_precision;
+
+void mdl_precision_of(const cfg_model *m, const cfg_strategy *s, mdl_precision *out);
+
 /* Memory of one rank, by component. */
 typedef struct mdl_memory {
-    double weights_bytes;       /* bf16 parameters held by the rank */
-    double grads_bytes;         /* gradients (fp32 main grads or bf16, as Megatron) */
+    double weights_bytes;       /* parameters held by the rank (model dtype), and with fp8 their FP8 copies */
+    double fp8_copies_bytes;    /* of weights_bytes: the FP8 copies (0 without fp8) */
+    double grads_bytes;         /* main grads (fp32, or bf16 with grad_reduce_in_bf16) */
     double optimizer_bytes;     /* fp32 master weights + Adam moments (sharded by ZeRO >= 1) */
     double activations_bytes;   /* stored activations of the in-flight micro-batches */
     double buffers_bytes;       /* logits, communication buffers, workspace */
@@ -124,11 +139,6 @@ int mdl_inflight_chunks(const cfg_strategy *s, int stage);
 
 /* {============================================ which parameters a rank holds */
 
-/* Gradient bytes per parameter: fp32 main grads, as Megatron keeps them.
- * The data-parallel gradient reduction moves this many bytes per
- * parameter held. */
-#define MDL_GRAD_BYTES_PER_PARAM 4.0
-
 /* The parts of a layer or of a stage's edges, each with one placement
  * (placement.c).  t = tp_x*tp_y.  ORDER MDL_PART: the rows of part_rows
  * in placement.c. */
@@ -163,6 +173,12 @@ typedef struct mdl_held {
 
 mdl_sync mdl_part_sync(mdl_part part);
 const char *mdl_part_name(mdl_part part);
+/* Whether the part's weights feed the GEMMs fp8 runs in FP8 (attention
+ * projections, MLA down-projections, dense MLP, shared and routed experts,
+ * the prediction modules' projection); norms, router, embedding and output
+ * layer stay in the model dtype, as with Transformer Engine under
+ * Megatron. */
+bool mdl_part_fp8(mdl_part part);
 
 /* Returns the KV heads of one layer over its TP group: kv_heads, or tp_x
  * when tp_x > kv_heads (each TP rank holds a whole head, replicated). */

@@ -136,18 +136,23 @@ void mdl_count_params(const cfg_model *m, mdl_params *out)
 
 /* {============================================================= placement */
 
-/* ORDER MDL_PART: one row per mdl_part. */
+/* ORDER MDL_PART: one row per mdl_part: its name, the group its gradients
+ * reduce over, whether fp8 runs its GEMMs in FP8 (Transformer Engine's
+ * linear layers; mla_down's two small norms are counted with it). */
 static const struct part_row {
     const char *name;
     mdl_sync sync;
+    bool fp8;
 } part_rows[MDL_NPARTS] = {
-    {"attention", MDL_SYNC_DP}, {"mla_down", MDL_SYNC_DP},       {"norms", MDL_SYNC_DP},
-    {"mlp", MDL_SYNC_DP},       {"router", MDL_SYNC_DP},         {"shared_experts", MDL_SYNC_DP},
-    {"experts", MDL_SYNC_EDP},  {"embedding", MDL_SYNC_DP},      {"output", MDL_SYNC_DP},
-    {"mtp_projection", MDL_SYNC_DP},
+    {"attention", MDL_SYNC_DP, true},       {"mla_down", MDL_SYNC_DP, true},   {"norms", MDL_SYNC_DP, false},
+    {"mlp", MDL_SYNC_DP, true},             {"router", MDL_SYNC_DP, false},    {"shared_experts", MDL_SYNC_DP, true},
+    {"experts", MDL_SYNC_EDP, true},        {"embedding", MDL_SYNC_DP, false}, {"output", MDL_SYNC_DP, false},
+    {"mtp_projection", MDL_SYNC_DP, true},
 };
 
 mdl_sync mdl_part_sync(mdl_part part) { return part_rows[part].sync; }
+
+bool mdl_part_fp8(mdl_part part) { return (unsigned)part < MDL_NPARTS && part_rows[part].fp8; }
 
 const char *mdl_part_name(mdl_part part) { return (unsigned)part < MDL_NPARTS ? part_rows[part].name : "?"; }
 

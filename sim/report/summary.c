@@ -81,6 +81,16 @@ static double pct(double part, double whole)
     return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
+/* The precision keys that differ from the default, each after sep:
+ * "fp8 GEMMs", "bf16 grads", "bf16 moments", "eager attention". */
+static void precision_items(FILE *out, const cfg_strategy *s, const char *sep)
+{
+    if (s->fp8) fprintf(out, "%sfp8 GEMMs", sep);
+    if (s->grad_reduce_in_bf16) fprintf(out, "%sbf16 grads", sep);
+    if (s->optimizer_moments == CFG_MOMENTS_BF16) fprintf(out, "%sbf16 moments", sep);
+    if (s->attention_kernel == CFG_ATTN_EAGER) fprintf(out, "%seager attention", sep);
+}
+
 /* The strategy on one line: "dp 16 x pp 16 x tp 8 (1D, SP) | 1f1b | ...". */
 static void strategy_line(FILE *out, const cfg_strategy *s)
 {
@@ -115,6 +125,7 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
     int nmb = cfg_micro_batches(s);
     fprintf(out, " | mb %d, gb %d (%d micro-batch%s) | recompute %s | zero %d", s->micro_batch, s->global_batch, nmb,
             nmb == 1 ? "" : "es", cfg_recompute_name(s->recompute), s->zero);
+    precision_items(out, s, " | ");
 
     const char *names[4] = {"grad", "param", "tp", "cp"};
     bool on[4] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm, s->overlap_cp_comm};
@@ -155,12 +166,11 @@ static void memory_line(FILE *out, const rpt_run *run)
 {
     const mdl_memory *mm = &run->memory;
     double cap = cfg_usable_hbm_bytes(run->platform);
-    fprintf(out,
-            "memory     %.1f GiB of %.1f GiB usable per device (stage %d): weights %.1f, grads %.1f, "
-            "optimizer %.1f, activations %.1f, buffers %.1f",
-            mm->total_bytes / SIM_GIB, cap / SIM_GIB, run->memory_stage, mm->weights_bytes / SIM_GIB,
-            mm->grads_bytes / SIM_GIB, mm->optimizer_bytes / SIM_GIB, mm->activations_bytes / SIM_GIB,
-            mm->buffers_bytes / SIM_GIB);
+    fprintf(out, "memory     %.1f GiB of %.1f GiB usable per device (stage %d): weights %.1f",
+            mm->total_bytes / SIM_GIB, cap / SIM_GIB, run->memory_stage, mm->weights_bytes / SIM_GIB);
+    if (mm->fp8_copies_bytes > 0) fprintf(out, " (FP8 copies %.1f)", mm->fp8_copies_bytes / SIM_GIB);
+    fprintf(out, ", grads %.1f, optimizer %.1f, activations %.1f, buffers %.1f", mm->grads_bytes / SIM_GIB,
+            mm->optimizer_bytes / SIM_GIB, mm->activations_bytes / SIM_GIB, mm->buffers_bytes / SIM_GIB);
     if (mm->total_bytes <= cap)
         fprintf(out, "  -> fits\n");
     else
@@ -310,4 +320,14 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
     else
         fprintf(out, "peak: stage %d -> does NOT fit: needs %.1f GiB, device has %.1f GiB usable\n", peak_stage,
                 peak / SIM_GIB, cap / SIM_GIB);
+    if (s->fp8 || s->grad_reduce_in_bf16 || s->optimizer_moments != CFG_MOMENTS_FP32) {
+        mdl_precision pr;
+        mdl_precision_of(m, s, &pr);
+        fprintf(out, "bytes per parameter: weights %g", pr.weight_bytes);
+        if (pr.fp8_copy_bytes > 0) fprintf(out, " + FP8 weight and transpose %g (layer GEMMs)", pr.fp8_copy_bytes);
+        fprintf(out, ", grads %g, optimizer %g (before ZeRO)%s\n", pr.grad_bytes, pr.optimizer_bytes,
+                s->fp8 ? "; GEMM inputs saved in FP8" : "");
+    }
+    if (s->attention_kernel == CFG_ATTN_EAGER)
+        fputs("attention: eager kernel (stores the s x s scores unless recomputed)\n", out);
 }

@@ -452,6 +452,9 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     if (rq->keep < 1) return sim_fail(err, SIM_EINVAL, "heptasim: search: keep must be >= 1");
     if (rq->base.global_batch < 1)
         return sim_fail(err, SIM_EINVAL, "heptasim: search: global batch must be >= 1 (use --global-batch B)");
+    /* a base strategy that allows fp8 (or pins it) needs a device with an FP8 peak */
+    sim_rc prc = cfg_check_precision(rq->platform, &rq->base, err);
+    if (prc != SIM_OK) return prc;
     double t0 = sim_now_s();
     searcher x;
     memset(&x, 0, sizeof x);

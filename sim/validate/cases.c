@@ -6,9 +6,10 @@
  * what heptasim compares ("runs[].compare"), and lists every setting the
  * source did not state under "assumptions".  A case that needs a feature
  * heptasim does not model names it under "not_modelled" (its model and
- * strategy are then kept as the source states them, unchecked) or states a
- * model dtype the cost model does not run (fp8: checked as bf16); either
- * way it is loaded with no runs and reported as skipped. */
+ * strategy are then kept as the source states them, unchecked); it is
+ * loaded with no runs and reported as skipped.  A model dtype that is the
+ * precision of the GEMMs ("fp8", "mxfp8") runs as a bf16 model with the
+ * strategy key fp8. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -186,16 +187,15 @@ static sim_rc get_number(const cJSON *obj, const char *key, double lo, double hi
     return SIM_OK;
 }
 
-/* Model dtypes a source may state that the cost model does not run yet.  A
- * case with one of them is checked as if it were bf16 and skipped with the
- * reason.  When FP8 GEMMs are modelled, this is the one table to change:
- * load such a case with the strategy key that runs it instead. */
+/* Model dtypes a source may state that are the precision of the GEMMs, not
+ * of the model: a case with one runs its model in bf16 with the strategy
+ * key `key` set to true (before the runs' own "set"). */
 static const struct {
     const char *dtype;
-    const char *reason;
-} unmodelled_dtypes[] = {
-    {"fp8", "needs fp8 (model.dtype \"fp8\")"},
-    {"mxfp8", "needs fp8 (model.dtype \"mxfp8\": MXFP8 block scaling)"},
+    const char *key;
+} gemm_dtypes[] = {
+    {"fp8", "fp8"},   /* Transformer Engine FP8, per-tensor scaling */
+    {"mxfp8", "fp8"}, /* MXFP8 block scaling: the FP8 tensor-core rate; its scales (1 byte per 32) not counted */
 };
 
 static void append_reason(char *out, size_t cap, const char *reason)
@@ -204,19 +204,21 @@ static void append_reason(char *out, size_t cap, const char *reason)
     if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", used ? "; " : "", reason);
 }
 
-/* c->not_modelled from the model's dtype and the case's "not_modelled"
- * list.  *listed: the list names something (the model and strategy are then
- * left unparsed); *dtype: the dtype is one the cost model does not run. */
-static sim_rc load_not_modelled(const cJSON *root, val_case *c, bool *listed, bool *dtype, sim_err *err)
+/* The strategy key a case's model dtype stands for (gemm_dtypes), or NULL. */
+static const char *gemm_dtype_key(const cJSON *root)
+{
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "model"), "dtype");
+    for (size_t i = 0; cJSON_IsString(dt) && i < sizeof gemm_dtypes / sizeof *gemm_dtypes; i++)
+        if (strcmp(dt->valuestring, gemm_dtypes[i].dtype) == 0) return gemm_dtypes[i].key;
+    return NULL;
+}
+
+/* c->not_modelled from the case's "not_modelled" list.  *listed: the list
+ * names something (the model and strategy are then left unparsed). */
+static sim_rc load_not_modelled(const cJSON *root, val_case *c, bool *listed, sim_err *err)
 {
     c->not_modelled[0] = '\0';
-    *listed = *dtype = false;
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "model"), "dtype");
-    for (size_t i = 0; cJSON_IsString(dt) && i < sizeof unmodelled_dtypes / sizeof *unmodelled_dtypes; i++)
-        if (strcmp(dt->valuestring, unmodelled_dtypes[i].dtype) == 0) {
-            append_reason(c->not_modelled, sizeof c->not_modelled, unmodelled_dtypes[i].reason);
-            *dtype = true;
-        }
+    *listed = false;
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "not_modelled");
     if (!nm) return SIM_OK;
     const cJSON *it = cJSON_IsArray(nm) ? nm->child : NULL;
@@ -307,10 +309,10 @@ static sim_rc load_compare(val_run *r, const cJSON *jr, const char *origin, cons
 }
 
 /* Run `index` of the case: its comparisons, and its model and strategy
- * parsed and checked on the platform.  dtype_as (may be NULL) replaces the
- * model's dtype before parsing. */
+ * parsed and checked on the platform.  gemm_key (may be NULL): the model's
+ * dtype is that of its GEMMs, run as bf16 with this strategy key true. */
 static sim_rc load_run(val_case *c, const cJSON *root, const cJSON *jr, int index, const val_load_opts *o,
-                       const cfg_platform *platform, const char *dtype_as, sim_err *err)
+                       const cfg_platform *platform, const char *gemm_key, sim_err *err)
 {
     const char *origin = c->path;
     char where[64];
@@ -323,7 +325,11 @@ static sim_rc load_run(val_case *c, const cJSON *root, const cJSON *jr, int inde
     /* model and strategy: the case's, with the run's "set" */
     cJSON *model = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "model"), true);
     cJSON *strategy = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "strategy"), true);
-    if (dtype_as) cJSON_ReplaceItemInObjectCaseSensitive(model, "dtype", cJSON_CreateString(dtype_as));
+    if (gemm_key) {
+        cJSON_ReplaceItemInObjectCaseSensitive(model, "dtype", cJSON_CreateString("bf16"));
+        cJSON_DeleteItemFromObjectCaseSensitive(strategy, gemm_key);
+        cJSON_AddBoolToObject(strategy, gemm_key, true);
+    }
     char swhere[80];
     snprintf(swhere, sizeof swhere, "%s.set", where);
     rc = val_apply_set(cJSON_GetObjectItemCaseSensitive(jr, "set"), model, strategy, origin, swhere, err);
@@ -411,8 +417,8 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
         }
     }
 
-    bool listed = false, dtype = false;
-    rc = load_not_modelled(root, c, &listed, &dtype, err);
+    bool listed = false;
+    rc = load_not_modelled(root, c, &listed, err);
     if (rc != SIM_OK) return rc;
 
     if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "model")))
@@ -444,7 +450,7 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
             snprintf(where, sizeof where, ".runs[%d]", i);
             rc = load_compare(&c->runs[i], jr, origin, where, &layer, err);
         } else {
-            rc = load_run(c, root, jr, i, o, &platform, dtype ? "bf16" : NULL, err);
+            rc = load_run(c, root, jr, i, o, &platform, gemm_dtype_key(root), err);
         }
         c->nruns = i + 1;
         for (int j = 0; j < i && rc == SIM_OK; j++)

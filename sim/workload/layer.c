@@ -11,7 +11,14 @@
  * round the ring, overlapped with blockwise attention.  Experts: router,
  * dispatch all-to-all over EP, the local experts' GEMMs on the routed
  * tokens, combine all-to-all.  Backward GEMMs cost twice the forward
- * (input and weight gradients); flash-attention backward 2.5x.
+ * (input and weight gradients); flash-attention backward 2.5x.  With fp8
+ * the linear layers' GEMMs (QKV or MLA projections, output projection,
+ * MLP, shared and routed experts, the prediction modules' projection:
+ * forward, input and weight gradients) run in FP8, as Transformer Engine
+ * runs them, and the sequence-parallel all-gathers of their inputs carry
+ * FP8; core attention, router and logits stay in bf16.  The eager
+ * attention kernel computes the whole score square and passes the scores
+ * through HBM (see attention_core_s).
  *
  * Multi-head latent attention (DeepSeek-V2), as Megatron's
  * MLASelfAttention runs it: the down-projections are held whole by every
@@ -33,6 +40,20 @@
 #include "internal.h"
 
 #define ATTN_BWD_FACTOR 2.5
+/* The eager kernel's backward: the two GEMMs' input gradients, twice the
+ * forward (the scores are stored, not recomputed as FlashAttention does). */
+#define EAGER_BWD_FACTOR 2.0
+/* Bytes per score element the eager kernel moves through HBM.  Forward:
+ * the scores GEMM writes them (e), the fused scale-mask-softmax reads and
+ * writes them (2e), dropout reads them and writes its output and mask
+ * (2e + 1), the context GEMM reads the output (e): 6e + 1.  Backward: the
+ * output gradient written (e), dropout's backward reads it with the mask
+ * and writes (2e + 1), the softmax backward reads it with the
+ * probabilities and writes (3e), the two GEMMs read the score gradient
+ * (2e) and the value gradient reads the dropout output (e): 10e + 1. */
+#define EAGER_FWD_E 6.0
+#define EAGER_BWD_E 10.0
+#define EAGER_MASK_BYTES 1.0
 
 /* Emits into one op list with the layer's shapes at hand. */
 typedef struct emitter {
@@ -157,15 +178,34 @@ static void emit_wait(emitter *e, wl_stream stream)
     emit_wait_for(e, stream, e->issued[stream]);
 }
 
-static void emit_gemm(emitter *e, int label, double m, double n, double k, bool backward)
+/* An FP8 GEMM's operand cast [TE]: a memory-bound pass that reads
+ * `elements` in the activation dtype and writes them in FP8 with their
+ * transpose (the weight or input gradient GEMM takes the other layout on
+ * Hopper): e + 2 bytes each.  Transformer Engine fuses some of them into
+ * the norm before the GEMM; they are all counted here. */
+#define FP8_CAST_OUT_BYTES (2.0 * SIM_FP8_BYTES)
+
+static void emit_fp8_cast(emitter *e, double elements)
 {
-    const cost_model *c = e->plan->c;
-    int db = e->plan->m->dtype_bytes;
+    emit_compute(e, WL_L_FP8_CAST, cost_elementwise_s(e->plan->c, elements * (e->dtype + FP8_CAST_OUT_BYTES)));
+}
+
+/* Seconds of one GEMM C[m,n] = A[m,k] B[k,n], in FP8 when fp8. */
+static double gemm_time_s(const wl_plan *plan, double m, double n, double k, bool fp8)
+{
+    return fp8 ? cost_gemm_fp8_s(plan->c, m, n, k) : cost_gemm_s(plan->c, m, n, k, plan->m->dtype_bytes);
+}
+
+/* A GEMM, or in backward its input and weight gradients; fp8: a linear
+ * layer's GEMM, in FP8 when the strategy says so. */
+static void emit_gemm(emitter *e, int label, double m, double n, double k, bool backward, bool fp8)
+{
+    bool f8 = fp8 && e->plan->s->fp8;
     if (backward) { /* dgrad dX = dY W^T, wgrad dW = X^T dY */
-        emit_backward_gemm(e, label, cost_gemm_s(c, m, k, n, db), cost_gemm_s(c, k, n, m, db));
+        emit_backward_gemm(e, label, gemm_time_s(e->plan, m, k, n, f8), gemm_time_s(e->plan, k, n, m, f8));
         return;
     }
-    emit_compute(e, label, cost_gemm_s(c, m, n, k, db));
+    emit_compute(e, label, gemm_time_s(e->plan, m, n, k, f8));
 }
 
 static void emit_elementwise(emitter *e, int label, double bytes, bool backward)
@@ -218,9 +258,10 @@ static void tp_reduce(emitter *e, wl_group g, double bytes, bool sharded)
         emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, g, bytes, WL_S_MAIN);
 }
 
+/* Seconds of one of a linear layer's GEMMs (in FP8 with fp8). */
 static double gemm_s(const emitter *e, double m, double n, double k)
 {
-    return cost_gemm_s(e->plan->c, m, n, k, e->plan->m->dtype_bytes);
+    return gemm_time_s(e->plan, m, n, k, e->plan->s->fp8);
 }
 
 /* A GEMM (chunk) of `seconds` alone; `beside`: a TP collective runs on the
@@ -316,22 +357,29 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
     wl_group gin = second ? WL_G_TPY : WL_G_TPX, gout = second ? WL_G_TPX : WL_G_TPY;
     double din = second ? sh->x : sh->y, dout = second ? sh->y : sh->x; /* K and N splits */
     double in_bytes = sh->tok * K / din * db, out_bytes = sh->tok * N / dout * db;
+    /* with fp8 the input is cast before it is gathered [TE linear.py] */
+    double gathered = e->plan->s->fp8 ? sh->tok * K / din * SIM_FP8_BYTES : in_bytes;
     if (!sh->sp) { /* 1D TP without sequence parallel */
         gin = gout = WL_G_TP;
         din = second ? sh->t : 1;
         dout = second ? 1 : sh->t;
     }
+    bool fp8 = e->plan->s->fp8;
     if (e->plan->s->overlap_tp_comm && sh->sp) {
-        if (!bwd)
-            linear_fwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes);
-        else
+        if (!bwd) {
+            if (fp8) emit_fp8_cast(e, sh->tok * K / din / wl_group_size(e->plan->s, gin));
+            linear_fwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, gathered, gout, out_bytes);
+        } else {
+            if (fp8) emit_fp8_cast(e, sh->tok * N / dout); /* the output gradient */
             linear_bwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes);
+        }
         return;
     }
     if (e->plan->s->overlap_tp_comm && bwd && !second && sh->t > 1 && !e->wgrad) {
         /* without SP: the input gradient's all-reduce behind the wgrad GEMM
          * (bulk); the forward all-reduce after the row-parallel GEMM stays
          * exposed */
+        if (fp8) emit_fp8_cast(e, sh->tok * N / dout);
         emit_compute(e, label, gemm_s(e, sh->tok, K / din, N / dout));
         emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh->tok * K * db, WL_S_TP);
         emit_gemm_beside(e, label, gemm_s(e, K / din, N / dout, sh->tok), true);
@@ -339,8 +387,10 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
         return;
     }
     if (!bwd) {
-        if (sh->sp) tp_gather(e, gin, in_bytes);
-        emit_gemm(e, label, sh->tok, N / dout, K / din, false);
+        /* the rank's part of the input is cast, then gathered */
+        if (fp8) emit_fp8_cast(e, sh->tok * K / din / (sh->sp ? wl_group_size(e->plan->s, gin) : 1));
+        if (sh->sp) tp_gather(e, gin, gathered);
+        emit_gemm(e, label, sh->tok, N / dout, K / din, false, true);
         if (sh->sp)
             tp_reduce(e, gout, out_bytes, true);
         else if (second)
@@ -348,9 +398,10 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
     } else {
         if (sh->sp) {
             tp_gather(e, gout, out_bytes); /* the output gradient */
-            tp_gather(e, gin, in_bytes);   /* the input again, for the weight gradient */
+            tp_gather(e, gin, gathered);   /* the input again, for the weight gradient */
         }
-        emit_gemm(e, label, sh->tok, N / dout, K / din, true);
+        if (fp8) emit_fp8_cast(e, sh->tok * N / dout); /* the output gradient */
+        emit_gemm(e, label, sh->tok, N / dout, K / din, true, true);
         if (sh->sp)
             tp_reduce(e, gin, in_bytes, true);
         else if (!second)
@@ -370,19 +421,31 @@ static void residual(emitter *e, const shape *sh, bool bwd)
     emit_elementwise(e, WL_L_RESIDUAL, sh->tok_sp * sh->h * e->dtype * 3, bwd);
 }
 
-/* Seconds of core attention on the rank's queries and heads: causal
- * against the whole context or the window (mdl_core_attn_flops), reading
- * Q, K, V and writing the context; backward ATTN_BWD_FACTOR times the
- * FLOPs and twice the bytes. */
+/* Seconds of core attention on the rank's queries and heads, reading Q,
+ * K, V and writing the context; backward ATTN_BWD_FACTOR (eager:
+ * EAGER_BWD_FACTOR) times the FLOPs and twice the bytes.  FlashAttention:
+ * causal against the whole context or the window (mdl_core_attn_flops).
+ * Eager: the scores and context GEMMs over the whole square of the rank's
+ * queries by the s keys (the mask, or the window, is applied to computed
+ * scores), and the score tensors through HBM (EAGER_*). */
 static double attention_core_s(const wl_plan *plan, const shape *sh, double dtype, bool backward)
 {
-    double flops = mdl_core_attn_flops(plan->m, sh->windowed, sh->tok) / sh->t;
+    const cfg_model *m = plan->m;
+    bool eager = plan->s->attention_kernel == CFG_ATTN_EAGER;
+    double square = sh->tok * m->seq_len * m->heads / sh->t; /* score elements of the rank's heads */
+    double flops = eager ? 2.0 * sh->tok * m->seq_len * (sh->w.q + sh->w.o) / sh->t
+                         : mdl_core_attn_flops(m, sh->windowed, sh->tok) / sh->t;
     double bytes = sh->tok * (sh->qkv + sh->w.o) / sh->t * dtype;
     if (backward) {
-        flops *= ATTN_BWD_FACTOR;
+        flops *= eager ? EAGER_BWD_FACTOR : ATTN_BWD_FACTOR;
         bytes *= 2;
     }
-    return cost_attention_s(plan->c, flops, bytes);
+    double t = cost_attention_s(plan->c, flops, bytes);
+    if (eager) {
+        double per_score = (backward ? EAGER_BWD_E : EAGER_FWD_E) * dtype + EAGER_MASK_BYTES;
+        t += cost_elementwise_s(plan->c, square * per_score);
+    }
+    return t;
 }
 
 static void attention_core(emitter *e, const shape *sh, bool backward)
@@ -434,7 +497,8 @@ static void mla_qkv(emitter *e, const shape *sh, bool bwd)
     double kv_up = (double)m->heads * m->mla.qk_nope_head_dim + w->v;
     double rope_bytes = sh->tok * w->rope * e->dtype;
     if (!bwd) {
-        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, false);
+        if (e->plan->s->fp8) emit_fp8_cast(e, sh->tok_sp * sh->h);
+        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, false, true);
         emit_elementwise(e, WL_L_NORM, sh->tok_sp * latents * e->dtype * 2, false);
         if (sh->sp) tp_gather(e, WL_G_TP, rope_bytes);
         linear(e, sh, WL_L_QKV, q_in, w->q, false, false);
@@ -444,7 +508,8 @@ static void mla_qkv(emitter *e, const shape *sh, bool bwd)
         linear(e, sh, WL_L_QKV, q_in, w->q, false, true);
         if (sh->sp) tp_reduce(e, WL_G_TP, rope_bytes, true);
         emit_elementwise(e, WL_L_NORM, sh->tok_sp * latents * e->dtype * 2, true);
-        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, true);
+        if (e->plan->s->fp8) emit_fp8_cast(e, sh->tok_sp * down);
+        emit_gemm(e, WL_L_QKV_DOWN, sh->tok_sp, down, sh->h, true, true);
     }
 }
 
@@ -518,8 +583,8 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     const cfg_model *m = e->plan->m;
     const cfg_strategy *s = e->plan->s;
     const cfg_moe *moe = &m->moe;
-    const cost_model *c = e->plan->c;
     int db = m->dtype_bytes;
+    bool f8 = s->fp8;
     double tok = sh->tok / sh->t;
     double routed = tok * moe->top_k * cfg_expert_load(s); /* copies the busiest rank's experts receive */
     double local_tok = routed * s->etp;                     /* copies its expert shards compute */
@@ -530,14 +595,15 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     double a2a = routed * sh->h * db;
     double act_bytes = local_tok * fe * db * (cfg_mlp_gated(m) ? 3 : 2);
     double experts_s = 0, experts_w_s = 0;
+    const wl_plan *pl = e->plan;
     if (!bwd)
-        experts_s = local * (cost_gemm_s(c, per_expert, up, sh->h, db) + cost_gemm_s(c, per_expert, sh->h, fe, db));
+        experts_s = local * (gemm_time_s(pl, per_expert, up, sh->h, f8) + gemm_time_s(pl, per_expert, sh->h, fe, f8));
     else if (!e->wgrad)
-        experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, sh->h, up, per_expert, db) +
-                             cost_gemm_s(c, per_expert, fe, sh->h, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
+        experts_s = local * (gemm_time_s(pl, per_expert, sh->h, up, f8) + gemm_time_s(pl, sh->h, up, per_expert, f8) +
+                             gemm_time_s(pl, per_expert, fe, sh->h, f8) + gemm_time_s(pl, fe, sh->h, per_expert, f8));
     else { /* input gradients of the up and down GEMMs; their weight gradients apart */
-        experts_s = local * (cost_gemm_s(c, per_expert, sh->h, up, db) + cost_gemm_s(c, per_expert, fe, sh->h, db));
-        experts_w_s = local * (cost_gemm_s(c, sh->h, up, per_expert, db) + cost_gemm_s(c, fe, sh->h, per_expert, db));
+        experts_s = local * (gemm_time_s(pl, per_expert, sh->h, up, f8) + gemm_time_s(pl, per_expert, fe, sh->h, f8));
+        experts_w_s = local * (gemm_time_s(pl, sh->h, up, per_expert, f8) + gemm_time_s(pl, fe, sh->h, per_expert, f8));
     }
     bool shared = moe->shared_experts > 0;
     double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
@@ -553,13 +619,15 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     norm(e, sh, bwd);
     /* A hidden split over tp_y is gathered before routing (2D TP). */
     if (sh->y > 1) tp_gather(e, WL_G_TPY, tok * sh->y * sh->h * db);
-    emit_gemm(e, WL_L_ROUTER, tok, moe->experts, sh->h, bwd);
+    emit_gemm(e, WL_L_ROUTER, tok, moe->experts, sh->h, bwd, false);
     emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, st);
     if (overlap) {
         linear(e, sh, WL_L_SHARED, first_k, first_n, first_second, bwd);
         emit_wait(e, st);
     }
     emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
+    /* the experts' FP8 operands: FC1 and FC2 inputs, or their output gradients */
+    if (f8) emit_fp8_cast(e, local_tok * (bwd ? up + sh->h : sh->h + fe));
     emit_compute(e, WL_L_EXPERTS, experts_s);
     if (bwd && e->wgrad) push_compute(e->wgrad, WL_PH_WGRAD, WL_L_EXPERTS, experts_w_s);
     emit_elementwise(e, WL_L_ACT, act_bytes, bwd);
@@ -640,12 +708,12 @@ static void head(emitter *e, const shape *sh, bool bwd)
     if (!bwd) {
         norm(e, sh, false);
         if (sh->sp) tp_gather(e, WL_G_TP, rows);
-        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, false);
+        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, false, false);
         emit_elementwise(e, WL_L_LOSS, sh->tok * vocab * (db + 4) * 2, false);
         emit_coll(e, WL_L_TP_AR, WL_ALLREDUCE, WL_G_TP, sh->tok * 4 * 3, WL_S_MAIN);
     } else {
         emit_elementwise(e, WL_L_LOSS, sh->tok * vocab * (db + 4) * 2, true);
-        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, true);
+        emit_gemm(e, WL_L_LOGITS, sh->tok, vocab, sh->h, true, false);
         tp_reduce(e, WL_G_TP, rows, sh->sp);
         norm(e, sh, true);
     }

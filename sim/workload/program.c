@@ -47,6 +47,7 @@ struct wl_program {
     double act_bytes;            /* p2p message between stages */
     double dp_params, edp_params;        /* this rank's parameters per sync group */
     double pending_dp, pending_edp;      /* gradients not yet synchronised (no overlap) */
+    mdl_precision prec;                  /* bytes per parameter: gradients reduced, optimizer step */
 };
 
 static bool param_gather_overlapped(const cfg_strategy *s)
@@ -147,7 +148,7 @@ static void grad_sync(wl_program *p, double dp_params, double edp_params, int la
         return;
     }
     wl_coll kind = s->zero >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
-    double gb = MDL_GRAD_BYTES_PER_PARAM;
+    double gb = p->prec.grad_bytes;
     put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, dp_params * gb, WL_S_DP, layer);
     put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * gb, WL_S_DP, layer);
 }
@@ -377,14 +378,14 @@ static void epilogue(wl_program *p)
             put(p, w, -1, -1);
         }
     } else {
-        double gb = MDL_GRAD_BYTES_PER_PARAM;
+        double gb = p->prec.grad_bytes;
         put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * gb, WL_S_MAIN, -1);
         put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * gb, WL_S_MAIN, -1);
     }
     double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
     double held = s->zero >= 1 ? p->dp_params / ddp + p->edp_params / dedp : p->dp_params + p->edp_params;
     wl_instr opt = make(WL_COMPUTE, WL_PH_OPTIMIZER, WL_L_OPTIMIZER);
-    opt.seconds = cost_optimizer_s(plan->c, held);
+    opt.seconds = cost_optimizer_s(plan->c, held, p->prec.step_bytes);
     put(p, opt, -1, -1);
     if ((s->zero == 1 || s->zero == 2) && !param_gather_overlapped(s)) {
         put_coll(p, WL_PH_OPTIMIZER, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, p->dp_params * 2, WL_S_MAIN, -1);
@@ -419,6 +420,7 @@ wl_program *wl_program_new(const wl_plan *plan, int rank)
     if (s->sequence_parallel || s->tp_y > 1) act /= cfg_tp(s);
     p->act_bytes = act;
     mdl_stage_params(m, s, p->stage, &p->dp_params, &p->edp_params);
+    mdl_precision_of(m, s, &p->prec);
     return p;
 }
 

@@ -203,6 +203,24 @@ expect 2 "--set schedule=1fb1" "\.schedule: expected one of \"gpipe\", \"1f1b\",
 expect 2 "--set order=" "\.order: 'dp' appears twice" -- \
   memory "${base[@]}" --set order=dp-dp-tp_y-cp_ulysses-cp_ring-ep-pp
 expect 2 "small-strategy.json" "\.vpp: vpp=2 needs schedule \"interleaved\"" -- memory "${base[@]}" --set vpp=2
+# precision: FP8 needs a device with an FP8 peak (dgx-a100 has none), in
+# every command; FP8 is a strategy key, not a model dtype
+expect 2 "small-strategy.json" "\.fp8: platform 'dgx-a100' has no FP8 peak \(device\.fp8_peak_tflops in .*dgx-a100\.json" -- \
+  memory "${base[@]}" --set fp8=true
+expect 2 "small-strategy.json" "\.fp8: platform 'dgx-a100' has no FP8 peak" -- run "${base[@]}" --set fp8=true
+expect 2 "small-strategy.json" "\.fp8: platform 'dgx-a100' has no FP8 peak" -- sweep "${base[@]}" --set fp8=true
+expect 2 "--set model.dtype=fp8" "\.dtype: expected one of \"bf16\", \"fp16\", got \"fp8\"; FP8 GEMMs are the strategy key fp8" -- \
+  memory "${base[@]}" --set model.dtype=fp8
+expect 2 "--set attention_kernel=flash2" "\.attention_kernel: expected one of \"flash\", \"eager\", got \"flash2\" \(did you mean \"flash\"\?\)" -- \
+  memory "${base[@]}" --set attention_kernel=flash2
+expect 2 "--set optimizer_moments=fp8" "\.optimizer_moments: expected one of \"fp32\", \"bf16\"" -- \
+  memory "${base[@]}" --set optimizer_moments=fp8
+expect 2 "--set platform.device.fp8_peak_tflops=-1" "\.device\.fp8_peak_tflops: expected a number in \[0, 10000000\], got -1" -- \
+  memory "${M[@]}" -p dgx-h100 --devices 8 "${S[@]}" --set platform.device.fp8_peak_tflops=-1
+expect 2 "dgx-h100.json" "\.device\.fp8_peak_tflops: 1e-09 is below the smallest peak 1e-06 \(give 0 for a device without FP8\)" -- \
+  memory "${M[@]}" -p dgx-h100 --devices 8 "${S[@]}" --set platform.device.fp8_peak_tflops=1e-9
+expect 2 "--set platform.efficiency.gemm_fp8" "\.efficiency\.gemm_fp8: expected at least 3 points" -- \
+  memory "${M[@]}" -p dgx-h100 --devices 8 "${S[@]}" --set 'platform.efficiency.gemm_fp8=[[1e9,0.5]]'
 expect 2 "small-strategy.json" "\.fuse_tpy_cp: needs tp_y > 1 and cp_ulysses > 1" -- \
   memory "${base[@]}" --set fuse_tpy_cp=true
 # uneven pipeline stages (first_stage_layers / last_stage_layers)
