@@ -64,7 +64,7 @@ else
   ko "overridden run failed: $(head -2 "$tmp/err")"
 fi
 expect 1 "strategy 'gpt3-175b-a100 \+ 7 overrides' does not fit" -- \
-  run "${over[@]}" --set model.seq_len=131072 --set recompute=none
+  run "${over[@]}" --set model.seq_len=262144 --set recompute=none
 capture "$bin" memory "${over[@]}" --set name=mine
 check "--set name=... names the strategy" grep -q 'strategy mine: ' "$tmp/out"
 

@@ -43,7 +43,7 @@ assert abs(r["estimate_step_time_s"] - e["step_time_s"]) <= 1e-12 * e["step_time
   "$tmp/est.json" "$tmp/sweep.json"
 
 # ------------------------------------------------ exits and streams
-oom=(--set model.seq_len=131072 --set recompute=none)
+oom=(--set model.seq_len=262144 --set recompute=none)
 expect 1 "does not fit" -- estimate "${small[@]}" "${oom[@]}"
 capture "$bin" memory "${small[@]}" "${oom[@]}"
 check "memory exits 1 when the strategy does not fit (got $status)" test "$status" -eq 1
