@@ -1129,10 +1129,12 @@ END_TEST
  * SP collectives (6 all-gathers, 4 reduce-scatters of tok*h*2 bytes) hide
  * beside the GEMMs: a ring exchange in t chunks leaves (t-1)*max(0, step -
  * chunk') exposed, a bulk one max(0, collective - GEMM'), a GEMM beside a
- * collective taking overlap_compute_slowdown times its time (').  The
- * embedding's and head's TP collectives stay blocking: the exposed TP of
- * the run without overlap, less the ten layer collectives, plus those
- * closed forms.  The estimator agrees. */
+ * collective taking overlap_compute_slowdown times its time (').  With
+ * overlap_tp_backward only the two bulk pairs of the backward hide; the
+ * forward's four and the backward's two output-gradient all-gathers block.
+ * The embedding's and head's TP collectives stay blocking: the exposed TP
+ * of the run without overlap, less the layer collectives that hide, plus
+ * those closed forms.  The estimator agrees. */
 static double beside(const cost_model *c, double m, double n, double k)
 {
     return cost_beside_comm_s(c, cost_gemm_s(c, m, n, k, 2));
@@ -1149,22 +1151,21 @@ static void tp_overlap_case(int t, double slowdown, int seq)
     sim_err err = {{0}};
     cost_model *c = cost_new(&p, &err);
     ck_assert_msg(c != NULL, "%s", err.msg);
-    double exposed[2], est_tp = 0;
-    for (int ov = 0; ov < 2; ov++) {
-        s.overlap_tp_comm = ov;
+    double exposed[3], est_tp[3] = {0};
+    for (int ov = 0; ov < 3; ov++) { /* none, overlap_tp_comm, overlap_tp_backward */
+        s.overlap_tp_comm = ov == 1;
+        s.overlap_tp_backward = ov == 2;
         wl_plan *plan = NULL;
         ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
         outcome o = sim_fork(&p, NULL, plan, NULL);
         ck_assert_msg(o.rc == SIM_OK, "%s", o.err.msg);
         exposed[ov] = o.res.critical.exposed_comm_s[WL_DIM_TP];
         wl_plan_free(plan);
-        if (ov) {
-            est_estimator *e = est_new(&m, &p, &err);
-            est_result r;
-            ck_assert_msg(est_step(e, &s, &r, &err) == SIM_OK, "%s", err.msg);
-            est_tp = r.exposed_s[WL_DIM_TP];
-            est_free(e);
-        }
+        est_estimator *e = est_new(&m, &p, &err);
+        est_result r;
+        ck_assert_msg(est_step(e, &s, &r, &err) == SIM_OK, "%s", err.msg);
+        est_tp[ov] = r.exposed_s[WL_DIM_TP];
+        est_free(e);
     }
     int members[64], sn[64] = {0};
     for (int i = 0; i < t; i++) members[i] = i;
@@ -1180,13 +1181,16 @@ static void tp_overlap_case(int t, double slowdown, int seq)
     /* backward: row-parallel dgrad chunks beside the output gradient's
      * ring steps; column-parallel dgrad beside the input's gather, wgrad
      * beside the input gradient's reduce-scatter */
-    double bwd = ring * (fmax(0, sag - beside(c, q, f / t, h)) + fmax(0, sag - beside(c, q, h / t, h))) +
-                 fmax(0, AG - beside(c, tok, h, f / t)) + fmax(0, RS - beside(c, h, f / t, tok)) +
-                 fmax(0, AG - beside(c, tok, h, 3 * h / t)) + fmax(0, RS - beside(c, h, 3 * h / t, tok));
+    double bulk = fmax(0, AG - beside(c, tok, h, f / t)) + fmax(0, RS - beside(c, h, f / t, tok)) +
+                  fmax(0, AG - beside(c, tok, h, 3 * h / t)) + fmax(0, RS - beside(c, h, 3 * h / t, tok));
+    double bwd = ring * (fmax(0, sag - beside(c, q, f / t, h)) + fmax(0, sag - beside(c, q, h / t, h))) + bulk;
     double want = exposed[0] - 6 * AG - 4 * RS + fwd + bwd;
     ck_assert_msg(exposed[1] < exposed[0], "overlap hides: %g vs %g", exposed[1], exposed[0]);
     assert_rel(exposed[1], want, 1e-6, "exposed TP with overlap: the closed form");
-    assert_rel(est_tp, exposed[1], 1e-6, "estimator: the engine's exposed TP");
+    assert_rel(exposed[2], exposed[0] - 2 * AG - 2 * RS + bulk, 1e-6, "exposed TP, backward overlap: the closed form");
+    ck_assert_msg(exposed[1] < exposed[2] && exposed[2] < exposed[0], "backward overlap hides part: %g %g %g",
+                  exposed[0], exposed[2], exposed[1]);
+    for (int ov = 0; ov < 3; ov++) assert_rel(est_tp[ov], exposed[ov], 1e-6, "estimator: the engine's exposed TP");
     cost_free(c);
 }
 

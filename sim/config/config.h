@@ -198,6 +198,7 @@ typedef struct cfg_strategy {
     bool overlap_grad_reduce;
     bool overlap_param_gather;
     bool overlap_tp_comm;
+    bool overlap_tp_backward;      /* backward TP collectives beside the GEMMs (implied by overlap_tp_comm) */
     bool overlap_cp_comm;
     bool fuse_tpy_cp;
     cfg_dim order[CFG_NDIMS];      /* innermost first */

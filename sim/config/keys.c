@@ -453,6 +453,7 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 18, INNER, .choices = switch_choices, .matters = sharded_data_parallel, .compact = 17,
      .token = "no-ovl-param"},
     {S_BOOL("overlap_tp_comm", overlap_tp_comm, 0), .flags = SAME | NOMEM | PROBE}, /* TP collectives beside the GEMMs */
+    {S_BOOL("overlap_tp_backward", overlap_tp_backward, 0), .flags = SAME | NOMEM | PROBE}, /* the backward's only */
     {S_BOOL("overlap_cp_comm", overlap_cp_comm, 1), .flags = SAME | PIN | NOMEM | PROBE,
      .search = 13, INNER, .choices = switch_choices, .matters = ring_cp, .compact = 18, .token = "no-ovl-cp"},
     {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM | PROBE,

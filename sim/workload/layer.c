@@ -308,17 +308,22 @@ static void linear_fwd_overlapped(emitter *e, int label, double tok, double N, d
     if (rs) emit_wait(e, WL_S_TP);
 }
 
-/* Backward of a linear layer with overlap_tp_comm and sharded activations:
- * the output gradient's all-gather as a ring exchange beside the chunks of
- * the input-gradient (dgrad) GEMM, as in forward; the input's all-gather
- * for the weight gradient (wgrad) in bulk beside the dgrad GEMM, and the
- * input gradient's reduce-scatter in bulk beside the wgrad GEMM
- * (Transformer Engine's bulk overlap; Megatron issues both
- * asynchronously). */
+/* Backward of a linear layer with sharded activations and its TP
+ * collectives overlapped: the input's all-gather for the weight gradient
+ * (wgrad) in bulk beside the input-gradient (dgrad) GEMM, and the input
+ * gradient's reduce-scatter in bulk beside the wgrad GEMM (Megatron's
+ * asynchronous backward, overlap_tp_backward; Transformer Engine's bulk
+ * overlap).  `ring`: the output gradient's all-gather as a ring exchange
+ * beside the chunks of the dgrad GEMM, as in forward (overlap_tp_comm);
+ * else it blocks before the GEMM. */
 static void linear_bwd_overlapped(emitter *e, int label, double tok, double N, double K, wl_group gin,
-                                  double in_bytes, wl_group gout, double out_bytes)
+                                  double in_bytes, wl_group gout, double out_bytes, bool ring)
 {
     bool ago = group_size(e, gout) > 1, agi = group_size(e, gin) > 1;
+    if (ago && !ring) {
+        tp_gather(e, gout, out_bytes);
+        ago = false;
+    }
     int n = ago ? group_size(e, gout) : 1;
     double dg = gemm_s(e, tok / n, K, N), wg = gemm_s(e, K, N, tok);
     uint32_t mark = 0;
@@ -364,18 +369,19 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
         din = second ? sh->t : 1;
         dout = second ? 1 : sh->t;
     }
-    bool fp8 = e->plan->s->fp8;
-    if (e->plan->s->overlap_tp_comm && sh->sp) {
-        if (!bwd) {
-            if (fp8) emit_fp8_cast(e, sh->tok * K / din / wl_group_size(e->plan->s, gin));
-            linear_fwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, gathered, gout, out_bytes);
-        } else {
-            if (fp8) emit_fp8_cast(e, sh->tok * N / dout); /* the output gradient */
-            linear_bwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes);
-        }
+    bool fp8 = e->plan->s->fp8, full = e->plan->s->overlap_tp_comm;
+    bool backward = bwd && (full || e->plan->s->overlap_tp_backward);
+    if (sh->sp && !bwd && full) {
+        if (fp8) emit_fp8_cast(e, sh->tok * K / din / wl_group_size(e->plan->s, gin));
+        linear_fwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, gathered, gout, out_bytes);
         return;
     }
-    if (e->plan->s->overlap_tp_comm && bwd && !second && sh->t > 1 && !e->wgrad) {
+    if (sh->sp && backward) {
+        if (fp8) emit_fp8_cast(e, sh->tok * N / dout); /* the output gradient */
+        linear_bwd_overlapped(e, label, sh->tok, N / dout, K / din, gin, in_bytes, gout, out_bytes, full);
+        return;
+    }
+    if (backward && !second && sh->t > 1 && !e->wgrad) {
         /* without SP: the input gradient's all-reduce behind the wgrad GEMM
          * (bulk); the forward all-reduce after the row-parallel GEMM stays
          * exposed */
