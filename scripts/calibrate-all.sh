@@ -30,15 +30,15 @@ fit_of() {
     # (efficiency.memory); the attention efficiency left free runs to its bound of 1
     # (the cases do not determine it), so it stays at the base's
     dgx-a100) echo gemm_scale ;;
-    # H100 BF16: the one modelled case is NeMo AutoModel's Qwen3-30B-A3B, so
-    # one parameter only (no leave-one-out possible); NeMo 24.07's seven FP8
-    # cases join when FP8 GEMMs are modelled
-    dgx-h100) echo gemm_scale ;;
+    # H100: NeMo 24.07's FP8 cases determine the FP8 GEMM curve; the BF16
+    # GEMM scale rests on the one BF16 case with a full configuration (NeMo
+    # AutoModel's Qwen3-30B-A3B), so that case cannot be held out
+    dgx-h100) echo gemm_scale,gemm_fp8_scale ;;
     # SimuMax's real runs on one 8 x B200 node (TP overlap off): the TP 1..8
     # spread determines the network efficiency as well
     hgx-b200) echo gemm_scale,attention,network ;;
     # MindSpeed-LLM 1.0.RC3 on Atlas 800T A2
-    ascend-910b) echo gemm_scale,attention ;;
+    ascend-910b) echo gemm_scale,attention,overlap_slowdown ;;
     *) return 1 ;;
   esac
 }

@@ -676,6 +676,16 @@ double cfg_usable_hbm_bytes(const cfg_platform *p)
     return p->hbm_bytes - p->hbm_reserved_bytes;
 }
 
+void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out)
+{
+    if (p->gemm_fp8_efficiency.n > 0) {
+        *out = p->gemm_fp8_efficiency;
+        return;
+    }
+    *out = p->gemm_efficiency;
+    for (int i = 0; i < out->n; i++) out->x[i] *= CFG_FP8_GEMM_SHIFT;
+}
+
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
 {
     switch (d) {

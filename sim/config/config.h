@@ -301,6 +301,15 @@ int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+/* Without a curve of its own, an FP8 GEMM of CFG_FP8_GEMM_SHIFT * F FLOPs
+ * reaches the fraction of the FP8 peak a bf16 GEMM of F FLOPs reaches of
+ * the bf16 peak: at twice the peak the two take the same time, so a GEMM
+ * too small to fill the device gains nothing from FP8 and a large one
+ * nearly 2x. */
+#define CFG_FP8_GEMM_SHIFT 2.0
+/* The FP8 GEMM efficiency curve p runs with: its own gemm_fp8_efficiency,
+ * else gemm_efficiency's points at CFG_FP8_GEMM_SHIFT times the FLOPs. */
+void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out);
 /* The radix of dimension d in the rank numbering (a rank is a mixed-radix
  * number over `order`): its size, but 1 for ep, which takes no digit: expert
  * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */

@@ -29,14 +29,9 @@ typedef struct curve {
 struct cost_model {
     cfg_platform platform;        /* private copy: the caller's may go away */
     curve gemm;                   /* gemm_efficiency */
-    curve gemm_fp8;               /* gemm_fp8_efficiency, or gemm's points at COST_FP8_SHIFT times the FLOPs */
+    curve gemm_fp8;               /* cfg_gemm_fp8_curve */
 };
 
-/* Without a curve of its own, an FP8 GEMM of 2F FLOPs reaches the fraction
- * of the FP8 peak a bf16 GEMM of F FLOPs reaches of the bf16 peak: at twice
- * the peak the two take the same time, so a GEMM too small to fill the
- * device gains nothing from FP8 and a large one nearly 2x. */
-#define COST_FP8_SHIFT 2.0
 
 /* An FP8 GEMM's output is bf16 (its operands: SIM_FP8_BYTES). */
 #define COST_FP8_OUT_BYTES 2.0
@@ -139,13 +134,9 @@ cost_model *cost_new(const cfg_platform *p, sim_err *err)
         return NULL;
     }
 
-    cfg_curve fp8 = p->gemm_fp8_efficiency;
-    const char *fp8_name = "gemm_fp8_efficiency";
-    if (fp8.n == 0) {
-        fp8 = p->gemm_efficiency;
-        for (int i = 0; i < fp8.n; i++) fp8.x[i] *= COST_FP8_SHIFT;
-        fp8_name = "gemm_efficiency";
-    }
+    cfg_curve fp8;
+    cfg_gemm_fp8_curve(p, &fp8);
+    const char *fp8_name = p->gemm_fp8_efficiency.n > 0 ? "gemm_fp8_efficiency" : "gemm_efficiency";
     cost_model *c = sim_xcalloc(1, sizeof *c);
     c->platform = *p;
     if (curve_init(&c->gemm, p, &p->gemm_efficiency, "gemm_efficiency", err) != SIM_OK ||

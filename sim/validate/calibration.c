@@ -64,6 +64,9 @@ static int bound_notes(const val_fit_result *res, char notes[][NOTE_LEN], int ca
         if (eff && v > 0.995)
             snprintf(notes[n++], NOTE_LEN, "%s reached its bound (1): the data ask for more than the hardware gives",
                      val_param_name((val_param)k));
+        else if (k == VAL_P_OVERLAP_SLOWDOWN && v < 1.001)
+            snprintf(notes[n++], NOTE_LEN, "%s fell to 1: the data ask for no contention between a GEMM and "
+                     "the collective beside it", val_param_name((val_param)k));
         else if ((k == VAL_P_KERNEL_US || k == VAL_P_COLL_STEP_US) && v < 1e-3)
             snprintf(notes[n++], NOTE_LEN, "%s fell to 0: the data ask for less than no overhead",
                      val_param_name((val_param)k));

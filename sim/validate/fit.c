@@ -39,6 +39,7 @@
 
 static const char *const param_names[VAL_NPARAMS] = { /* ORDER VAL_PARAM */
     "gemm_scale", "gemm_tilt", "attention", "memory", "network", "kernel_overhead_us", "collective_step_us",
+    "gemm_fp8_scale", "overlap_slowdown",
 };
 
 const char *val_param_name(val_param p)
@@ -62,6 +63,17 @@ void val_params_of(const cfg_platform *base, double v[VAL_NPARAMS])
     v[VAL_P_NETWORK] = base->network_efficiency;
     v[VAL_P_KERNEL_US] = base->kernel_overhead_s * 1e6;
     v[VAL_P_COLL_STEP_US] = base->collective_step_s * 1e6;
+    v[VAL_P_GEMM_FP8_SCALE] = 1.0;
+    v[VAL_P_OVERLAP_SLOWDOWN] = base->overlap_compute_slowdown;
+}
+
+/* y_i * scale, within the efficiency bounds, never falling as x grows. */
+static void scale_curve(cfg_curve *c, double scale)
+{
+    for (int i = c->n - 1; i >= 0; i--) {
+        double y = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, c->y[i] * scale));
+        c->y[i] = i < c->n - 1 ? fmin(y, c->y[i + 1]) : y;
+    }
 }
 
 void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg_platform *out)
@@ -81,10 +93,20 @@ void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg
     out->network_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_NETWORK]));
     out->kernel_overhead_s = fmax(0.0, v[VAL_P_KERNEL_US]) * 1e-6;
     out->collective_step_s = fmax(0.0, v[VAL_P_COLL_STEP_US]) * 1e-6;
+    out->overlap_compute_slowdown = fmin(CFG_OVERLAP_SLOWDOWN_MAX, fmax(1.0, v[VAL_P_OVERLAP_SLOWDOWN]));
+    /* the FP8 curve gets one of its own only when it is scaled: else it
+     * stays derived from the (fitted) GEMM curve */
+    if (v[VAL_P_GEMM_FP8_SCALE] != 1.0) {
+        cfg_curve fp8;
+        cfg_gemm_fp8_curve(out, &fp8);
+        scale_curve(&fp8, v[VAL_P_GEMM_FP8_SCALE]);
+        out->gemm_fp8_efficiency = fp8;
+    }
 }
 
 /* Internal coordinates: log for scales and times, logit for efficiencies,
- * the tilt itself.  Efficiencies are kept inside (0, 1). */
+ * log(v - 1) for the slowdown (>= 1), the tilt itself.  Efficiencies are
+ * kept inside (0, 1). */
 static bool is_fraction(int k)
 {
     return k == VAL_P_ATTENTION || k == VAL_P_MEMORY || k == VAL_P_NETWORK;
@@ -93,6 +115,7 @@ static bool is_fraction(int k)
 static double to_internal(int k, double v)
 {
     if (k == VAL_P_GEMM_TILT) return v;
+    if (k == VAL_P_OVERLAP_SLOWDOWN) return log(fmax(v - 1.0, 1e-3));
     if (is_fraction(k)) {
         v = fmin(fmax(v, 1e-6), 1.0 - 1e-6);
         return log(v / (1.0 - v));
@@ -103,6 +126,7 @@ static double to_internal(int k, double v)
 static double to_physical(int k, double x)
 {
     if (k == VAL_P_GEMM_TILT) return x;
+    if (k == VAL_P_OVERLAP_SLOWDOWN) return 1.0 + exp(x);
     if (is_fraction(k)) return 1.0 / (1.0 + exp(-x));
     return exp(x);
 }
