@@ -82,27 +82,28 @@ expect 2 "option '--bless' does not apply to this command" -- validate --bless
 # 4. cases heptasim does not model: listed, counted, never simulated; a
 # case in fp8 runs with the fp8 key
 fp8=$pub/nemo2407-h100-llama2-7b.json
-mla=$pub/simumax-b200-deepseekv3-l4-tp1-ep8-pp1-dp8-mbc8-cef.json
-"$bin" validate -q -j 2 --json "$tmp/s.json" "$fp8" "$mla" >/dev/null 2>"$tmp/err"
+mamba=$pub/dgxc2505-h100-nemotronh-56b-32.json
+"$bin" validate -q -j 2 --json "$tmp/s.json" "$fp8" "$mamba" >/dev/null 2>"$tmp/err"
 check "validate of a skipped and an fp8 case exits 0" test $? -eq 0
-"$bin" validate -q -j 2 "$fp8" "$mla" >"$tmp/table" 2>&1
+"$bin" validate -q -j 2 "$fp8" "$mamba" >"$tmp/table" 2>&1
 check "a case in fp8 is simulated" grep -Eq '^nemo2407-h100-llama2-7b +step +step_time_s\*? ' "$tmp/table"
-check "a case with MLA is listed as skipped with the feature" \
-  grep -Eq '^simumax-b200-deepseekv3.* skipped, not modelled: MLA attention' "$tmp/table"
-check "the source line counts the skipped case" grep -Eq '^simumax-b200 +0 .* skipped \(1 case not modelled\)' "$tmp/table"
+check "a case with Mamba-2 layers is listed as skipped with the feature" \
+  grep -Eq '^dgxc2505-h100-nemotronh-56b-32 .* skipped, not modelled: Mamba-2' "$tmp/table"
+check "the source line counts the skipped case" \
+  grep -Eq '^dgxc-2505-h100-nemotronh \(loose\) +0 .* skipped \(1 case not modelled\)' "$tmp/table"
 python3 - "$tmp/s.json" >"$tmp/py" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 cases = {c["id"]: c for c in d["cases"]}
-mla = cases["simumax-b200-deepseekv3-l4-tp1-ep8-pp1-dp8-mbc8-cef"]
-assert mla["runs"] == [] and mla["not_modelled"], mla
+mamba = cases["dgxc2505-h100-nemotronh-56b-32"]
+assert mamba["runs"] == [] and mamba["not_modelled"], mamba
 nemo = cases["nemo2407-h100-llama2-7b"]
 assert nemo["runs"][0]["strategy"]["fp8"] is True and "not_modelled" not in nemo, nemo
-assert {g["group"]: g["skipped"] for g in d["groups"]} == {"nemo-2407-h100": 0, "simumax-b200": 1}, d["groups"]
-assert {g["group"]: g["n"] for g in d["groups"]} == {"nemo-2407-h100": 1, "simumax-b200": 0}, d["groups"]
+assert {g["group"]: g["skipped"] for g in d["groups"]} == {"nemo-2407-h100": 0, "dgxc-2505-h100-nemotronh": 1}, d["groups"]
+assert {g["group"]: g["n"] for g in d["groups"]} == {"nemo-2407-h100": 1, "dgxc-2505-h100-nemotronh": 0}, d["groups"]
 EOF
 check "validate JSON: the skipped case has no runs and a reason, the fp8 case runs with fp8" test $? -eq 0 || cat "$tmp/py"
-"$bin" calibrate -q -j 2 "$mla" >"$tmp/out" 2>"$tmp/err"
+"$bin" calibrate -q -j 2 "$mamba" >"$tmp/out" 2>"$tmp/err"
 check "calibrate on cases not modelled exits 2" test $? -eq 2
 check "and says why" grep -q "nor cases not modelled" "$tmp/err"
 
