@@ -161,7 +161,7 @@ START_TEST(megatron_space_is_the_megatron_style_part)
     for (int i = 0; i < meg->nbest; i++) {
         const cfg_strategy *s = &meg->best[i].strategy;
         ck_assert(meg->best[i].megatron_style);
-        ck_assert(srch_megatron_style(s, &platform));
+        ck_assert(srch_megatron_style(s, &platform, SRCH_BASELINE_RING));
         ck_assert_int_eq(s->tp_y, 1);
         ck_assert_int_eq(s->cp_ulysses, 1);
         ck_assert(!s->fuse_tpy_cp);

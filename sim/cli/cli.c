@@ -36,6 +36,8 @@ static const command commands[] = {
      "the best Megatron-style strategy against the best 7D strategy", cmd_compare},
     {"merge", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_QUIET | CLI_OPT_OUT, " FILE.jsonl...",
      "join the shards of a sweep into one ranking", cmd_merge},
+    {"study", CLI_OPT_FILES | CLI_OPT_STUDY | CLI_OPT_JOBS | CLI_OPT_QUIET, " STUDY.json",
+     "run the compares of a study file into one folder: a Markdown table, a CSV, the HTML reports", cmd_study},
     {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
      " [CASES.json...]",
      "simulate published measurements and report the error", cmd_validate},
@@ -97,6 +99,8 @@ int cli_main(int argc, char **argv)
         if (strcmp(argv[1], c->name) != 0) continue;
         cli_args *a = sim_xcalloc(1, sizeof *a); /* large (positional arguments): not on the stack */
         sim_err err = {{0}};
+        a->argc = argc;
+        a->argv = argv;
         sim_rc rc = cli_parse(argc, argv, 2, c->options, c->name, a, &err);
         if (rc == SIM_OK) rc = cli_check_streams(a, c->name, &err);
         int status = 0;

@@ -94,6 +94,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.platform = &x->platform;
     rq->search.pinned = srch_pins_of_overrides(&ov, base);
     rq->search.space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
+    rq->search.baseline = a->megatron_cp && strcmp(a->megatron_cp, "a2a") == 0 ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
     bar_init(&x->bar, "search");
     rq->search.progress = search_progress;
     rq->search.progress_ctx = rq->sim_progress_ctx = &x->bar;

@@ -16,7 +16,7 @@
 
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
-    O_SPACE, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
+    O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT
 } opt_id;
 
@@ -55,12 +55,18 @@ static const opt_row options[] = {
      "(approximate); none: one actor per rank", PLAIN},
     {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)", PLAIN},
     {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SPACE, "strategy space to search (default 7d)", PLAIN},
+    {O_MEGATRON_CP, "megatron-cp", 0, "ring|a2a", CLI_OPT_SEARCH,
+     "CP of the Megatron-style baseline: ring (default) or a2a (also Megatron-Core's all-to-all CP)", PLAIN},
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
      COUNT(1, CFG_MAX_WIDTH)},
     {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file", PLAIN},
     {O_SHARD, "shard", 0, "I/N", CLI_OPT_SPACE, "run the I-th of N deterministic shards of the candidates", PLAIN},
+    {O_OUT, "out", 0, "DIR", CLI_OPT_STUDY, "write the study's folder to DIR (default results/studies/NAME)", PATH},
+    {O_RESUME, "resume", 0, NULL, CLI_OPT_STUDY, "skip the cells a run into the same folder finished", PLAIN},
+    {O_SHARD, "shard", 0, "I/N", CLI_OPT_STUDY, "run the I-th of N shares of the cells (then --resume writes the table)",
+     PLAIN},
     {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)",
      COUNT(1, CLI_MAX_JOBS)},
     {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)", PATH},
@@ -282,6 +288,12 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
             return sim_fail(err, SIM_EINVAL, "heptasim %s: '--space' takes 'megatron' or '7d', got '%s'", command,
                             quoted(val, q, sizeof q));
         a->space = val;
+        break;
+    case O_MEGATRON_CP:
+        if (strcmp(val, "ring") != 0 && strcmp(val, "a2a") != 0)
+            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--megatron-cp' takes 'ring' or 'a2a', got '%s'", command,
+                            quoted(val, q, sizeof q));
+        a->megatron_cp = val;
         break;
     case O_TOP: return parse_count(command, o, val, &a->top, err);
     case O_JOBS: return parse_count(command, o, val, &a->jobs, err);

@@ -29,6 +29,7 @@ typedef struct cli_args {
     bool resume;                 /* --resume */
     int shard_index, shard_count;/* --shard I/N (count 0 = no sharding) */
     int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
+    const char *megatron_cp;     /* --megatron-cp ring|a2a (NULL = ring) */
     /* views */
     const char *trace_path;      /* --trace FILE */
     const char *trace_ranks;     /* --trace-ranks LIST */
@@ -40,6 +41,8 @@ typedef struct cli_args {
     const char *fit;             /* --fit LIST: calibration parameters */
     const char *files[CLI_MAX_FILES]; /* positional arguments */
     int nfiles;
+    int argc;                    /* the command line (study records it) */
+    char *const *argv;
 } cli_args;
 
 /* Which options a subcommand takes (bit set of CLI_OPT_*). */
@@ -60,7 +63,8 @@ enum {
     CLI_OPT_CASES = 1 << 13,     /* -p --set alone: each case names its model, strategy and devices */
     CLI_OPT_SYMMETRY = 1 << 14,  /* --symmetry alone */
     CLI_OPT_SPACE = 1 << 15,     /* --space --shard: one space searched, in shards (sweep) */
-    CLI_OPT_CSV = 1 << 16        /* --csv */
+    CLI_OPT_CSV = 1 << 16,       /* --csv */
+    CLI_OPT_STUDY = 1 << 17      /* --out DIR --resume --shard of a study */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

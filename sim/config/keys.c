@@ -12,8 +12,9 @@
  *
  * The space a search tries (the values of each key): every factorisation
  * of the devices into tp_x, tp_y, cp_ulysses, cp_ring and pp, dp taking
- * the rest (the Megatron-style subspace: tp_y = cp_ulysses = 1 and TP
- * inside a node); ep a divisor of the experts and of the data-parallel
+ * the rest (the Megatron-style subspace: tp_y = cp_ulysses = 1 (cp_ulysses
+ * too with Megatron-Core's all-to-all CP), TP inside a node, zero 0 or 1,
+ * Megatron-Core's rank orders; docs/study.md lists its flags); ep a divisor of the experts and of the data-parallel
  * group; etp = tp, or 1 for MoE models with TP; micro_batch a power of two
  * up to CFG_SEARCH_MAX_MICRO_BATCH that divides the sequences per replica;
  * schedule 1f1b, zb-h1, zb-v, dualpipe-v (not in the Megatron-style
@@ -95,6 +96,24 @@ static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig
     sig[CFG_NDIMS] = s->ep > 1 ? (pos_ep < pos_dp) : -1;
 }
 
+/* The rank orders of Megatron-Core (parallel_state's `order`). */
+static const cfg_dim megatron_orders[2][CFG_NDIMS] = {
+    {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_DP, CFG_DIM_PP},
+    {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_PP, CFG_DIM_DP},
+};
+
+bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order)
+{
+    int sig[CFG_NDIMS + 1];
+    order_signature(s, order, sig);
+    for (int i = 0; i < 2; i++) {
+        int ref[CFG_NDIMS + 1];
+        order_signature(s, megatron_orders[i], ref);
+        if (memcmp(ref, sig, sizeof sig) == 0) return true;
+    }
+    return false;
+}
+
 void cfg_order_name(const cfg_strategy *s, char *out, int cap)
 {
     int sig[CFG_NDIMS + 1];
@@ -149,7 +168,7 @@ static bool tp_y_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_valu
 
 static bool cp_ulysses_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
 {
-    return (!sp->megatron || v->i == 1) && sp->model->heads % (s->tp_x * v->i) == 0;
+    return (!sp->megatron || sp->megatron_a2a_cp || v->i == 1) && sp->model->heads % (s->tp_x * v->i) == 0;
 }
 
 /* layers split evenly, or the base strategy's own uneven split */
@@ -329,6 +348,21 @@ static int order_choices(const cfg_key *k, const cfg_space *sp, const cfg_strate
     return n;
 }
 
+/* zero: the Megatron-style subspace has Megatron-Core's distributed
+ * optimizer (optimizer states sharded, gradients reduce-scattered but kept
+ * whole in the grad buffer: zero 1), not ZeRO-2/3 */
+static bool zero_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    (void)s;
+    return !sp->megatron || v->i <= 1;
+}
+
+/* order: the Megatron-style subspace has Megatron-Core's two rank orders */
+static bool order_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
+{
+    return !sp->megatron || cfg_order_megatron(s, v->order);
+}
+
 /* when a key matters */
 static bool pipelined(const cfg_strategy *s) { return s->pp > 1; }
 static bool one_d_tp(const cfg_strategy *s) { return s->tp_y == 1 && s->tp_x > 1; }
@@ -446,7 +480,7 @@ const cfg_key cfg_strategy_keys[] = {
     {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN | PROBE,
      .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
     {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS,
-     .search = 16, INNER, .choices = every_choice, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
+     .search = 16, INNER, .choices = every_choice, .fits = zero_fits, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
     {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM,
      .search = 17, INNER, .choices = switch_choices, .matters = has_data_parallel, .compact = 16, .token = "no-ovl-grad"},
     {S_BOOL("overlap_param_gather", overlap_param_gather, 1), .flags = SAME | PIN | NOMEM,
@@ -459,7 +493,7 @@ const cfg_key cfg_strategy_keys[] = {
     {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM | PROBE,
      .search = 12, INNER, .choices = switch_choices, .matters = two_d_tp_and_ulysses, .compact = 10, .token = "fused"},
     {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM | PROBE,
-     .search = 14, INNER, .choices = order_choices, .compact = 19, .format = order_token},
+     .search = 14, INNER, .choices = order_choices, .fits = order_fits, .compact = 19, .format = order_token},
     {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME | PROBE},
     {S_DBL("moe_load_imbalance", moe_load_imbalance, 1, 1000, 1), .flags = SAME | PROBE},
     {S_BOOL("overlap_shared_experts", overlap_shared_experts, 0), .flags = SAME | PROBE},

@@ -67,6 +67,7 @@ typedef struct cfg_space {
     const cfg_platform *platform;
     const cfg_strategy *base; /* the search's base strategy: global_batch, stage layer counts, pins */
     bool megatron;            /* the Megatron-style subspace (search.h) */
+    bool megatron_a2a_cp;     /* ... with Megatron-Core's all-to-all CP (cp_ulysses > 1 too) */
     int room;                 /* rank dimensions: the devices the dimensions of earlier positions left */
 } cfg_space;
 
@@ -164,5 +165,11 @@ void cfg_strategy_compact(const cfg_strategy *s, char *out, int cap);
  * dimension larger than one alike have the same name), or the order itself
  * ("tp_x-tp_y-..."). */
 void cfg_order_name(const cfg_strategy *s, char *out, int cap);
+
+/* Whether the rank order `order` lays s out as one of the two orders
+ * Megatron-Core builds its groups in: tp-cp-ep-dp-pp (its default, which
+ * is heptasim's default order) or tp-cp-ep-pp-dp (--use-tp-pp-dp-mapping).
+ * Within CP the all-to-all ranks come first, as in its a2a+p2p groups. */
+bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order);
 
 #endif

@@ -46,17 +46,24 @@ int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS])
 
 
 
-bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p)
+const char *srch_baseline_name(srch_baseline b)
 {
-    if (s->tp_y != 1 || s->cp_ulysses != 1 || s->fuse_tpy_cp) return false;
+    return b == SRCH_BASELINE_A2A ? "a2a" : "ring";
+}
+
+const char *srch_baseline_text(srch_baseline b)
+{
+    return b == SRCH_BASELINE_A2A
+               ? "tp_y 1, ring and all-to-all CP, TP inside a node, no fusion, zero <= 1, Megatron-Core's rank orders"
+               : "tp_y 1, cp_ulysses 1, TP inside a node, no fusion, zero <= 1, Megatron-Core's rank orders";
+}
+
+bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    if (s->tp_y != 1 || s->fuse_tpy_cp) return false;
+    if (s->cp_ulysses != 1 && b != SRCH_BASELINE_A2A) return false;
     if (s->schedule > CFG_SCHED_INTERLEAVED) return false; /* zero bubble and DualPipe are not Megatron-LM's */
+    if (s->zero > 1) return false; /* the distributed optimizer shards optimizer states only */
     if (s->tp_x > p->devices_per_node || p->devices_per_node % s->tp_x != 0) return false;
-    if (s->tp_x == 1) return true;
-    /* TP must be the innermost rank digit for its group to stay in a node */
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        cfg_dim d = s->order[i];
-        if (d == CFG_DIM_TP_X) return true;
-        if (cfg_dim_radix(s, d) > 1) return false;
-    }
-    return false;
+    return cfg_order_megatron(s, s->order); /* TP innermost, so its group stays in a node */
 }

@@ -190,7 +190,7 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
     sim_rc rc = est_step(x->est, s, &est, err);
     if (rc != SIM_OK) return rc;
     k->estimated++;
-    bool meg = srch_megatron_style(s, x->rq->platform);
+    bool meg = srch_megatron_style(s, x->rq->platform, x->rq->baseline);
     if (meg) k->estimated_megatron++;
     bool want_all = heap_wants(&x->all, est.step_s, index);
     bool want_meg = meg && heap_wants(&x->meg, est.step_s, index);
@@ -402,8 +402,9 @@ static void inputs_id(const srch_request *rq, const srch_counts *k, char out[17]
         cJSON_Delete(trees[i]);
     }
     char tail[128];
-    snprintf(tail, sizeof tail, "|%u|%s|%lld|%lld|%lld%s", rq->pinned, srch_space_name(rq->space), k->rejected,
-             k->enumerated, k->pruned_memory, rq->replica_reduction ? "|dp" : "");
+    snprintf(tail, sizeof tail, "|%u|%s|%lld|%lld|%lld%s%s", rq->pinned, srch_space_name(rq->space), k->rejected,
+             k->enumerated, k->pruned_memory, rq->replica_reduction ? "|dp" : "",
+             rq->baseline == SRCH_BASELINE_A2A ? "|a2a" : "");
     h = fnv1a(h, tail);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
@@ -468,7 +469,8 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     x.capacity = cfg_usable_hbm_bytes(rq->platform);
 
     x.space = (cfg_space){.model = rq->model, .platform = rq->platform, .base = &rq->base,
-                          .megatron = rq->space == SRCH_SPACE_MEGATRON};
+                          .megatron = rq->space == SRCH_SPACE_MEGATRON,
+                          .megatron_a2a_cp = rq->baseline == SRCH_BASELINE_A2A};
     levels_init(&x);
     cfg_strategy s = rq->base;
     sim_rc rc = turn(&x, 0, x.dims_end, &s, count_leaf, err);

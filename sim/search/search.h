@@ -45,11 +45,26 @@ const char *srch_space_name(srch_space sp);
  * strategy key table say which (config/keys.h). */
 unsigned srch_pin_of_key(const char *key);
 
-/* Whether s (checked) is in the Megatron-style subspace on platform p:
- * tp_y = 1, cp_ulysses = 1, no fusion, a schedule of Megatron-LM's
- * (gpipe, 1f1b, interleaved), and the TP group is the innermost dimension
- * of the rank order and fits inside one node. */
-bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p);
+/* The Megatron-style baseline: what a Megatron-Core (0.13) user can
+ * configure (docs/study.md lists its flags).  Its context parallelism is
+ * ring attention alone (--cp-comm-type p2p), or also Megatron-Core's
+ * all-to-all CP (a2a, and a2a+p2p with
+ * --hierarchical-context-parallel-sizes): cp_ulysses > 1 beside cp_ring. */
+typedef enum srch_baseline {
+    SRCH_BASELINE_RING = 0,      /* --cp-comm-type p2p */
+    SRCH_BASELINE_A2A            /* --cp-comm-type p2p, a2a or a2a+p2p */
+} srch_baseline;
+
+/* "ring" or "a2a" (static); and the subspace in a few words (static). */
+const char *srch_baseline_name(srch_baseline b);
+const char *srch_baseline_text(srch_baseline b);
+
+/* Whether s (checked) is in the Megatron-style subspace of baseline b on
+ * platform p: tp_y = 1, cp_ulysses = 1 (any with SRCH_BASELINE_A2A), no
+ * fusion, a schedule of Megatron-LM's (gpipe, 1f1b, interleaved), zero 0
+ * or 1 (the distributed optimizer), one of Megatron-Core's rank orders
+ * (cfg_order_megatron), and the TP group fits inside one node. */
+bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_baseline b);
 
 /* ----------------------------------------------------------- candidates */
 
@@ -98,6 +113,7 @@ typedef struct srch_request {
     cfg_strategy base;            /* global_batch, moe_capacity_factor, overlap_tp_comm, pinned values */
     unsigned pinned;              /* keys taken from base (srch_pin_of_key bits) */
     srch_space space;
+    srch_baseline baseline;       /* what counts as Megatron-style (in inputs_id when not ring) */
     int keep;                     /* best candidates kept per list, >= 1 */
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
     srch_progress_fn progress;    /* may be NULL */
@@ -409,5 +425,116 @@ void *srch_sweep_records_json(const srch_sweep *s);
  * order (dotted key paths of srch_record_to_json's keys; NULL-ended). */
 extern const char *const srch_csv_columns[];
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap);
+
+/* ---------------------------------------------------------------- study */
+
+/* A study (study.c, docs/study.md): compares of the two spaces over
+ * models, platforms, sequence lengths at a fixed number of tokens per step,
+ * HBM sizes, CP baselines and sensitivity axes (one platform key changed at
+ * a time), read from one JSON file and run cell by cell into one folder:
+ * cells/SLUG.jsonl (records), cells/SLUG.json (compare's summary with the
+ * cell's definition), cells/SLUG.html, study.md, study.csv, command.txt
+ * and inputs/ (copies of the study, model and platform files). */
+
+#define SRCH_STUDY_MAX_CELLS 4096
+#define SRCH_STUDY_MAX_SETS 4     /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key */
+
+typedef struct srch_study_cell {
+    int index;                    /* position in the study */
+    char slug[CFG_PATH_LEN / 2];  /* the file stem of its outputs */
+    char model_name[SIM_MAX_PATH + 1], platform_name[SIM_MAX_PATH + 1]; /* as the study names them */
+    int devices;                  /* the device count the study sets (0: the platform's) */
+    int seq_len;
+    long long global_batch;       /* tokens per step / seq_len */
+    double hbm_gib;               /* device.hbm_GiB of the cell */
+    srch_baseline baseline;
+    char axis[CFG_NAME_LEN * 2];  /* sensitivity: the platform key ("" in the main grid) */
+    double axis_value;            /* its value in the cell */
+    double axis_factor;           /* the factor of the shipped value (0: a value was given) */
+    char sets[SRCH_STUDY_MAX_SETS][CFG_NAME_LEN * 3]; /* the cell's --set items */
+    int nsets;
+    cfg_model model;              /* loaded with the items */
+    cfg_platform platform;
+} srch_study_cell;
+
+typedef struct srch_study {
+    char name[CFG_NAME_LEN];      /* the folder name under results/studies/ */
+    char description[CFG_TEXT_LEN];
+    char path[CFG_PATH_LEN];      /* the study file */
+    int top;                      /* compare's --top */
+    eng_symmetry symmetry;        /* compare's --symmetry */
+    srch_study_cell *cells;       /* the main grid, then the sensitivity cells */
+    int ncells, nmain;
+} srch_study;
+
+/* Read and check the study file path, expand it into cells and load every
+ * cell's model and platform.  SIM_EINVAL with one line naming the file,
+ * the key and the fix; free *out with srch_study_free. */
+sim_rc srch_study_load(const char *path, srch_study **out, sim_err *err);
+void srch_study_free(srch_study *st);
+
+typedef enum srch_study_state {
+    SRCH_STUDY_NOT_RUN = 0,       /* another shard's */
+    SRCH_STUDY_RAN,
+    SRCH_STUDY_SKIPPED,           /* finished by an earlier run (resume) */
+    SRCH_STUDY_FAILED             /* error holds why; a resume runs it again */
+} srch_study_state;
+
+typedef struct srch_study_row {
+    const srch_study_cell *cell;
+    srch_study_state state;
+    bool has_megatron, has_best;  /* a simulated best of the side exists */
+    srch_candidate megatron, best;
+    double speedup;               /* NAN without both */
+    char reason[320];             /* srch_reason of the 7D best over the Megatron-style best */
+    char keys[320];               /* the 7D best's keys the baseline lacks, in words */
+    double wall_s;
+    char error[SIM_ERR_LEN];
+} srch_study_row;
+
+typedef struct srch_study_result {
+    srch_study_row *rows;         /* one per cell, in the study's order */
+    int nrows;
+    int ran, skipped, failed;
+    double wall_s;
+} srch_study_result;
+
+/* Writes a finished cell's compare summary doc (a cJSON object) to
+ * json_path and its HTML report of records (a cJSON array, for
+ * rpt_write_sweep_html) titled title to html_path. */
+typedef sim_rc (*srch_study_write_fn)(void *ctx, const char *json_path, const void *doc, const char *html_path,
+                                      const void *records, const char *title, sim_err *err);
+
+typedef struct srch_study_run_request {
+    const srch_study *study;
+    const char *out_dir;          /* the study's folder (created) */
+    const char *command;          /* the command line, for command.txt (NULL: none) */
+    bool resume;                  /* skip finished cells, resume unfinished ones from their records */
+    int shard_index, shard_count; /* this shard's cells: index i % count == index (count <= 1: all) */
+    int jobs;                     /* simulations at once within a cell */
+    srch_study_write_fn write_cell;
+    void *ctx;
+    FILE *log;                    /* one line per cell (NULL: none) */
+} srch_study_run_request;
+
+/* Run the study's cells (this shard's) into rq->out_dir.  A cell that fails
+ * (a search error, failed simulations) is reported in its row and the next
+ * one runs.  Returns SIM_OK; SIM_EIO for the folder; SIM_EINTR after a
+ * signal (the finished cells kept).  Free *out with srch_study_result_free
+ * (also after a failure). */
+sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, sim_err *err);
+void srch_study_result_free(srch_study_result *r);
+
+/* Fill row->reason and row->keys from its bests, on platform p. */
+void srch_study_explain(srch_study_row *row, const cfg_platform *p);
+
+/* study.md: the table of the main grid, the sensitivity table, the cells
+ * where the 7D best is more than 5 % faster, and each cell's breakdown. */
+sim_rc srch_study_write_markdown(const char *path, const srch_study *st, const srch_study_result *r,
+                                 const char *command, sim_err *err);
+
+/* The rows as a cJSON array (for rpt_write_csv) and its columns. */
+void *srch_study_rows_json(const srch_study *st, const srch_study_result *r);
+extern const char *const srch_study_csv_columns[];
 
 #endif

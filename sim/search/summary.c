@@ -141,7 +141,7 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
     fprintf(f, "heptasim compare: %s on %s (%d devices), global batch %d\n", q->model->name, q->platform->name,
             q->platform->devices, q->base.global_batch);
     print_search_lines(f, s);
-    fprintf(f, "Megatron-style (tp_y 1, cp_ulysses 1, TP inside a node, no fusion): %lld of the estimated\n",
+    fprintf(f, "Megatron-style (%s): %lld of the estimated\n", srch_baseline_text(q->baseline),
             s->res->counts.estimated_megatron);
     fprintf(f,
             "simulated: the %d best estimates of each space, %d candidates (%d resumed, %d failed) in %.1f s with "

@@ -1,0 +1,110 @@
+/* cmd_study.c - `heptasim study FILE.json`: the compares of a study file
+ * run into one folder (search/study.c), each cell's summary and HTML report
+ * written, then the Markdown table and the CSV. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../report/report.h"
+#include "../search/search.h"
+#include "commands.h"
+
+/* The command line as a shell would take it back: words with anything but
+ * [A-Za-z0-9_./=:,+-] single-quoted. */
+static char *command_line(const cli_args *a)
+{
+    size_t cap = 64;
+    for (int i = 0; i < a->argc; i++) cap += 4 * strlen(a->argv[i]) + 3;
+    char *out = sim_xcalloc(1, cap);
+    size_t n = 0;
+    for (int i = 0; i < a->argc; i++) {
+        const char *w = i == 0 ? "heptasim" : a->argv[i];
+        bool plain = w[0] && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-") ==
+                                 strlen(w);
+        if (i) out[n++] = ' ';
+        if (plain) {
+            memcpy(out + n, w, strlen(w));
+            n += strlen(w);
+            continue;
+        }
+        out[n++] = '\'';
+        for (const char *c = w; *c; c++) {
+            if (*c == '\'') {
+                memcpy(out + n, "'\\''", 4);
+                n += 4;
+            } else {
+                out[n++] = *c;
+            }
+        }
+        out[n++] = '\'';
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static sim_rc write_cell(void *ctx, const char *json_path, const void *doc, const char *html_path, const void *records,
+                         const char *title, sim_err *err)
+{
+    (void)ctx;
+    sim_rc rc = rpt_write_sweep_html(html_path, records, title, err);
+    if (rc == SIM_OK) rc = rpt_write_json_doc(json_path, doc, "cell summary", err); /* last: it marks the cell finished */
+    return rc;
+}
+
+int cmd_study(const cli_args *a)
+{
+    sim_err err = {{0}};
+    if (a->nfiles != 1) {
+        fprintf(stderr, "heptasim study: give one study file, e.g. heptasim study studies/hypertron.json (see "
+                        "docs/study.md)\n");
+        return 2;
+    }
+    srch_study *st = NULL;
+    sim_rc rc = srch_study_load(a->files[0], &st, &err);
+    if (rc != SIM_OK) return cli_fail(rc, &err);
+    char dir[CFG_PATH_LEN];
+    if (a->out_path)
+        sim_strlcpy(dir, a->out_path, sizeof dir);
+    else
+        snprintf(dir, sizeof dir, "results/studies/%s", st->name);
+    char *command = command_line(a);
+    srch_study_run_request rq = {.study = st, .out_dir = dir, .command = command, .resume = a->resume,
+                                 .shard_index = a->shard_index, .shard_count = a->shard_count, .jobs = cli_jobs(a),
+                                 .write_cell = write_cell, .log = a->quiet ? NULL : stderr};
+    srch_study_result res;
+    rc = srch_study_run(&rq, &res, &err);
+    char path[CFG_PATH_LEN + 16];
+    bool table = rc == SIM_OK && a->shard_count <= 1;
+    if (table) {
+        snprintf(path, sizeof path, "%s/study.md", dir);
+        rc = srch_study_write_markdown(path, st, &res, command, &err);
+    }
+    if (table && rc == SIM_OK) {
+        void *rows = srch_study_rows_json(st, &res);
+        snprintf(path, sizeof path, "%s/study.csv", dir);
+        rc = rpt_write_csv(path, rows, srch_study_csv_columns, "study table", &err);
+        cJSON_Delete(rows);
+    }
+    if (rc == SIM_OK && !a->quiet) {
+        printf("heptasim study %s: %d cells (%d run, %d finished earlier, %d failed) in %.0f s\n", st->name,
+               res.ran + res.skipped + res.failed, res.ran, res.skipped, res.failed, res.wall_s);
+        if (table)
+            printf("table: %s/study.md, %s/study.csv; cells: %s/cells/\n", dir, dir, dir);
+        else
+            printf("shard %d/%d done; when every shard is, '%s %s --out %s --resume' writes the table\n",
+                   a->shard_index, a->shard_count, "heptasim study", a->files[0], dir);
+    }
+    if (rc == SIM_OK && res.failed > 0) {
+        const char *first = "";
+        for (int i = 0; i < res.nrows && !first[0]; i++)
+            if (res.rows[i].state == SRCH_STUDY_FAILED) first = res.rows[i].error;
+        rc = sim_fail(&err, SIM_EINTERNAL,
+                      "heptasim study: %d of %d cells failed (first: %.400s); '--resume' runs them again", res.failed,
+                      res.ran + res.skipped + res.failed, first);
+    }
+    srch_study_result_free(&res);
+    srch_study_free(st);
+    free(command);
+    return rc == SIM_OK ? 0 : cli_fail(rc, &err);
+}
