@@ -63,6 +63,16 @@ int cmd_study(const cli_args *a)
     srch_study *st = NULL;
     sim_rc rc = srch_study_load(a->files[0], &st, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
+    if (a->list) {
+        for (int i = 0; i < st->ncells; i++) {
+            char cmd[2048];
+            srch_study_cell_command(st, &st->cells[i], cmd, sizeof cmd);
+            bool mine = a->shard_count <= 1 || i % a->shard_count == a->shard_index;
+            if (mine) printf("%s\t%s\n", st->cells[i].slug, cmd);
+        }
+        srch_study_free(st);
+        return 0;
+    }
     char dir[CFG_PATH_LEN];
     if (a->out_path)
         sim_strlcpy(dir, a->out_path, sizeof dir);

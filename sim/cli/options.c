@@ -17,7 +17,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT
+    O_FULL, O_LOO, O_FIT, O_LIST
 } opt_id;
 
 typedef struct opt_row {
@@ -66,6 +66,8 @@ static const opt_row options[] = {
     {O_OUT, "out", 0, "DIR", CLI_OPT_STUDY, "write the study's folder to DIR (default results/studies/NAME)", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_STUDY, "skip the cells a run into the same folder finished", PLAIN},
     {O_SHARD, "shard", 0, "I/N", CLI_OPT_STUDY, "run the I-th of N shares of the cells (then --resume writes the table)",
+     PLAIN},
+    {O_LIST, "list", 0, NULL, CLI_OPT_STUDY, "print each cell and the compare command it stands for; run nothing",
      PLAIN},
     {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)",
      COUNT(1, CLI_MAX_JOBS)},
@@ -308,6 +310,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_FULL: a->full = true; break;
     case O_LOO: a->loo = true; break;
     case O_FIT: a->fit = val; break;
+    case O_LIST: a->list = true; break;
     case O_QUIET: a->quiet = true; break;
     case O_HELP: a->help = true; break;
     }

@@ -27,6 +27,7 @@ typedef struct cli_args {
     int jobs;                    /* --jobs J (0 = number of cores) */
     const char *out_path;        /* --out FILE */
     bool resume;                 /* --resume */
+    bool list;                   /* --list: study cells, run nothing */
     int shard_index, shard_count;/* --shard I/N (count 0 = no sharding) */
     int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
     const char *megatron_cp;     /* --megatron-cp ring|a2a (NULL = ring) */
@@ -64,7 +65,7 @@ enum {
     CLI_OPT_SYMMETRY = 1 << 14,  /* --symmetry alone */
     CLI_OPT_SPACE = 1 << 15,     /* --space --shard: one space searched, in shards (sweep) */
     CLI_OPT_CSV = 1 << 16,       /* --csv */
-    CLI_OPT_STUDY = 1 << 17      /* --out DIR --resume --shard of a study */
+    CLI_OPT_STUDY = 1 << 17      /* --out DIR --resume --shard --list of a study */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

@@ -473,6 +473,10 @@ typedef struct srch_study {
 sim_rc srch_study_load(const char *path, srch_study **out, sim_err *err);
 void srch_study_free(srch_study *st);
 
+/* The compare command line that runs cell c alone (the same search, the
+ * same simulations).  Writes at most cap bytes. */
+void srch_study_cell_command(const srch_study *st, const srch_study_cell *c, char *out, int cap);
+
 typedef enum srch_study_state {
     SRCH_STUDY_NOT_RUN = 0,       /* another shard's */
     SRCH_STUDY_RAN,

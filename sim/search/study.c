@@ -600,6 +600,18 @@ void srch_study_free(srch_study *st)
     free(st);
 }
 
+void srch_study_cell_command(const srch_study *st, const srch_study_cell *c, char *out, int cap)
+{
+    int n = snprintf(out, (size_t)cap, "heptasim compare -m %s -p %s", c->model_name, c->platform_name);
+    if (c->devices && n < cap) n += snprintf(out + n, (size_t)(cap - n), " --devices %d", c->devices);
+    for (int i = 0; i < c->nsets && n < cap; i++) n += snprintf(out + n, (size_t)(cap - n), " --set %s", c->sets[i]);
+    if (n < cap)
+        snprintf(out + n, (size_t)(cap - n), " --global-batch %lld --top %d --symmetry %s --megatron-cp %s",
+                 c->global_batch, st->top,
+                 st->symmetry == ENG_SYM_DP ? "dp" : st->symmetry == ENG_SYM_NONE ? "none" : "tp",
+                 srch_baseline_name(c->baseline));
+}
+
 /* }============================================================ the cells */
 
 /* {============================================================= running */
@@ -964,10 +976,13 @@ static void md_row(FILE *f, const srch_study_row *r, bool axis)
 
 static const char *const dims[WL_NDIMS] = {"TP", "CP", "EP", "DP", "PP"};
 
-static void md_breakdown(FILE *f, const srch_study_row *r)
+static void md_breakdown(FILE *f, const srch_study *st, const srch_study_row *r)
 {
     const srch_candidate *c[2] = {r->has_megatron ? &r->megatron : NULL, r->has_best ? &r->best : NULL};
-    fprintf(f, "\n### %s\n\n| | Megatron-style best | 7D best |\n|---|---|---|\n", r->cell->slug);
+    fprintf(f, "\n### %s\n\n", r->cell->slug);
+    char cmd[2048];
+    srch_study_cell_command(st, r->cell, cmd, sizeof cmd);
+    fprintf(f, "`%s`\n\n| | Megatron-style best | 7D best |\n|---|---|---|\n", cmd);
     char s[2][CFG_TEXT_LEN];
     for (int k = 0; k < 2; k++) {
         if (c[k])
@@ -1046,7 +1061,7 @@ sim_rc srch_study_write_markdown(const char *path, const srch_study *st, const s
     }
     fprintf(f, "\n## Breakdown per cell\n");
     for (int i = 0; i < st->ncells; i++)
-        if (r->rows[i].state == SRCH_STUDY_RAN || r->rows[i].state == SRCH_STUDY_SKIPPED) md_breakdown(f, &r->rows[i]);
+        if (r->rows[i].state == SRCH_STUDY_RAN || r->rows[i].state == SRCH_STUDY_SKIPPED) md_breakdown(f, st, &r->rows[i]);
     return sim_out_commit(&o, err);
 }
 
@@ -1093,7 +1108,7 @@ void *srch_study_rows_json(const srch_study *st, const srch_study_result *r)
             cJSON_AddNumberToObject(o, "axis_value", c->axis_value);
             if (c->axis_factor > 0) cJSON_AddNumberToObject(o, "axis_factor", c->axis_factor);
         }
-        static const char *const states[] = {"not run", "ran", "finished earlier", "failed"};
+        static const char *const states[] = {"not run", "done", "done", "failed"}; /* ORDER srch_study_state */
         cJSON_AddStringToObject(o, "state", states[w->state]);
         bool ok = w->state == SRCH_STUDY_RAN || w->state == SRCH_STUDY_SKIPPED;
         cJSON_AddItemToObject(o, "megatron", best_json(ok && w->has_megatron, &w->megatron));

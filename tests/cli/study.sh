@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# study.sh - `heptasim study` on the shipped tiny study: the folder holds the
+# table, the CSV, one summary, report and records file per cell, the
+# command and copies of the inputs; the table's figures are the cells'; the
+# Megatron-style bests are in the baseline's space; a rerun with --resume
+# skips finished cells and runs a missing one again; two shards and a
+# resume give the table of one run; a bad study file is one line, exit 2.
+. "$(dirname "$0")/../lib/cli.sh" "$@"
+
+study=$data/studies/tiny.json
+cells=6 # 2 sequence lengths x 2 CP baselines, and 1 sensitivity value x 2 baselines
+
+capture "$bin" study "$study" --out "$tmp/one" -j 1
+check "study succeeds" test "$status" -eq 0
+check "study prints where the table is" grep -q "table: $tmp/one/study.md" "$tmp/out"
+check "one log line per cell and result" test "$(grep -c 'speed-up' "$tmp/err")" -eq $cells
+for f in study.md study.csv command.txt inputs/study.json inputs/model-gpt-1.7b.json inputs/platform-dgx-a100.json; do
+  check "the folder holds $f" test -s "$tmp/one/$f"
+done
+check "the study file is copied as it is" cmp -s "$study" "$tmp/one/inputs/study.json"
+check "the command is recorded" grep -qx "heptasim study $study --out $tmp/one -j 1" "$tmp/one/command.txt"
+for ext in json html jsonl; do
+  check "one .$ext per cell" test "$(find "$tmp/one/cells" -name "*.$ext" | wc -l)" -eq $cells
+done
+check "one CSV line per cell" test "$(($(wc -l <"$tmp/one/study.csv") - 1))" -eq $cells
+check "the table has a row per main cell" test "$(grep -c '^| gpt-1.7b | dgx-a100 (16) |' "$tmp/one/study.md")" -eq $cells
+check "the sensitivity table names the key and factor" grep -q 'network.nic_GBps x0.5 (12.5)' "$tmp/one/study.md"
+check "half the HBM is in the cells" grep -q '_hbm40_' <(ls "$tmp/one/cells")
+check "the HTML reports are drawn" grep -qi '<svg' "$tmp/one/cells/gpt-1.7b_dgx-a100-d16_s2048_hbm40_ring.html"
+
+if command -v jq >/dev/null 2>&1; then
+  for j in "$tmp"/one/cells/*.json; do
+    name=$(basename "$j" .json)
+    check "$name: speed-up is the ratio of the simulated steps" \
+      test "$(jq '(.megatron.step_time_s / ."7d".step_time_s - .speedup) | fabs < 1e-12' "$j")" = true
+    check "$name: global batch is tokens / seq_len" \
+      test "$(jq '.global_batch * .study_cell.model.seq_len' "$j")" -eq 32768
+    check "$name: the Megatron-style best has the distributed optimizer at most, 1D TP" \
+      test "$(jq '.megatron.strategy | .zero <= 1 and .tp_y == 1 and .fuse_tpy_cp == false' "$j")" = true
+    case $name in *_ring*)
+      check "$name: the ring baseline has no Ulysses" test "$(jq '.megatron.strategy.cp_ulysses' "$j")" -eq 1 ;;
+    esac
+    speedup=$(jq '.speedup' "$j")
+    check "$name: the CSV holds the cell's speed-up" \
+      python3 -c 'import csv,sys; r=[x for x in csv.DictReader(open(sys.argv[1])) if x["cell"]==sys.argv[2]]; assert len(r)==1 and abs(float(r[0]["speedup"])-float(sys.argv[3]))<1e-12' \
+      "$tmp/one/study.csv" "$name" "$speedup"
+  done
+fi
+
+# A rerun with --resume: every cell finished, nothing simulated again.
+cp -r "$tmp/one/cells" "$tmp/cells.before"
+capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
+check "resume succeeds" test "$status" -eq 0
+check "resume skips every finished cell" test "$(grep -c 'finished earlier, skipped' "$tmp/err")" -eq $cells
+check "resume runs nothing" test "$(grep -c 'speed-up' "$tmp/err")" -eq 0
+check "resume leaves the cells as they were" diff -r "$tmp/cells.before" "$tmp/one/cells"
+cp "$tmp/one/study.csv" "$tmp/one.csv"
+# a cell whose summary is gone runs again; the others are skipped
+rm "$tmp/one/cells/gpt-1.7b_dgx-a100-d16_s1024_hbm40_a2a.json"
+capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
+check "resume runs the unfinished cell" test "$(grep -c 'speed-up' "$tmp/err")" -eq 1
+check "resume gives the same table" cmp -s "$tmp/one.csv" "$tmp/one/study.csv"
+
+# A shard runs its share of the cells and writes no table; the other
+# shards' cells (here those of the first run) joined into its folder, a
+# resume runs nothing and writes the table of one run.
+capture "$bin" study "$study" --out "$tmp/sh" -j 1 --shard 1/3
+check "a shard succeeds" test "$status" -eq 0
+check "a shard runs its third of the cells" test "$(grep -c 'speed-up' "$tmp/err")" -eq $((cells / 3))
+check "a shard says how to write the table" grep -q "shard 1/3 done.*--resume" "$tmp/out"
+check "a shard writes no table" test ! -e "$tmp/sh/study.md"
+for j in "$tmp"/one/cells/*.json; do
+  [ -e "$tmp/sh/cells/$(basename "$j")" ] || cp "${j%.json}".* "$tmp/sh/cells/"
+done
+capture "$bin" study "$study" --out "$tmp/sh" -j 1 --resume
+check "the resume after the shards runs nothing" test "$(grep -c 'speed-up' "$tmp/err")" -eq 0
+check "shards and resume give the table of one run" cmp -s "$tmp/one.csv" "$tmp/sh/study.csv"
+
+# Bad study files: one line naming the file and the key, exit 2.
+bad() { # bad NAME JSON PATTERN...
+  local name=$1 json=$2
+  shift 2
+  printf '%s\n' "$json" >"$tmp/$name.json"
+  expect 2 "$tmp/$name.json" "$@" -- study "$tmp/$name.json" --out "$tmp/bad"
+}
+ok_part='"name": "t", "models": ["gpt-1.7b"], "platforms": [{"platform": "dgx-a100", "devices": 16}]'
+bad tokens "{$ok_part, \"seq_lens\": [1024, 3000], \"tokens_per_step\": 32768}" '\.tokens_per_step: 32768 is not a multiple of the sequence length 3000'
+bad unknown "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"seqlens\": [1]}" '\.seqlens: unknown key'
+bad cp "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"megatron_cp\": [\"ulysses\"]}" '\.megatron_cp\[0\]: must be "ring" or "a2a"'
+bad nomodels '{"name": "t", "platforms": ["dgx-a100"], "seq_lens": [1024], "tokens_per_step": 32768}' '\.models: missing'
+bad model "{\"name\": \"t\", \"models\": [\"no-such-model\"], \"platforms\": [\"dgx-a100\"], \"seq_lens\": [1024], \"tokens_per_step\": 32768}" "model 'no-such-model' not found"
+bad axis "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"sensitivity\": {\"platform\": \"dgx-a100\", \"axes\": [{\"key\": \"network.no_such\", \"factors\": [2]}]}}" "\.sensitivity\.axes\[0\]: dgx-a100: 'network.no_such' is not a number"
+bad hbm "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"hbm\": [-1]}" '\.hbm\[0\]: must be a factor'
+bad name '{"name": "../up", "models": ["gpt-1.7b"], "platforms": ["dgx-a100"], "seq_lens": [1024], "tokens_per_step": 1024}' '\.name: must be the study'
+bad json '{"name": "t",' 'not valid JSON'
+check "a refused study writes nothing" test ! -e "$tmp/bad"
+expect 2 "give one study file" -- study
+expect 2 "'--megatron-cp' takes 'ring' or 'a2a'" -- compare --megatron-cp ulysses
+
+summary
