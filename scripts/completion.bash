@@ -54,6 +54,7 @@ _heptasim_value() {
         [ -n "$cur" ] && compgen -d -- "$cur" && compgen -f -X '!*.json' -- "$cur"
         ;;
       FILE*) compgen -f -- "$cur" ;;
+      DIR) compgen -d -- "$cur" ;;
       *[a-z0-9-]*) [[ $part == "$cur"* ]] && printf '%s\n' "$part" ;;
     esac
   done
