@@ -1067,24 +1067,10 @@ sim_rc srch_study_write_markdown(const char *path, const srch_study *st, const s
 
 /* {----------------------------------------------------------- the CSV */
 
+/* A side's best: its record (srch_record_to_json), or an empty object. */
 static cJSON *best_json(bool has, const srch_candidate *c)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!has) return o;
-    char s[CFG_TEXT_LEN];
-    cfg_strategy_compact(&c->strategy, s, sizeof s);
-    cJSON_AddStringToObject(o, "strategy", s);
-    cJSON_AddNumberToObject(o, "index", c->index);
-    cJSON_AddNumberToObject(o, "step_time_s", c->step_time_s);
-    cJSON_AddNumberToObject(o, "mfu", c->mfu);
-    cJSON_AddNumberToObject(o, "peak_bytes", c->peak_bytes);
-    cJSON_AddNumberToObject(o, "compute_s", c->compute_s);
-    cJSON_AddNumberToObject(o, "bubble_s", c->bubble_s);
-    cJSON_AddNumberToObject(o, "optimizer_s", c->optimizer_s);
-    static const char *const keys[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"};
-    cJSON *e = cJSON_AddObjectToObject(o, "exposed_s");
-    for (int d = 0; d < WL_NDIMS; d++) cJSON_AddNumberToObject(e, keys[d], c->exposed_s[d]);
-    return o;
+    return has ? srch_record_to_json(c) : cJSON_CreateObject();
 }
 
 void *srch_study_rows_json(const srch_study *st, const srch_study_result *r)
@@ -1123,9 +1109,10 @@ void *srch_study_rows_json(const srch_study *st, const srch_study_result *r)
 }
 
 #define BEST_COLUMNS(side)                                                                                            \
-    side ".strategy", side ".step_time_s", side ".mfu", side ".peak_bytes", side ".compute_s", side ".bubble_s",      \
-        side ".optimizer_s", side ".exposed_s.tp", side ".exposed_s.cp", side ".exposed_s.ep", side ".exposed_s.dp",  \
-        side ".exposed_s.pp"
+    side ".strategy.description", side ".index", side ".step_time_s", side ".mfu", side ".memory.peak_bytes",       \
+        side ".breakdown.compute_s", side ".breakdown.bubble_s", side ".breakdown.optimizer_s",                       \
+        side ".dimensions.tp.exposed_s", side ".dimensions.cp.exposed_s", side ".dimensions.ep.exposed_s",            \
+        side ".dimensions.dp.exposed_s", side ".dimensions.pp.exposed_s"
 
 const char *const srch_study_csv_columns[] = {
     "cell", "part", "model", "platform", "devices", "seq_len", "global_batch", "hbm_GiB", "megatron_cp", "axis",
