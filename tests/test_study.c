@@ -210,6 +210,10 @@ START_TEST(study_refusals)
             "\"dgx-a100\", \"axes\": [{\"key\": \"supernode.devices\", \"values\": [0.5]}]}}",
             ".sensitivity.axes[0]");
     refused("{" OK_PART "\"seq_lens\": [1024, 1024], \"tokens_per_step\": 4096}", "twice");
+    refused("{" OK_PART "\"seq_lens\": [1024], \"tokens_per_step\": 4096, \"strategy\": {\"zero\": 9}}",
+            ".strategy: --set zero=9");
+    refused("{" OK_PART "\"seq_lens\": [1024], \"tokens_per_step\": 4096, \"strategy\": {\"no_such\": 1}}",
+            ".strategy.no_such");
 }
 END_TEST
 

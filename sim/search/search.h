@@ -437,7 +437,7 @@ void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int
  * and inputs/ (copies of the study, model and platform files). */
 
 #define SRCH_STUDY_MAX_CELLS 4096
-#define SRCH_STUDY_MAX_SETS 4     /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key */
+#define SRCH_STUDY_MAX_SETS 16    /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
 
 typedef struct srch_study_cell {
     int index;                    /* position in the study */
@@ -451,8 +451,11 @@ typedef struct srch_study_cell {
     char axis[CFG_NAME_LEN * 2];  /* sensitivity: the platform key ("" in the main grid) */
     double axis_value;            /* its value in the cell */
     double axis_factor;           /* the factor of the shipped value (0: a value was given) */
-    char sets[SRCH_STUDY_MAX_SETS][CFG_NAME_LEN * 3]; /* the cell's --set items */
+    char sets[SRCH_STUDY_MAX_SETS][CFG_NAME_LEN * 3]; /* the cell's --set items: model and platform keys,
+                                   * then the study's strategy keys */
     int nsets;
+    cfg_strategy base;            /* the search's base: srch_base_strategy with the strategy items */
+    unsigned pinned;              /* the keys they pin (srch_pins_of_overrides) */
     cfg_model model;              /* loaded with the items */
     cfg_platform platform;
 } srch_study_cell;

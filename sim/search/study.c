@@ -157,6 +157,9 @@ typedef struct spec {
     int nsens_seqs;
     axis axes[MAX_LIST];
     int naxes;
+    /* base strategy keys of both sides, as "KEY=VALUE" */
+    char strat[SRCH_STUDY_MAX_SETS - 3][CFG_NAME_LEN * 3];
+    int nstrat;
 } spec;
 
 static sim_rc hbm_list(reader *r, const cJSON *a, const char *where, hbm_spec *out, int *n)
@@ -332,10 +335,40 @@ static sim_rc search_of(reader *r, const cJSON *o, srch_study *st)
     return rc;
 }
 
+/* "strategy": {KEY: VALUE}: base strategy keys of every cell (compare's --set KEY=VALUE). */
+static sim_rc strategy_of(reader *r, const cJSON *o, spec *sp)
+{
+    if (!o) return SIM_OK;
+    if (!cJSON_IsObject(o)) return bad(r, ".strategy", "must be an object of strategy keys, e.g. {\"overlap_tp_backward\": true}");
+    for (const cJSON *c = o->child; c; c = c->next) {
+        char key[200];
+        snprintf(key, sizeof key, ".strategy.%.60s", c->string);
+        if (sp->nstrat == (int)(sizeof sp->strat / sizeof sp->strat[0]))
+            return bad(r, key, "more than %d strategy keys", (int)(sizeof sp->strat / sizeof sp->strat[0]));
+        if (!cfg_strategy_key(c->string) || strcmp(c->string, "global_batch") == 0 || strcmp(c->string, "name") == 0)
+            return bad(r, key, "not a strategy key a study can set (global_batch comes from tokens_per_step)");
+        char *v = cJSON_IsString(c) ? NULL : cJSON_PrintUnformatted(c);
+        const char *text = cJSON_IsString(c) ? c->valuestring : v;
+        int n = snprintf(sp->strat[sp->nstrat], sizeof sp->strat[0], "%s=%s", c->string, text ? text : "");
+        cJSON_free(v);
+        if (n >= (int)sizeof sp->strat[0] || (!cJSON_IsString(c) && !cJSON_IsNumber(c) && !cJSON_IsBool(c)))
+            return bad(r, key, "must be a number, true/false or a short string");
+        sp->nstrat++;
+    }
+    const char *items[SRCH_STUDY_MAX_SETS];
+    for (int i = 0; i < sp->nstrat; i++) items[i] = sp->strat[i];
+    cfg_overrides ov = {sp->nstrat, items};
+    cfg_strategy base;
+    sim_err why = {{0}};
+    if (srch_base_strategy(&ov, "study", &base, &why) != SIM_OK) return bad(r, ".strategy", "%s", why.msg);
+    return SIM_OK;
+}
+
 static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
 {
-    static const char *const keys[] = {"name",  "description", "models",      "platforms", "seq_lens",
-                                       "tokens_per_step", "hbm", "megatron_cp", "search", "sensitivity", NULL};
+    static const char *const keys[] = {"name",     "description", "models",      "platforms", "seq_lens",
+                                       "tokens_per_step", "hbm",  "megatron_cp", "search",    "sensitivity",
+                                       "strategy", NULL};
     if (!cJSON_IsObject(root)) return bad(r, ".", "a study file is one JSON object (see docs/study.md)");
     sim_rc rc = known_keys(r, root, "", keys);
     if (rc != SIM_OK) return rc;
@@ -389,6 +422,7 @@ static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
         }
     }
     if ((rc = search_of(r, cJSON_GetObjectItemCaseSensitive(root, "search"), st)) != SIM_OK) return rc;
+    if ((rc = strategy_of(r, cJSON_GetObjectItemCaseSensitive(root, "strategy"), sp)) != SIM_OK) return rc;
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "sensitivity");
     if (s && (rc = sensitivity_of(r, s, hbm, sp)) != SIM_OK) return rc;
     if (sp->sens && sp->nsens_models == 0) {
@@ -503,6 +537,7 @@ static sim_rc cell_add(reader *r, srch_study *st, const spec *sp, const cell_def
         c->axis_factor = d->ax->factors ? d->ax_value : 0;
         snprintf(c->sets[c->nsets++], sizeof c->sets[0], "platform.%s=%.10g", d->ax->key, v);
     }
+    for (int i = 0; i < sp->nstrat; i++) sim_strlcpy(c->sets[c->nsets++], sp->strat[i], sizeof c->sets[0]);
     char m[CFG_NAME_LEN], p[CFG_NAME_LEN], dev[24] = "", ax[160] = "";
     stem(d->model, m, sizeof m);
     stem(d->plat->name, p, sizeof p);
@@ -522,7 +557,10 @@ static sim_rc cell_add(reader *r, srch_study *st, const spec *sp, const cell_def
     sim_err why = {{0}};
     sim_rc rc = cfg_load_model(c->model_name, &ov, &c->model, &why);
     if (rc == SIM_OK) rc = cfg_load_platform(c->platform_name, &ov, c->devices, &c->platform, &why);
+    if (rc == SIM_OK) rc = srch_base_strategy(&ov, "study", &c->base, &why);
     if (rc != SIM_OK) return bad(r, key, "%s", why.msg);
+    c->base.global_batch = (int)c->global_batch;
+    c->pinned = srch_pins_of_overrides(&ov, &c->base);
     st->ncells++;
     return SIM_OK;
 }
@@ -630,6 +668,8 @@ static cJSON *cell_json(const srch_study *st, const srch_study_cell *c)
     cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));
     cJSON_AddItemToObject(o, "platform", cfg_platform_to_json(&p));
     cJSON_AddNumberToObject(o, "global_batch", (double)c->global_batch);
+    cJSON_AddItemToObject(o, "base", cfg_strategy_fingerprint_json(&c->base));
+    cJSON_AddNumberToObject(o, "pinned", c->pinned);
     cJSON_AddStringToObject(o, "megatron_cp", srch_baseline_name(c->baseline));
     cJSON_AddNumberToObject(o, "top", st->top);
     cJSON_AddStringToObject(o, "symmetry", st->symmetry == ENG_SYM_DP ? "dp" : st->symmetry == ENG_SYM_NONE ? "none" : "tp");
@@ -760,9 +800,8 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
 {
     srch_sweep_request q;
     memset(&q, 0, sizeof q);
-    sim_rc rc = srch_base_strategy(NULL, "study", &q.search.base, err);
-    if (rc != SIM_OK) return rc;
-    q.search.base.global_batch = (int)c->global_batch;
+    q.search.base = c->base;
+    q.search.pinned = c->pinned;
     q.search.model = &c->model;
     q.search.platform = &c->platform;
     q.search.space = SRCH_SPACE_7D;
@@ -775,7 +814,7 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     srch_sweep s;
     memset(&s, 0, sizeof s);
     double t0 = sim_now_s();
-    rc = srch_compare_run(&q, &s, err);
+    sim_rc rc = srch_compare_run(&q, &s, err);
     if (rc == SIM_OK) rc = srch_sweep_failures(&q, &s, "study", err);
     row->wall_s = sim_now_s() - t0;
     if (rc == SIM_OK) {

@@ -37,6 +37,8 @@ if command -v jq >/dev/null 2>&1; then
       test "$(jq '.global_batch * .study_cell.model.seq_len' "$j")" -eq 32768
     check "$name: the Megatron-style best has the distributed optimizer at most, 1D TP" \
       test "$(jq '.megatron.strategy | .zero <= 1 and .tp_y == 1 and .fuse_tpy_cp == false' "$j")" = true
+    check "$name: both sides take the study's strategy keys" \
+      test "$(jq '.megatron.strategy.overlap_tp_backward and ."7d".strategy.overlap_tp_backward' "$j")" = true
     case $name in *_ring*)
       check "$name: the ring baseline has no Ulysses" test "$(jq '.megatron.strategy.cp_ulysses' "$j")" -eq 1 ;;
     esac
@@ -93,6 +95,7 @@ bad axis "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"sensiti
 bad hbm "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"hbm\": [-1]}" '\.hbm\[0\]: must be a factor'
 bad name '{"name": "../up", "models": ["gpt-1.7b"], "platforms": ["dgx-a100"], "seq_lens": [1024], "tokens_per_step": 1024}' '\.name: must be the study'
 bad json '{"name": "t",' 'not valid JSON'
+bad strategy "{$ok_part, \"seq_lens\": [1024], \"tokens_per_step\": 32768, \"strategy\": {\"global_batch\": 8}}" '\.strategy\.global_batch: not a strategy key'
 check "a refused study writes nothing" test ! -e "$tmp/bad"
 expect 2 "give one study file" -- study
 expect 2 "'--megatron-cp' takes 'ring' or 'a2a'" -- compare --megatron-cp ulysses
