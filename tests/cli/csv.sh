@@ -21,7 +21,8 @@ for r in rows:
 assert max(float(r["total_bytes"]) for r in rows) == d["memory"]["peak_bytes"]
 assert sum(int(r["layers"]) for r in rows) == 4
 PY
-check "memory --csv: a row per stage, parts add up, the JSON's peak: $(cat "$tmp/py")" test $? -eq 0
+rc=$?
+check "memory --csv: a row per stage, parts add up, the JSON's peak: $(cat "$tmp/py")" test $rc -eq 0
 
 # sweep: one row per candidate of the JSON (ranking, then estimated only)
 capture "$bin" sweep "${small[@]}" --top 2 -q --csv "$tmp/sweep.csv" --json "$tmp/sweep.json"
@@ -38,7 +39,8 @@ for r, w in zip(rows, want):
     assert (r["step_time_s"] == "") == (not w["simulated"])
     if w["simulated"]: assert float(r["step_time_s"]) == w["step_time_s"]
 PY
-check "sweep --csv: a row per candidate, figures of the JSON: $(cat "$tmp/py")" test $? -eq 0
+rc=$?
+check "sweep --csv: a row per candidate, figures of the JSON: $(cat "$tmp/py")" test $rc -eq 0
 capture "$bin" compare "${small[@]}" --top 1 -q --csv -
 check "compare --csv -: a header and rows on stdout" \
   python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert r and "megatron_style" in r[0]' "$tmp/out"
@@ -56,7 +58,8 @@ for row, (cid, run, x) in zip(rows, cmp):
     assert row["case"] == cid and row["run"] == run and row["metric"] == x["metric"]
     assert float(row["measured"]) == x["measured"] and float(row["error"]) == x["error"]
 PY
-check "validate --csv: a row per comparison: $(cat "$tmp/py")" test $? -eq 0
+rc=$?
+check "validate --csv: a row per comparison: $(cat "$tmp/py")" test $rc -eq 0
 
 # no partial file; stdout shared is refused
 expect 1 "nodir/m.csv: cannot write the CSV table" -- memory "${small[@]}" --csv "$tmp/nodir/m.csv"

@@ -25,7 +25,8 @@ for k in ("name", "description"):
 assert a == b, (a, b)
 assert run["strategy_name"] == "derived (best Megatron-style by estimate)", run["strategy_name"]
 PY
-  check "run without -s takes the sweep's best Megatron-style estimate: $(cat "$tmp/py")" test $? -eq 0
+  rc=$?
+  check "run without -s takes the sweep's best Megatron-style estimate: $(cat "$tmp/py")" test $rc -eq 0
 else
   ko "sweep failed: $(head -2 "$tmp/err")"
 fi

@@ -26,7 +26,8 @@ assert t > 0 and b["compute_s"] <= t
 assert abs(d["tokens_per_s"] - 16 * 8192 / t) < 1e-6 * d["tokens_per_s"], d["tokens_per_s"]
 assert d["memory"]["fits"] is True
 PY
-  check "estimate --json: estimate true, a breakdown, tokens/s of its step time: $(cat "$tmp/py")" test $? -eq 0
+  rc=$?
+  check "estimate --json: estimate true, a breakdown, tokens/s of its step time: $(cat "$tmp/py")" test $rc -eq 0
 else
   ko "estimate failed: $(head -2 "$tmp/err")"
 fi

@@ -126,7 +126,8 @@ for k in ("device", "node", "supernode", "network"):
     assert a[k] == b[k], (k, a[k], b[k])
 assert [x for x, _ in a["efficiency"]["gemm"]] == [x for x, _ in b["efficiency"]["gemm"]]
 EOF
-  check "$(basename "$p") keeps the physical figures of $(basename "$base")" test $? -eq 0 || cat "$tmp/py"
+  rc=$?
+  check "$(basename "$p") keeps the physical figures of $(basename "$base")" test $rc -eq 0 || cat "$tmp/py"
 done
 
 # 6. the shipped B200 calibration still meets its targets on the dense cases it
