@@ -33,7 +33,7 @@ fit_of() {
     # H100: NeMo 24.07's FP8 cases determine the FP8 GEMM curve; the BF16
     # GEMM scale rests on the one BF16 case with a full configuration (NeMo
     # AutoModel's Qwen3-30B-A3B), so that case cannot be held out
-    dgx-h100) echo gemm_scale,gemm_fp8_scale ;;
+    dgx-h100) echo gemm_scale,gemm_fp8_scale,overlap_slowdown ;;
     # SimuMax's real runs on one 8 x B200 node (TP overlap off): the TP 1..8
     # spread determines the network efficiency as well
     hgx-b200) echo gemm_scale,attention,network ;;
