@@ -653,6 +653,8 @@ START_TEST(reasons_name_the_component_and_the_key)
     a.bubble_s = 0.1;
     b.bubble_s = 0.5;
     a.exposed_s[WL_DIM_DP] = 0.05;
+    a.step_time_s = 1.15;
+    b.step_time_s = 1.5;
     char why[256];
     srch_reason(&a, &b, &platform, why, sizeof why);
     ck_assert_msg(strstr(why, "less bubble") && strstr(why, "pp 4 vs 8"), "%s", why);
@@ -661,6 +663,8 @@ START_TEST(reasons_name_the_component_and_the_key)
     b.state = SRCH_SIM_NONE;
     a.est.exposed_s[WL_DIM_TP] = 0.1;
     b.est.exposed_s[WL_DIM_TP] = 0.3;
+    a.est.step_s = 1.1;
+    b.est.step_s = 1.3;
     strategy("{\"tp_x\": 4, \"dp\": 4, \"global_batch\": 32}", &a.strategy);
     strategy("{\"tp_x\": 8, \"dp\": 2, \"global_batch\": 32}", &b.strategy);
     srch_reason(&a, &b, &platform, why, sizeof why);

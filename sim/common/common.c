@@ -1,6 +1,7 @@
-/* common.c - result codes, error formatting, checked allocation and the wall clock. */
+/* common.c - result codes, error formatting, checked allocation, the wall clock and the formatting of figures. */
 #include "common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,3 +147,63 @@ void sim_strlcpy(char *dst, const char *src, size_t cap)
     memcpy(dst, src, n);
     dst[n] = '\0';
 }
+
+/* {=============================================================== units */
+
+char *sim_fmt_time(double s, char *out, size_t cap)
+{
+    double a = fabs(s);
+    if (a == 0 || !isfinite(s))
+        snprintf(out, cap, "0 s");
+    else if (a >= 100)
+        snprintf(out, cap, "%.0f s", s);
+    else if (a >= 1)
+        snprintf(out, cap, "%.3g s", s);
+    else if (a >= 1e-3)
+        snprintf(out, cap, "%.3g ms", s * 1e3);
+    else
+        snprintf(out, cap, "%.3g us", s * 1e6);
+    return out;
+}
+
+char *sim_fmt_bytes(double bytes, char *out, size_t cap)
+{
+    double a = fabs(bytes);
+    if (a >= SIM_GIB * 1024)
+        snprintf(out, cap, "%.1f TiB", bytes / (SIM_GIB * 1024));
+    else if (a >= SIM_GIB)
+        snprintf(out, cap, "%.1f GiB", bytes / SIM_GIB);
+    else if (a >= 1024.0 * 1024.0)
+        snprintf(out, cap, "%.0f MiB", bytes / (1024.0 * 1024.0));
+    else if (a >= 1024.0)
+        snprintf(out, cap, "%.0f KiB", bytes / 1024.0);
+    else
+        snprintf(out, cap, "%.0f B", bytes);
+    return out;
+}
+
+char *sim_fmt_count(double v, char *out, size_t cap)
+{
+    if (!isfinite(v)) {
+        snprintf(out, cap, "-");
+        return out;
+    }
+    double r = fabs(round(v));
+    if (r >= 1e30) {
+        snprintf(out, cap, "%.3g", v);
+        return out;
+    }
+    char digits[64], tmp[96];
+    snprintf(digits, sizeof digits, "%.0f", r);
+    size_t n = strlen(digits), j = 0;
+    if (v <= -0.5) tmp[j++] = '-';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0) tmp[j++] = ',';
+        tmp[j++] = digits[i];
+    }
+    tmp[j] = '\0';
+    snprintf(out, cap, "%s", tmp);
+    return out;
+}
+
+/* }=============================================================== units */

@@ -138,6 +138,21 @@ sim_rc sim_out_check(const char *path, const char *what, sim_err *err);
 
 /* }======================================================== output files */
 
+/* {=============================================================== units */
+
+/* The one formatting of figures for people, in every text summary, table
+ * and HTML report (JSON and CSV carry base units: bytes, seconds).  Sizes,
+ * memory and traffic alike, are in binary units ("1.5 GiB", "312 MiB",
+ * "2.0 TiB", "0 B"); times take the unit that fits ("812 ms", "1.23 s",
+ * "45.6 us", "0 s"); counts have thousands separators ("1,234,567", "-"
+ * for a value that is not finite).  Each writes at most cap bytes to out
+ * and returns out. */
+char *sim_fmt_bytes(double bytes, char *out, size_t cap);
+char *sim_fmt_time(double s, char *out, size_t cap);
+char *sim_fmt_count(double v, char *out, size_t cap);
+
+/* }=============================================================== units */
+
 /* Units used throughout: seconds, bytes, FLOPs (not FLOP/s unless named
  * _flops_per_s). */
 #define SIM_GIB (1024.0 * 1024.0 * 1024.0)

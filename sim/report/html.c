@@ -165,7 +165,7 @@ static void tl_lane(FILE *f, const rpt_timeline *tl, int row, int c0, int c1, do
                 for (int c = c0; c < c1; c++) sum[c] += tl->acc[((size_t)row * TL_BUCKETS + (size_t)k) * TL_NCAT + c];
             for (int c = c0; c < c1; c++) total += sum[c];
             int n = snprintf(tip, sizeof tip, "rank %d: %s, %s to %s", tl->rank_of_row[row], tl_names[cat],
-                             rpt_fmt_time(s0, t0, sizeof t0), rpt_fmt_time(s1, t1, sizeof t1));
+                             sim_fmt_time(s0, t0, sizeof t0), sim_fmt_time(s1, t1, sizeof t1));
             const char *sep = " (";
             for (int c = c0; c < c1 && total > 0; c++) {
                 if (sum[c] < 0.01 * total || n < 0 || (size_t)n >= sizeof tip) continue;
@@ -201,7 +201,7 @@ static void timeline_svg(FILE *f, const rpt_timeline *tl, double step_s)
         if (ticks[i] > span * (1 + 1e-9)) break;
         double tx = left + ticks[i] * px_per_s;
         rpt_svg_line(f, tx, top - 4, tx, ybot, "#e4e4e4", 1, NULL);
-        rpt_svg_text(f, tx, ybot + 16, "middle", 11, "#444", rpt_fmt_time(ticks[i], lab, sizeof lab));
+        rpt_svg_text(f, tx, ybot + 16, "middle", 11, "#444", sim_fmt_time(ticks[i], lab, sizeof lab));
     }
     rpt_svg_text(f, left + plot_w / 2, ybot + 34, "middle", 12, "#444", "simulated time in the step");
 
@@ -258,14 +258,14 @@ static void summary_table(FILE *f, const rpt_run *run)
     if (run->sim) {
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
-        ROW("step time", rpt_fmt_time(mt.step_time_s, a, sizeof a));
+        ROW("step time", sim_fmt_time(mt.step_time_s, a, sizeof a));
         snprintf(line, sizeof line, "%.1f %% (HFU %.1f %%), %.1f TFLOP/s per device, %.0f tokens/s", 100 * mt.mfu,
                  100 * mt.hfu, mt.tflops_per_device, mt.tokens_per_s);
         ROW("MFU", line);
     }
     double cap = cfg_usable_hbm_bytes(run->platform);
-    snprintf(line, sizeof line, "%s of %s usable (stage %d) %s", rpt_fmt_bytes(run->memory.total_bytes, a, sizeof a),
-             rpt_fmt_bytes(cap, b, sizeof b), run->memory_stage,
+    snprintf(line, sizeof line, "%s of %s usable (stage %d) %s", sim_fmt_bytes(run->memory.total_bytes, a, sizeof a),
+             sim_fmt_bytes(cap, b, sizeof b), run->memory_stage,
              run->memory.total_bytes <= cap ? "- fits" : "- DOES NOT FIT (not simulated)");
     ROW("peak memory", line);
     if (run->sim) {
@@ -302,7 +302,7 @@ static void breakdown_svg(FILE *f, const rpt_run *run)
     for (int i = 0; i < 5; i++) {
         if (!(v[i] > 0) || !(total > 0)) continue;
         double wi = v[i] / total * plot_w;
-        snprintf(lab, sizeof lab, "%s: %s (%.1f %%)", names[i], rpt_fmt_time(v[i], t, sizeof t), 100 * v[i] / total);
+        snprintf(lab, sizeof lab, "%s: %s (%.1f %%)", names[i], sim_fmt_time(v[i], t, sizeof t), 100 * v[i] / total);
         rpt_svg_rect(f, x, 22, wi, 28, colors[i], lab);
         if (wi > 60) {
             snprintf(lab, sizeof lab, "%.0f %%", 100 * v[i] / total);
@@ -312,7 +312,7 @@ static void breakdown_svg(FILE *f, const rpt_run *run)
     }
     x = left;
     for (int i = 0; i < 5; i++) {
-        snprintf(lab, sizeof lab, "%s %s", names[i], rpt_fmt_time(v[i], t, sizeof t));
+        snprintf(lab, sizeof lab, "%s %s", names[i], sim_fmt_time(v[i], t, sizeof t));
         x = rpt_svg_legend(f, x, 78, colors[i], lab);
     }
     rpt_svg_close(f);
@@ -355,7 +355,7 @@ static void memory_svg(FILE *f, const rpt_run *run)
         double bx = left + k * slot + (slot - bw) / 2, y = top + plot_h;
         for (int i = 0; i < 5; i++) {
             double hh = v[i] / ymax * plot_h;
-            snprintf(lab, sizeof lab, "stage %d %s: %s", k, names[i], rpt_fmt_bytes(v[i], b1, sizeof b1));
+            snprintf(lab, sizeof lab, "stage %d %s: %s", k, names[i], sim_fmt_bytes(v[i], b1, sizeof b1));
             rpt_svg_rect(f, bx, y - hh, bw, hh, colors[i], lab);
             y -= hh;
         }
@@ -365,12 +365,12 @@ static void memory_svg(FILE *f, const rpt_run *run)
         }
         if (pp <= 16) {
             rpt_svg_text(f, bx + bw / 2, y - 4, "middle", 11, mem[k].total_bytes > cap ? "#c00" : "#333",
-                         rpt_fmt_bytes(mem[k].total_bytes, b1, sizeof b1));
+                         sim_fmt_bytes(mem[k].total_bytes, b1, sizeof b1));
         }
     }
     double yc = top + plot_h - cap / ymax * plot_h;
     rpt_svg_line(f, left, yc, left + plot_w, yc, "#000", 1.5, "6 4");
-    snprintf(lab, sizeof lab, "capacity %s", rpt_fmt_bytes(cap, b1, sizeof b1));
+    snprintf(lab, sizeof lab, "capacity %s", sim_fmt_bytes(cap, b1, sizeof b1));
     rpt_svg_text(f, left + plot_w, yc - 5, "end", 11, "#000", lab);
     rpt_svg_line(f, left, top + plot_h, left + plot_w, top + plot_h, "#888", 1, NULL);
     rpt_svg_text(f, left + plot_w / 2, top + plot_h + 36, "middle", 12, "#444", "pipeline stage");
@@ -396,18 +396,18 @@ static void dimensions_svg(FILE *f, const rpt_run *run)
     for (int i = 0; i < nt; i++) {
         double tx = left + ticks[i] / xmax * plot_w;
         rpt_svg_line(f, tx, top - 4, tx, ybot, "#eeeeee", 1, NULL);
-        rpt_svg_text(f, tx, ybot + 14, "middle", 11, "#444", rpt_fmt_time(ticks[i], t1, sizeof t1));
+        rpt_svg_text(f, tx, ybot + 14, "middle", 11, "#444", sim_fmt_time(ticks[i], t1, sizeof t1));
     }
     for (int d = 0; d < WL_NDIMS; d++) {
         double y = top + d * (bar_h + gap);
         rpt_svg_text(f, left - 8, y + 15, "end", 12, "#222", rpt_dim_key(d));
-        snprintf(lab, sizeof lab, "%s in flight %s", rpt_dim_key(d), rpt_fmt_time(st->comm_s[d], t1, sizeof t1));
+        snprintf(lab, sizeof lab, "%s in flight %s", rpt_dim_key(d), sim_fmt_time(st->comm_s[d], t1, sizeof t1));
         rpt_svg_rect(f, left, y, st->comm_s[d] / xmax * plot_w, bar_h, "#a0cbe8", lab);
-        snprintf(lab, sizeof lab, "%s exposed %s", rpt_dim_key(d), rpt_fmt_time(st->exposed_comm_s[d], t1, sizeof t1));
+        snprintf(lab, sizeof lab, "%s exposed %s", rpt_dim_key(d), sim_fmt_time(st->exposed_comm_s[d], t1, sizeof t1));
         rpt_svg_rect(f, left, y + bar_h * 0.3, st->exposed_comm_s[d] / xmax * plot_w, bar_h * 0.4, "#e15759", lab);
         snprintf(lab, sizeof lab, "%s / %s exposed, %s sent (all ranks %s)",
-                 rpt_fmt_time(st->comm_s[d], t1, sizeof t1), rpt_fmt_time(st->exposed_comm_s[d], t2, sizeof t2),
-                 rpt_fmt_bytes(st->bytes_sent[d], b1, sizeof b1), rpt_fmt_bytes(run->sim->bytes_total[d], b2, sizeof b2));
+                 sim_fmt_time(st->comm_s[d], t1, sizeof t1), sim_fmt_time(st->exposed_comm_s[d], t2, sizeof t2),
+                 sim_fmt_bytes(st->bytes_sent[d], b1, sizeof b1), sim_fmt_bytes(run->sim->bytes_total[d], b2, sizeof b2));
         rpt_svg_text(f, left + plot_w + 10, y + 15, "start", 11, "#333", lab);
     }
     rpt_svg_line(f, left, ybot, left + plot_w, ybot, "#888", 1, NULL);

@@ -1,10 +1,11 @@
 /* summary.c - the text reports: the summary of a simulated step and the
  * per-stage memory table.
  *
- * Plain text for a terminal, a dozen lines at most per run.  Sizes of
- * device memory are in GiB (2^30 bytes); traffic in decimal units (GB =
- * 1e9 bytes), as network figures are quoted. */
+ * Plain text for a terminal, a dozen lines at most per run.  Memory and
+ * traffic alike are in binary units (GiB = 2^30 bytes, sim_fmt_bytes). */
 #include "report.h"
+
+#include "../config/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,50 +20,6 @@ static const char *fmt_params(char *buf, size_t cap, double v)
         snprintf(buf, cap, "%.2f B", v / 1e9);
     else
         snprintf(buf, cap, "%.2f M", v / 1e6);
-    return buf;
-}
-
-/* Integer with thousands separators ("1,234,567") into buf. */
-static const char *fmt_count(char *buf, size_t cap, double v)
-{
-    if (!isfinite(v)) {
-        snprintf(buf, cap, "-");
-        return buf;
-    }
-    char digits[64];
-    double r = fabs(round(v));
-    if (r >= 1e30) {
-        snprintf(buf, cap, "%.3g", v);
-        return buf;
-    }
-    snprintf(digits, sizeof digits, "%.0f", r);
-    char tmp[96];
-    size_t n = strlen(digits), j = 0;
-    if (v <= -0.5) tmp[j++] = '-';
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && (n - i) % 3 == 0) tmp[j++] = ',';
-        tmp[j++] = digits[i];
-    }
-    tmp[j] = '\0';
-    snprintf(buf, cap, "%s", tmp);
-    return buf;
-}
-
-/* Bytes in decimal units ("45.0 GB", "0 B") into buf. */
-static const char *fmt_bytes(char *buf, size_t cap, double v)
-{
-    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    int u = 0;
-    double a = fabs(v);
-    while (a >= 1000.0 && u < 5) {
-        a /= 1000.0;
-        v /= 1000.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, cap, "%.0f %s", v, units[u]);
-    else
-        snprintf(buf, cap, "%.1f %s", v, units[u]);
     return buf;
 }
 
@@ -97,8 +54,10 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
     fprintf(out, "strategy   dp %d x pp %d", s->dp, s->pp);
     if (s->tp_y > 1)
         fprintf(out, " x tp %d (2D: tp_x %d x tp_y %d)", cfg_tp(s), s->tp_x, s->tp_y);
-    else
+    else if (s->tp_x > 1)
         fprintf(out, " x tp %d (1D%s)", s->tp_x, s->sequence_parallel ? ", SP" : "");
+    else
+        fputs(" x tp 1", out);
     if (s->cp_ring > 1 && s->cp_ulysses > 1)
         fprintf(out, " x cp %d (ring %d x ulysses %d)", cfg_cp(s), s->cp_ring, s->cp_ulysses);
     else if (s->cp_ring > 1)
@@ -127,11 +86,15 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
             nmb == 1 ? "" : "es", cfg_recompute_name(s->recompute), s->zero);
     precision_items(out, s, " | ");
 
+    /* the overlap switches that are on and do something for s */
+    static const char *const keys[4] = {"overlap_grad_reduce", "overlap_param_gather", "overlap_tp_comm",
+                                        "overlap_cp_comm"};
     const char *names[4] = {"grad", "param", "tp", "cp"};
     bool on[4] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm, s->overlap_cp_comm};
     int any = 0;
     for (int i = 0; i < 4; i++) {
-        if (!on[i]) continue;
+        const cfg_key *k = cfg_strategy_key(keys[i]);
+        if (!on[i] || (k && !cfg_key_matters(k, s)) || (i == 2 && cfg_tp(s) <= 1)) continue;
         fprintf(out, "%s%s", any ? "+" : " | overlap ", names[i]);
         any = 1;
     }
@@ -157,7 +120,7 @@ static void model_line(FILE *out, const cfg_model *m)
     fprintf(out, "model      %s parameters, %s active per token (%s without the input embedding) | sequence length "
                  "%s%s\n",
             fmt_params(a, sizeof a, par.total), fmt_params(b, sizeof b, par.active),
-            fmt_params(c, sizeof c, par.active_matmul), fmt_count(d, sizeof d, m->seq_len),
+            fmt_params(c, sizeof c, par.active_matmul), sim_fmt_count(m->seq_len, d, sizeof d),
             m->seq_len_assumed ? " (assumed: the HuggingFace config gives none)" : "");
 }
 
@@ -222,7 +185,7 @@ void rpt_summary(FILE *out, const rpt_run *run)
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
         fprintf(out, "step time  %.2f s%s   tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
-                mt.step_time_s, run->sim ? "   " : " (estimate)", fmt_count(b1, sizeof b1, mt.tokens_per_s),
+                mt.step_time_s, run->sim ? "   " : " (estimate)", sim_fmt_count(mt.tokens_per_s, b1, sizeof b1),
                 100.0 * mt.mfu, 100.0 * mt.hfu, mt.tflops_per_device);
     }
     memory_line(out, run);
@@ -250,18 +213,18 @@ void rpt_summary(FILE *out, const rpt_run *run)
     fprintf(out, "comm in flight per dimension (bytes sent by the critical rank):");
     for (int d = 0; d < WL_NDIMS; d++)
         fprintf(out, "%s %s %s s (%s)", d ? "," : "", rpt_dim_key(d), fmt_s(b1, sizeof b1, st->comm_s[d]),
-                fmt_bytes(b2, sizeof b2, st->bytes_sent[d]));
+                sim_fmt_bytes(st->bytes_sent[d], b2, sizeof b2));
     fputc('\n', out);
     fprintf(out, "traffic, all ranks:");
     for (int d = 0; d < WL_NDIMS; d++)
-        fprintf(out, "%s %s %s", d ? "," : "", rpt_dim_key(d), fmt_bytes(b2, sizeof b2, sim->bytes_total[d]));
+        fprintf(out, "%s %s %s", d ? "," : "", rpt_dim_key(d), sim_fmt_bytes(sim->bytes_total[d], b2, sizeof b2));
     fputc('\n', out);
     fprintf(out, "simulated in %.1f s (%s instructions, %s flows", run->wall_s,
-            fmt_count(b2, sizeof b2, (double)sim->instructions), fmt_count(b3, sizeof b3, (double)sim->flows));
+            sim_fmt_count((double)sim->instructions, b2, sizeof b2), sim_fmt_count((double)sim->flows, b3, sizeof b3));
     int stand_for = sim->lockstep * sim->replicas;
     if (stand_for > 1)
-        fprintf(out, "; %s of %s ranks simulated", fmt_count(b2, sizeof b2, (double)sim->ranks_simulated),
-                fmt_count(b3, sizeof b3, (double)sim->ranks_simulated * stand_for));
+        fprintf(out, "; %s of %s ranks simulated", sim_fmt_count((double)sim->ranks_simulated, b2, sizeof b2),
+                sim_fmt_count((double)sim->ranks_simulated * stand_for, b3, sizeof b3));
     if (sim->lockstep > 1) fprintf(out, ", one per TP group of %d (exact)", sim->lockstep);
     fputs(")\n", out);
     if (sim->replicas > 1)

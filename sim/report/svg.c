@@ -107,38 +107,6 @@ int rpt_nice_range(double lo, double hi, int max_ticks, double *ticks)
     return k + 1;
 }
 
-char *rpt_fmt_time(double s, char *out, size_t cap)
-{
-    double a = fabs(s);
-    if (a == 0 || !isfinite(s))
-        snprintf(out, cap, "0 s");
-    else if (a >= 100)
-        snprintf(out, cap, "%.0f s", s);
-    else if (a >= 1)
-        snprintf(out, cap, "%.3g s", s);
-    else if (a >= 1e-3)
-        snprintf(out, cap, "%.3g ms", s * 1e3);
-    else
-        snprintf(out, cap, "%.3g us", s * 1e6);
-    return out;
-}
-
-char *rpt_fmt_bytes(double b, char *out, size_t cap)
-{
-    double a = fabs(b);
-    if (a >= SIM_GIB * 1024)
-        snprintf(out, cap, "%.1f TiB", b / (SIM_GIB * 1024));
-    else if (a >= SIM_GIB)
-        snprintf(out, cap, "%.1f GiB", b / SIM_GIB);
-    else if (a >= 1024.0 * 1024.0)
-        snprintf(out, cap, "%.0f MiB", b / (1024.0 * 1024.0));
-    else if (a >= 1024.0)
-        snprintf(out, cap, "%.0f KiB", b / 1024.0);
-    else
-        snprintf(out, cap, "%.0f B", b);
-    return out;
-}
-
 void rpt_html_begin(FILE *f, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);

@@ -39,13 +39,6 @@ int rpt_nice_ticks(double hi, int max_ticks, double *ticks);
  * the first tick is <= lo, the last >= hi. */
 int rpt_nice_range(double lo, double hi, int max_ticks, double *ticks);
 
-/* Formats seconds with a unit that fits the value ("812 ms", "1.23 s",
- * "45.6 us"); 0 is "0 s". Returns out. */
-char *rpt_fmt_time(double s, char *out, size_t cap);
-
-/* Formats bytes in binary units ("1.5 GiB", "312 MiB"). Returns out. */
-char *rpt_fmt_bytes(double b, char *out, size_t cap);
-
 /* Writes the common page start (doctype, meta, the inline style sheet and
  * an <h1> of title) and the end (a footer with the simulator version). */
 void rpt_html_begin(FILE *f, const char *title);

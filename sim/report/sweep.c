@@ -165,7 +165,7 @@ static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
     for (int i = 0; i < ny; i++) {
         double y = PY(yt[i]);
         rpt_svg_line(f, left, y, left + plot_w, y, "#eeeeee", 1, NULL);
-        rpt_svg_text(f, left - 6, y + 4, "end", 11, "#444", rpt_fmt_time(yt[i], lab, sizeof lab));
+        rpt_svg_text(f, left - 6, y + 4, "end", 11, "#444", sim_fmt_time(yt[i], lab, sizeof lab));
     }
     rpt_svg_text(f, left + plot_w / 2, top + plot_h + 38, "middle", 12, "#444", "peak memory per device (GiB)");
     fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\" "
@@ -176,7 +176,7 @@ static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
     if (cap > 0) {
         rpt_svg_line(f, PX(cap), top, PX(cap), top + plot_h, "#c00", 1.5, "6 4");
         char b[32];
-        snprintf(lab, sizeof lab, "capacity %s", rpt_fmt_bytes(cap, b, sizeof b));
+        snprintf(lab, sizeof lab, "capacity %s", sim_fmt_bytes(cap, b, sizeof b));
         rpt_svg_text(f, PX(cap) - 4, top + 12, "end", 11, "#c00", lab);
     }
     if (nf > 0) {
@@ -193,8 +193,8 @@ static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
         const cand *c = all[i];
         if (!(c->time_s > 0)) continue;
         snprintf(tip, sizeof tip, "#%d (candidate %d, %s): %s %s, %s, MFU %.1f %%%s - %s", c->rank, c->index,
-                 c->space, c->simulated ? "simulated" : "estimated", rpt_fmt_time(c->time_s, t1, sizeof t1),
-                 rpt_fmt_bytes(c->peak_bytes, b1, sizeof b1), 100 * c->mfu, c->fits ? "" : ", does not fit",
+                 c->space, c->simulated ? "simulated" : "estimated", sim_fmt_time(c->time_s, t1, sizeof t1),
+                 sim_fmt_bytes(c->peak_bytes, b1, sizeof b1), 100 * c->mfu, c->fits ? "" : ", does not fit",
                  c->strategy);
         double x = PX(c->peak_bytes), y = PY(c->time_s);
         if (c->pareto) fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" stroke=\"#222\"/>\n", x, y);
@@ -224,16 +224,16 @@ static void table_html(FILE *f, cand **ranked, int n)
         fputs("</td><td class=\"l\">", f);
         rpt_html_escape(f, c->strategy);
         fputs("</td><td>", f);
-        rpt_html_escape(f, c->estimate_s > 0 ? rpt_fmt_time(c->estimate_s, a, sizeof a) : "-");
+        rpt_html_escape(f, c->estimate_s > 0 ? sim_fmt_time(c->estimate_s, a, sizeof a) : "-");
         fputs("</td><td>", f);
-        rpt_html_escape(f, c->simulated ? rpt_fmt_time(c->step_s, a, sizeof a) : "-");
+        rpt_html_escape(f, c->simulated ? sim_fmt_time(c->step_s, a, sizeof a) : "-");
         fputs("</td><td>", f);
         if (c->mfu > 0)
             fprintf(f, "%.1f %%", 100 * c->mfu);
         else
             fputs("-", f);
         fputs("</td><td>", f);
-        rpt_html_escape(f, rpt_fmt_bytes(c->peak_bytes, a, sizeof a));
+        rpt_html_escape(f, sim_fmt_bytes(c->peak_bytes, a, sizeof a));
         fprintf(f, "</td><td>%s</td><td>%s</td></tr>\n", c->fits ? "yes" : "no", c->pareto ? "&#10003;" : "");
     }
     fputs("</table>\n", f);
@@ -311,7 +311,7 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
     if (best[0] && best[1]) {
         char t0[32], t1[32];
         fprintf(f, "<p>Best Megatron-style: #%d, %s. Best 7D: #%d, %s. ", best[0]->rank,
-                rpt_fmt_time(best[0]->time_s, t0, sizeof t0), best[1]->rank, rpt_fmt_time(best[1]->time_s, t1, sizeof t1));
+                sim_fmt_time(best[0]->time_s, t0, sizeof t0), best[1]->rank, sim_fmt_time(best[1]->time_s, t1, sizeof t1));
         if (best[1]->time_s < best[0]->time_s)
             fprintf(f, "7D is %.2fx faster.</p>\n", best[0]->time_s / best[1]->time_s);
         else

@@ -26,29 +26,62 @@ int srch_compare_union(srch_result *res, srch_candidate **out)
     return n;
 }
 
-/* The fastest simulated of the n candidates *rows[i], or NULL. */
-static const srch_candidate *fastest(const srch_candidate *const *rows, int n)
+/* The first simulated candidate of the n candidates *rows[i] in the
+ * order of a ranking (srch_ranking_make: step time, ties by memory), or
+ * NULL. */
+static const srch_candidate *first_ranked(srch_candidate *const *rows, int n)
 {
-    const srch_candidate *b = NULL;
-    for (int i = 0; i < n; i++)
-        if (rows[i]->state == SRCH_SIM_DONE && (!b || srch_cmp_simulated(rows[i], b) < 0)) b = rows[i];
+    srch_ranking r;
+    srch_ranking_make(rows, n, &r);
+    const srch_candidate *b = r.n > 0 && r.rows[0]->state == SRCH_SIM_DONE ? r.rows[0] : NULL;
+    srch_ranking_free(&r);
     return b;
+}
+
+/* The one place the speedup is computed: Megatron-style step / best step. */
+static void set_speedup(srch_comparison *out)
+{
+    out->speedup = out->megatron && out->best && out->best->step_time_s > 0
+                       ? out->megatron->step_time_s / out->best->step_time_s
+                       : NAN;
 }
 
 void srch_compare_bests(srch_result *res, srch_candidate *const *chosen, int n, srch_comparison *out)
 {
-    const srch_candidate **megs = sim_xcalloc((size_t)res->nbest_megatron + 1, sizeof *megs);
+    srch_candidate **megs = sim_xcalloc((size_t)res->nbest_megatron + 1, sizeof *megs);
     for (int i = 0; i < res->nbest_megatron; i++) {
         for (int j = 0; j < res->nbest; j++)
             if (res->best[j].index == res->best_megatron[i].index) res->best_megatron[i] = res->best[j];
         megs[i] = &res->best_megatron[i];
     }
-    out->megatron = fastest(megs, res->nbest_megatron);
-    out->best = fastest((const srch_candidate *const *)chosen, n);
-    out->speedup = out->megatron && out->best && out->best->step_time_s > 0
-                       ? out->megatron->step_time_s / out->best->step_time_s
-                       : NAN;
+    out->megatron = first_ranked(megs, res->nbest_megatron);
+    out->best = first_ranked(chosen, n);
+    set_speedup(out);
     free(megs);
+}
+
+void srch_sweep_bests(srch_candidate *const *rows, int n, srch_comparison *out)
+{
+    srch_candidate **megs = sim_xcalloc((size_t)n + 1, sizeof *megs);
+    int nm = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i]->megatron_style) megs[nm++] = rows[i];
+    out->megatron = first_ranked(megs, nm);
+    out->best = first_ranked(rows, n);
+    set_speedup(out);
+    free(megs);
+}
+
+bool srch_speedup_text(const srch_comparison *c, char *out, int cap)
+{
+    if (!isfinite(c->speedup)) return false;
+    if (c->best == c->megatron || c->best->index == c->megatron->index)
+        snprintf(out, (size_t)cap, "%.3fx; the best 7D strategy is Megatron-style", c->speedup);
+    else if (srch_tie(c->megatron->step_time_s, c->best->step_time_s))
+        snprintf(out, (size_t)cap, "%.3fx, a tie (within %g %%)", c->speedup, 100 * SRCH_TIE_REL);
+    else
+        snprintf(out, (size_t)cap, "%.3fx", c->speedup);
+    return true;
 }
 
 sim_rc srch_compare_check(const srch_comparison *c, sim_err *err)

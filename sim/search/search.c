@@ -27,12 +27,31 @@
 
 #include "internal.h"
 
+/* A step time rounded to 30 significant bits (a relative 1e-9): times that
+ * differ only by rounding noise compare equal, so that ties go to memory,
+ * and the rounding keeps the comparison transitive (qsort needs it). */
+static double time_key(double t)
+{
+    if (!isfinite(t) || t == 0) return t;
+    int e;
+    double m = frexp(t, &e);
+    return ldexp(nearbyint(ldexp(m, 30)), e - 30);
+}
+
+/* Ascending order of (time, peak memory, index). */
+static int cmp_time_memory(double ta, double ma, int ia, double tb, double mb, int ib)
+{
+    ta = time_key(ta);
+    tb = time_key(tb);
+    if (ta != tb) return ta < tb ? -1 : 1;
+    if (ma != mb) return ma < mb ? -1 : 1;
+    return (ia > ib) - (ia < ib);
+}
+
 int srch_cmp_estimate(const void *pa, const void *pb)
 {
     const srch_candidate *a = pa, *b = pb;
-    if (a->est.step_s < b->est.step_s) return -1;
-    if (a->est.step_s > b->est.step_s) return 1;
-    return (a->index > b->index) - (a->index < b->index);
+    return cmp_time_memory(a->est.step_s, a->peak_bytes, a->index, b->est.step_s, b->peak_bytes, b->index);
 }
 
 static int sim_class(const srch_candidate *c)
@@ -45,34 +64,31 @@ int srch_cmp_simulated(const void *pa, const void *pb)
     const srch_candidate *a = pa, *b = pb;
     int ka = sim_class(a), kb = sim_class(b);
     if (ka != kb) return ka - kb;
-    if (ka == 0) {
-        if (a->step_time_s < b->step_time_s) return -1;
-        if (a->step_time_s > b->step_time_s) return 1;
-    }
+    if (ka == 0) return cmp_time_memory(a->step_time_s, a->peak_bytes, a->index, b->step_time_s, b->peak_bytes, b->index);
     if (ka == 2) return srch_cmp_estimate(a, b);
     return (a->index > b->index) - (a->index < b->index);
 }
 
 /* {=============================================================== heaps */
 
-/* The best `cap` candidates: a max-heap on (estimate, index), so the root
- * is the worst one kept. */
+/* The best `cap` candidates: a max-heap in the order of srch_cmp_estimate
+ * (estimate, peak memory, index), so the root is the worst one kept. */
 typedef struct heap {
     srch_candidate *a;
     int n, cap;
 } heap;
 
-static bool worse(double est_a, int idx_a, double est_b, int idx_b)
+static bool worse(const srch_candidate *a, const srch_candidate *b)
 {
-    return est_a > est_b || (est_a == est_b && idx_a > idx_b);
+    return srch_cmp_estimate(a, b) > 0;
 }
 
 static void sift_down(heap *h, int i)
 {
     for (;;) {
         int l = 2 * i + 1, r = l + 1, big = i;
-        if (l < h->n && worse(h->a[l].est.step_s, h->a[l].index, h->a[big].est.step_s, h->a[big].index)) big = l;
-        if (r < h->n && worse(h->a[r].est.step_s, h->a[r].index, h->a[big].est.step_s, h->a[big].index)) big = r;
+        if (l < h->n && worse(&h->a[l], &h->a[big])) big = l;
+        if (r < h->n && worse(&h->a[r], &h->a[big])) big = r;
         if (big == i) return;
         srch_candidate t = h->a[i];
         h->a[i] = h->a[big];
@@ -85,7 +101,7 @@ static void sift_up(heap *h, int i)
 {
     while (i > 0) {
         int up = (i - 1) / 2;
-        if (!worse(h->a[i].est.step_s, h->a[i].index, h->a[up].est.step_s, h->a[up].index)) return;
+        if (!worse(&h->a[i], &h->a[up])) return;
         srch_candidate t = h->a[i];
         h->a[i] = h->a[up];
         h->a[up] = t;
@@ -93,10 +109,12 @@ static void sift_up(heap *h, int i)
     }
 }
 
-/* Whether a candidate with this estimate and index would be kept. */
-static bool heap_wants(const heap *h, double est, int index)
+/* Whether a candidate with this estimate, memory and index would be kept. */
+static bool heap_wants(const heap *h, double est, double peak_bytes, int index)
 {
-    return h->n < h->cap || worse(h->a[0].est.step_s, h->a[0].index, est, index);
+    if (h->n < h->cap) return true;
+    const srch_candidate *root = &h->a[0];
+    return cmp_time_memory(root->est.step_s, root->peak_bytes, root->index, est, peak_bytes, index) > 0;
 }
 
 static void heap_put(heap *h, const srch_candidate *c)
@@ -192,8 +210,8 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
     k->estimated++;
     bool meg = srch_megatron_style(s, x->rq->platform, x->rq->baseline);
     if (meg) k->estimated_megatron++;
-    bool want_all = heap_wants(&x->all, est.step_s, index);
-    bool want_meg = meg && heap_wants(&x->meg, est.step_s, index);
+    bool want_all = heap_wants(&x->all, est.step_s, peak_bytes, index);
+    bool want_meg = meg && heap_wants(&x->meg, est.step_s, peak_bytes, index);
     if (!want_all && !want_meg) return SIM_OK;
     srch_candidate c;
     memset(&c, 0, sizeof c);

@@ -140,13 +140,32 @@ typedef struct srch_result {
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err);
 void srch_result_free(srch_result *r);
 
-/* Order of a ranking by estimate: estimate, then index (qsort comparator of
- * srch_candidate). */
+/* Order of a ranking by estimate: estimate, then peak memory, then index
+ * (the enumeration order, itself an order of the key values) (qsort
+ * comparator of srch_candidate).  Times that agree to a relative 1e-9
+ * (rounding noise) are equal. */
 int srch_cmp_estimate(const void *a, const void *b);
 
 /* Order of a ranking by simulation: simulated ones by step time, then
- * failed ones, then the rest; ties by index (qsort comparator). */
+ * failed ones, then the rest by estimate; ties by peak memory, then index
+ * (qsort comparator). */
 int srch_cmp_simulated(const void *a, const void *b);
+
+/* Two step times are a tie when they differ by at most SRCH_TIE_REL of the
+ * faster one, or by at most SRCH_TIE_ABS_S: 0.1 % is well below what the
+ * cost model can tell apart (the estimate and the simulation agree to a
+ * few percent), so a smaller gap is not a reason to prefer a strategy.
+ * Rankings put tied candidates in the order of their peak memory
+ * (srch_order_ties), and the reasons say "tie". */
+#define SRCH_TIE_REL 1e-3
+#define SRCH_TIE_ABS_S 1e-6
+bool srch_tie(double a_s, double b_s);
+
+/* Reorders rows[0..n), sorted by time (time_of), in groups of ties: from
+ * the fastest row not yet placed, every later row within a tie of it
+ * (srch_tie) joins its group, and a group is ordered by peak memory, then
+ * index.  simulated: the simulated step time, else the estimate. */
+void srch_order_ties(srch_candidate **rows, int n, bool simulated);
 
 /* ------------------------------------------------------------ simulation */
 
@@ -223,8 +242,26 @@ sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_
 
 /* ------------------------------------------------------------- printing */
 
+/* Whether a and b are the same strategy in effect: both simulated (then
+ * their simulated figures count) or both not (their estimates), and step
+ * time, compute, bubble, optimizer, the exposed and in-flight time of every
+ * dimension and the peak memory agree to SRCH_SAME_REL of the step (of the
+ * memory), so that what differs between them (an order that only moves
+ * dimensions of size 1, an overlap switch with nothing to overlap) does
+ * nothing for this model and platform. */
+#define SRCH_SAME_REL 1e-6
+bool srch_alike(const srch_candidate *a, const srch_candidate *b);
+
+/* Folds rows[0..n) (in ranked order) into groups of alike candidates:
+ * same_as[i] gets the position of the first row rows[i] is alike to, i
+ * itself when none; alike rows lie within a tie of each other, so only
+ * those are compared. */
+void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as);
+
 /* Ranked table: rank, strategy, estimate, simulated step time, MFU,
- * memory and the reason each row beats the next one. */
+ * memory and the reason each row beats the next one.  Alike rows
+ * (srch_fold_alike) are one row, whose strategy says how many it stands
+ * for ("(+2 alike)"); ranks count the rows printed. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
 
 /* ------------------------------------------------------------- rankings */
@@ -340,10 +377,14 @@ typedef struct srch_sweep_request {
     void *sim_progress_ctx;
 } srch_sweep_request;
 
-/* The best strategies of the two spaces, as compare reports them. */
+/* The best strategies of the two spaces, as compare (and the report of a
+ * sweep) names them: the first simulated candidate of each in ranked order
+ * (step time, ties by peak memory: srch_ranking_make), so that the best is
+ * the first row of the table.  The speedup is computed here only; with
+ * ties broken by memory it can be a little under 1 (a tie, srch_tie). */
 typedef struct srch_comparison {
-    const srch_candidate *megatron; /* fastest simulated Megatron-style candidate (NULL: none) */
-    const srch_candidate *best;     /* fastest simulated candidate of the 7D space (NULL: none) */
+    const srch_candidate *megatron; /* best simulated Megatron-style candidate (NULL: none) */
+    const srch_candidate *best;     /* best simulated candidate of the 7D space (NULL: none) */
     double speedup;                 /* megatron step / best step (simulated); NAN without both */
 } srch_comparison;
 
@@ -358,7 +399,7 @@ typedef struct srch_sweep {
     srch_ranking ranking;         /* chosen, in simulated order */
     srch_resumed resumed;
     double simulate_s;            /* wall time of the simulations */
-    srch_comparison cmp;          /* compare only */
+    srch_comparison cmp;          /* the bests (compare: srch_compare_bests; sweep: srch_sweep_bests) */
 } srch_sweep;
 
 /* The sweep of rq (session.c): search, keep top + extra, refuse when none
@@ -394,6 +435,15 @@ int srch_compare_union(srch_result *res, srch_candidate **out);
  * with the fastest simulated candidate of each space (the Megatron-style
  * ones are 7D candidates too). */
 void srch_compare_bests(srch_result *res, srch_candidate *const *chosen, int n, srch_comparison *out);
+
+/* The same for the n candidates *rows[i] of a sweep: the best of those
+ * that are Megatron-style and the best of all. */
+void srch_sweep_bests(srch_candidate *const *rows, int n, srch_comparison *out);
+
+/* The speedup of c as compare and the reports print it: "1.042x", "1.000x;
+ * the best 7D strategy is Megatron-style", "0.999x, a tie (within 0.1 %)".
+ * Returns false (out untouched) without a speedup. */
+bool srch_speedup_text(const srch_comparison *c, char *out, int cap);
 
 /* SIM_OK when both bests exist; else SIM_EOOM with the one line saying
  * which space has no simulated strategy (none fits, or every simulation

@@ -160,7 +160,10 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
     s->nextra = res->nbest - s->selected;
     s->extra = sim_xcalloc((size_t)s->nextra + 1, sizeof *s->extra);
     for (int i = 0; i < s->nextra; i++) s->extra[i] = &res->best[s->selected + i];
-    return simulate(rq, s, err);
+    srch_order_ties(s->extra, s->nextra, false);
+    rc = simulate(rq, s, err);
+    if (rc == SIM_OK) srch_sweep_bests(s->chosen, s->nchosen, &s->cmp);
+    return rc;
 }
 
 sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)

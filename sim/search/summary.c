@@ -18,15 +18,38 @@
 
 /* {================================================================ text */
 
+/* "s" after a count that is not 1. */
+static const char *plural(long long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static void print_search_lines(FILE *f, const srch_sweep *s)
 {
     const srch_counts *k = &s->res->counts;
     double t = s->res->seconds;
+    char a[32], b[32], c[32], d[32], e[32];
     fprintf(f,
-            "search: %lld strategies enumerated (%lld combinations rejected by the validity rules), %lld pruned by "
-            "memory, %lld estimated in %.2f s (%.2f us per enumerated candidate, %lld workload probes)\n",
-            k->enumerated, k->rejected, k->pruned_memory, k->estimated, t,
-            k->enumerated > 0 ? 1e6 * t / (double)k->enumerated : 0.0, k->probes);
+            "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
+            "memory, %s estimated in %.2f s (%.2f us per enumerated candidate, %s workload probe%s)\n",
+            sim_fmt_count((double)k->enumerated, a, sizeof a), k->enumerated == 1 ? "y" : "ies",
+            sim_fmt_count((double)k->rejected, b, sizeof b), plural(k->rejected),
+            sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, d, sizeof d), t,
+            k->enumerated > 0 ? 1e6 * t / (double)k->enumerated : 0.0, sim_fmt_count((double)k->probes, e, sizeof e),
+            plural(k->probes));
+}
+
+/* What the simulations took: " (2 resumed from b.jsonl, 1 failed)", each
+ * part only when it is not 0; "" when neither is. */
+static void sim_notes(char *out, size_t cap, int resumed, const char *from, int failed)
+{
+    char r[SIM_MAX_PATH + 48] = "", x[32] = "";
+    if (resumed > 0) snprintf(r, sizeof r, "%d resumed%s%.*s", resumed, from ? " from " : "", SIM_MAX_PATH, from ? from : "");
+    if (failed > 0) snprintf(x, sizeof x, "%d failed", failed);
+    if (!r[0] && !x[0])
+        out[0] = '\0';
+    else
+        snprintf(out, cap, " (%s%s%s)", r, r[0] && x[0] ? ", " : "", x);
 }
 
 static void print_agreement(FILE *f, const srch_agreement *ag)
@@ -54,7 +77,7 @@ static void print_approximate(FILE *f, const srch_sweep *s)
     for (int i = 0; i < s->nchosen; i++) n += s->chosen[i]->state == SRCH_SIM_DONE && s->chosen[i]->approximate;
     if (n > 0)
         fprintf(f, "APPROXIMATE: %d simulated step time%s with one data-parallel replica for all (--symmetry dp)\n",
-                n, n == 1 ? "" : "s");
+                n, plural(n));
 }
 
 /* The last lines of the sweep and compare summaries. */
@@ -62,7 +85,8 @@ static void print_closing(FILE *f, const srch_sweep_request *rq, const srch_swee
 {
     print_agreement(f, &s->ranking.agreement);
     if (s->resumed.ignored)
-        fprintf(f, "%s: %d records of other candidates left as they are\n", rq->out_path, s->resumed.ignored);
+        fprintf(f, "%s: %d record%s of other candidates left as %s\n", rq->out_path, s->resumed.ignored,
+                plural(s->resumed.ignored), s->resumed.ignored == 1 ? "it is" : "they are");
     fflush(f);
 }
 
@@ -79,9 +103,10 @@ void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s
     print_search_lines(f, s);
     char shard[48] = "";
     if (rq->shard_count > 1) snprintf(shard, sizeof shard, ", shard %d/%d", rq->shard_index, rq->shard_count);
-    fprintf(f, "simulated: %d of the %d best estimates%s (%d resumed from %s, %d failed) in %.1f s with %d jobs\n",
-            s->ranking.simulated, s->selected, shard, s->resumed.resumed, rq->out_path ? rq->out_path : "-",
-            s->ranking.failed, s->simulate_s, rq->jobs);
+    char notes[SIM_MAX_PATH + 96];
+    sim_notes(notes, sizeof notes, s->resumed.resumed, rq->out_path, s->ranking.failed);
+    fprintf(f, "simulated: %d of the %d best estimate%s%s%s in %.1f s with %d job%s\n", s->ranking.simulated,
+            s->selected, plural(s->selected), shard, notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
     fprintf(f, "\n");
     print_table(f, s->ranking.rows, s->ranking.n, q->platform);
@@ -141,17 +166,18 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
     fprintf(f, "heptasim compare: %s on %s (%d devices), global batch %d\n", q->model->name, q->platform->name,
             q->platform->devices, q->base.global_batch);
     print_search_lines(f, s);
-    fprintf(f, "Megatron-style (%s): %lld of the estimated\n", srch_baseline_text(q->baseline),
-            s->res->counts.estimated_megatron);
-    fprintf(f,
-            "simulated: the %d best estimates of each space, %d candidates (%d resumed, %d failed) in %.1f s with "
-            "%d jobs\n",
-            rq->top, s->nchosen, s->resumed.resumed, s->ranking.failed, s->simulate_s, rq->jobs);
+    char nm[32];
+    fprintf(f, "Megatron-style (%s): %s of the estimated\n", srch_baseline_text(q->baseline),
+            sim_fmt_count((double)s->res->counts.estimated_megatron, nm, sizeof nm));
+    char notes[SIM_MAX_PATH + 96];
+    sim_notes(notes, sizeof notes, s->resumed.resumed, rq->out_path, s->ranking.failed);
+    fprintf(f, "simulated: the %d best estimate%s of each space, %d candidate%s%s in %.1f s with %d job%s\n", rq->top,
+            plural(rq->top), s->nchosen, plural(s->nchosen), notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
     print_bests(f, q->platform, c->megatron, c->best);
-    if (isfinite(c->speedup))
-        fprintf(f, "\nspeedup of the best 7D strategy over the best Megatron-style one: %.3fx (simulated)%s\n",
-                c->speedup, c->best->index == c->megatron->index ? "; the best 7D strategy is Megatron-style" : "");
+    char verdict[96];
+    if (srch_speedup_text(c, verdict, sizeof verdict))
+        fprintf(f, "\nspeedup of the best 7D strategy over the best Megatron-style one (simulated): %s\n", verdict);
     fprintf(f, "\n");
     print_table(f, s->ranking.rows, s->ranking.n, q->platform);
     fprintf(f, "\n");
@@ -161,8 +187,10 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
 void srch_print_merge(FILE *f, const srch_merged *m, int nfiles)
 {
     const srch_ranking *r = &m->ranking;
-    fprintf(f, "heptasim merge: %d records from %d files (%d candidates: %d simulated, %d failed)\n\n", m->nrecords,
-            nfiles, r->n, r->simulated, r->failed);
+    char x[32] = "";
+    if (r->failed > 0) snprintf(x, sizeof x, ", %d failed", r->failed);
+    fprintf(f, "heptasim merge: %d record%s from %d file%s (%d candidate%s: %d simulated%s)\n\n", m->nrecords,
+            plural(m->nrecords), nfiles, plural(nfiles), r->n, plural(r->n), r->simulated, x);
     print_table(f, r->rows, r->n, NULL);
     fprintf(f, "\n");
     print_agreement(f, &r->agreement);
@@ -191,11 +219,30 @@ static cJSON *agreement_json(const srch_agreement *ag)
     return o;
 }
 
+/* The records of rows appended to arr, alike ones marked (srch_fold_alike):
+ * "alike" on a row that stands for others (how many, itself included),
+ * "alike_of" (the index of that row) on each of the others. */
+static cJSON *add_records(cJSON *arr, srch_candidate *const *rows, int n)
+{
+    int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as), *alike = sim_xcalloc((size_t)n + 1, sizeof *alike);
+    srch_fold_alike((const srch_candidate *const *)rows, n, same_as);
+    for (int i = 0; i < n; i++) alike[same_as[i]]++;
+    for (int i = 0; i < n; i++) {
+        cJSON *r = srch_record_to_json(rows[i]);
+        if (same_as[i] != i)
+            add_num(r, "alike_of", rows[same_as[i]]->index);
+        else if (alike[i] > 1)
+            add_num(r, "alike", alike[i]);
+        cJSON_AddItemToArray(arr, r);
+    }
+    free(same_as);
+    free(alike);
+    return arr;
+}
+
 static cJSON *records_json(srch_candidate *const *rows, int n)
 {
-    cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, srch_record_to_json(rows[i]));
-    return arr;
+    return add_records(cJSON_CreateArray(), rows, n);
 }
 
 /* The keys sweep and compare documents share, up to the ranking. */
@@ -277,9 +324,7 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
 
 void *srch_sweep_records_json(const srch_sweep *s)
 {
-    cJSON *all = records_json(s->ranking.rows, s->ranking.n);
-    for (int i = 0; i < s->nextra; i++) cJSON_AddItemToArray(all, srch_record_to_json(s->extra[i]));
-    return all;
+    return add_records(records_json(s->ranking.rows, s->ranking.n), s->extra, s->nextra);
 }
 
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)
@@ -301,4 +346,4 @@ const char *const srch_csv_columns[] = {
     "strategy.cp_ring", "strategy.cp_ulysses", "strategy.ep", "strategy.etp", "strategy.micro_batch",
     "strategy.global_batch", "strategy.recompute", "strategy.zero", "strategy.fuse_tpy_cp", "strategy.order",
     "estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s", "memory.peak_bytes",
-    "memory.capacity_bytes", "memory.fits", "error", NULL};
+    "memory.capacity_bytes", "memory.fits", "alike", "alike_of", "error", NULL};

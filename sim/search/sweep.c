@@ -110,6 +110,9 @@ void srch_ranking_make(srch_candidate *const *cands, int n, srch_ranking *out)
             r[j] = r[j - 1];
             r[j - 1] = t;
         }
+    int done = 0;
+    while (done < n && r[done]->state == SRCH_SIM_DONE) done++;
+    srch_order_ties(r, done, true);
     srch_candidate *flat = sim_xcalloc((size_t)n + 1, sizeof *flat);
     for (int i = 0; i < n; i++) {
         flat[i] = *r[i];
@@ -120,6 +123,35 @@ void srch_ranking_make(srch_candidate *const *cands, int n, srch_ranking *out)
     free(flat);
     out->rows = r;
     out->n = n;
+}
+
+bool srch_tie(double a_s, double b_s)
+{
+    double d = fabs(a_s - b_s), lo = fmin(a_s, b_s);
+    return d <= SRCH_TIE_ABS_S || d <= SRCH_TIE_REL * lo;
+}
+
+/* Peak memory, then index: the order inside a group of ties. */
+static bool before_in_tie(const srch_candidate *a, const srch_candidate *b)
+{
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes;
+    return a->index < b->index;
+}
+
+void srch_order_ties(srch_candidate **rows, int n, bool simulated)
+{
+    for (int g = 0; g < n;) {
+        double lead = simulated ? rows[g]->step_time_s : rows[g]->est.step_s;
+        int end = g + 1;
+        while (end < n && srch_tie(lead, simulated ? rows[end]->step_time_s : rows[end]->est.step_s)) end++;
+        for (int i = g + 1; i < end; i++) /* insertion sort of the group */
+            for (int j = i; j > g && before_in_tie(rows[j], rows[j - 1]); j--) {
+                srch_candidate *t = rows[j];
+                rows[j] = rows[j - 1];
+                rows[j - 1] = t;
+            }
+        g = end;
+    }
 }
 
 void srch_ranking_free(srch_ranking *r)
@@ -148,17 +180,23 @@ static void components(const srch_candidate *c, bool simulated, double out[NCOMP
 /* What the reasons name: strategy keys, and three derived figures (the
  * vpp in effect, the micro-batches, tp), as "key value" text.  A searched
  * key that is not a knob is named by its table row when no knob differs.
- * ORDER KNOB: knob_names follows this order. */
+ * ORDER KNOB: knob_names follows this order, which is also the order in
+ * which a key is named when none of a component's keys differs. */
 typedef enum knob {
-    K_PP, K_VPP, K_MB, K_MICROS, K_DP, K_TP, K_TPY, K_SP, K_RING, K_ULY, K_FUSE, K_OVL_CP, K_EP, K_ETP, K_ZERO,
-    K_OVL_GRAD, K_OVL_PARAM, K_RECOMP, K_ORDER, NKNOBS
+    K_PP, K_SCHED, K_VPP, K_MB, K_MICROS, K_DP, K_TP, K_TPY, K_SP, K_RING, K_ULY, K_FUSE, K_OVL_CP, K_EP, K_ETP,
+    K_ZERO, K_OVL_GRAD, K_OVL_PARAM, K_RECOMP, K_ORDER, NKNOBS
 } knob;
 
 /* ORDER KNOB: the strategy keys' names (micro-batches and tp: derived) */
 static const char *const knob_names[NKNOBS] = {
-    "pp", "vpp", "micro_batch", "micro-batches", "dp", "tp", "tp_y", "sequence_parallel", "cp_ring", "cp_ulysses",
-    "fuse_tpy_cp", "overlap_cp_comm", "ep", "etp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-    "recompute", "order"};
+    "pp", "schedule", "vpp", "micro_batch", "micro-batches", "dp", "tp", "tp_y", "sequence_parallel", "cp_ring",
+    "cp_ulysses", "fuse_tpy_cp", "overlap_cp_comm", "ep", "etp", "zero", "overlap_grad_reduce",
+    "overlap_param_gather", "recompute", "order"};
+
+static const cfg_key *knob_row(knob k)
+{
+    return k == K_VPP || k == K_MICROS || k == K_TP ? NULL : cfg_strategy_key(knob_names[k]);
+}
 
 static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
 {
@@ -167,7 +205,7 @@ static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
     case K_MICROS: snprintf(out, (size_t)cap, "%d", cfg_micro_batches(s)); break;
     case K_TP: snprintf(out, (size_t)cap, "%d", s->tp_x * s->tp_y); break;
     default: {
-        const cfg_key *row = (unsigned)k < NKNOBS ? cfg_strategy_key(knob_names[k]) : NULL;
+        const cfg_key *row = (unsigned)k < NKNOBS ? knob_row(k) : NULL;
         if (row)
             cfg_key_text(row, s, out, cap);
         else
@@ -176,16 +214,60 @@ static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
     }
 }
 
-/* The keys that explain each component, most telling first. */
-static const knob explain[NCOMP][8] = {
-    [C_COMPUTE] = {K_TP, K_RING, K_ULY, K_SP, K_RECOMP, K_MB, K_ETP, NKNOBS},
-    [C_BUBBLE] = {K_PP, K_VPP, K_MICROS, K_MB, NKNOBS},
-    [C_OPTIMIZER] = {K_ZERO, K_DP, K_TP, K_PP, NKNOBS},
-    [C_TP] = {K_TP, K_TPY, K_SP, K_ORDER, K_MB, NKNOBS},
-    [C_CP] = {K_RING, K_ULY, K_FUSE, K_OVL_CP, K_ORDER, NKNOBS},
-    [C_EP] = {K_EP, K_ETP, K_ORDER, NKNOBS},
-    [C_DP] = {K_ZERO, K_OVL_GRAD, K_OVL_PARAM, K_DP, K_ORDER, NKNOBS},
-    [C_PP] = {K_PP, K_VPP, K_ORDER, NKNOBS},
+/* The value of a knob as a number (bools 0/1, enums their value; the
+ * order 0), for the direction of a change. */
+static double knob_value(const cfg_strategy *s, knob k)
+{
+    switch (k) {
+    case K_VPP: return s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
+    case K_MICROS: return cfg_micro_batches(s);
+    case K_TP: return s->tp_x * s->tp_y;
+    case K_ORDER: return 0;
+    default: {
+        const cfg_key *row = knob_row(k);
+        cfg_value v = {0};
+        if (row) cfg_key_get(row, s, &v);
+        return v.i;
+    }
+    }
+}
+
+/* Whether the knob differs between a and b in a way that changes anything:
+ * its text differs and it matters for one of them.  va and vb get the
+ * texts. */
+static bool knob_differs(const cfg_strategy *a, const cfg_strategy *b, knob k, char *va, char *vb, int cap)
+{
+    knob_text(a, k, va, cap);
+    knob_text(b, k, vb, cap);
+    if (strcmp(va, vb) == 0) return false;
+    const cfg_key *row = knob_row(k);
+    return !row || cfg_key_matters(row, a) || cfg_key_matters(row, b);
+}
+
+/* A key that explains a component, and the direction of the change that
+ * lowers it: +1 when a larger value in the faster strategy explains the
+ * gain, -1 a smaller one, 0 any change. */
+typedef struct because {
+    knob k;
+    int dir;
+} because;
+
+#define NBECAUSE 10
+#define END {NKNOBS, 0}
+
+/* The keys that explain each component, most telling first (NCOMP: peak
+ * memory, for ties). */
+static const because explain[NCOMP + 1][NBECAUSE] = {
+    [C_COMPUTE] = {{K_RECOMP, -1}, {K_TP, 1}, {K_MB, 1}, {K_SP, 1}, {K_ETP, 1}, END},
+    [C_BUBBLE] = {{K_PP, -1}, {K_SCHED, 0}, {K_VPP, 1}, {K_MICROS, 1}, {K_MB, -1}, END},
+    [C_OPTIMIZER] = {{K_ZERO, 1}, {K_DP, 1}, {K_TP, 1}, {K_PP, 1}, END},
+    [C_TP] = {{K_TP, -1}, {K_TPY, 0}, {K_SP, 0}, {K_ORDER, 0}, {K_MB, 0}, END},
+    [C_CP] = {{K_OVL_CP, 1}, {K_RING, -1}, {K_ULY, -1}, {K_FUSE, 1}, {K_ORDER, 0}, END},
+    [C_EP] = {{K_EP, 0}, {K_ETP, 0}, {K_ORDER, 0}, END},
+    [C_DP] = {{K_OVL_GRAD, 1}, {K_OVL_PARAM, 1}, {K_ZERO, -1}, {K_DP, 0}, {K_ORDER, 0}, END},
+    [C_PP] = {{K_PP, -1}, {K_VPP, -1}, {K_ORDER, 0}, END},
+    [NCOMP] = {{K_ZERO, 1}, {K_RECOMP, 1}, {K_MB, -1}, {K_TP, 1}, {K_PP, 1}, {K_RING, 1}, {K_ULY, 1}, {K_SP, 1},
+               {K_SCHED, 0}, END},
 };
 
 static bool tp_in_node(const cfg_strategy *s, const cfg_platform *p)
@@ -194,9 +276,61 @@ static bool tp_in_node(const cfg_strategy *s, const cfg_platform *p)
     return p && t <= p->devices_per_node && p->devices_per_node % t == 0;
 }
 
+/* ": key va vs vb" for the key that explains component comp of a's gain
+ * over b: the first of the component's keys that changed in the direction
+ * that lowers it, else the first that changed at all, else the first knob
+ * that differs, else the first searched key that differs; "" when none
+ * does. */
+static void explain_key(const cfg_strategy *a, const cfg_strategy *b, int comp, const cfg_platform *p, char *out,
+                        int cap)
+{
+    char va[96], vb[96];
+    out[0] = '\0';
+    knob found = NKNOBS;
+    for (int pass = 0; pass < 2 && found == NKNOBS; pass++)
+        for (int i = 0; i < NBECAUSE && explain[comp][i].k != NKNOBS && found == NKNOBS; i++) {
+            because e = explain[comp][i];
+            if (!knob_differs(a, b, e.k, va, vb, sizeof va)) continue;
+            double d = knob_value(a, e.k) - knob_value(b, e.k);
+            if (pass == 1 || e.dir == 0 || d * e.dir > 0) found = e.k;
+        }
+    for (int k = 0; k < NKNOBS && found == NKNOBS; k++)
+        if (knob_differs(a, b, (knob)k, va, vb, sizeof va)) found = (knob)k;
+    if (found != NKNOBS) {
+        knob_text(a, found, va, sizeof va);
+        knob_text(b, found, vb, sizeof vb);
+        if (found == K_TP && tp_in_node(a, p) && !tp_in_node(b, p))
+            snprintf(out, (size_t)cap, ": TP inside node, tp %.90s vs %.90s", va, vb);
+        else
+            snprintf(out, (size_t)cap, ": %s %.90s vs %.90s", knob_names[found], va, vb);
+        return;
+    }
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) { /* a searched key without a knob */
+        if (!k->search) continue;
+        cfg_key_text(k, a, va, sizeof va);
+        cfg_key_text(k, b, vb, sizeof vb);
+        if (strcmp(va, vb) != 0) {
+            snprintf(out, (size_t)cap, ": %s %.90s vs %.90s", k->key, va, vb);
+            return;
+        }
+    }
+}
+
 void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_platform *p, char *out, int cap)
 {
     bool simulated = a->state == SRCH_SIM_DONE && b->state == SRCH_SIM_DONE;
+    char what[256];
+    if (srch_tie(simulated ? a->step_time_s : a->est.step_s, simulated ? b->step_time_s : b->est.step_s)) {
+        if (b->peak_bytes - a->peak_bytes > SRCH_TIE_REL * b->peak_bytes) {
+            explain_key(&a->strategy, &b->strategy, NCOMP, p, what, sizeof what);
+            char ma[32], mb[32];
+            snprintf(out, (size_t)cap, "tie; less memory (%s vs %s)%.200s", sim_fmt_bytes(a->peak_bytes, ma, sizeof ma),
+                     sim_fmt_bytes(b->peak_bytes, mb, sizeof mb), what);
+        } else {
+            snprintf(out, (size_t)cap, "tie");
+        }
+        return;
+    }
     double ca[NCOMP], cb[NCOMP];
     components(a, simulated, ca);
     components(b, simulated, cb);
@@ -211,36 +345,9 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
         snprintf(out, (size_t)cap, "about even");
         return;
     }
-    char va[96], vb[96], what[256] = "";
-    knob found = NKNOBS;
-    for (int i = 0; i < 8 && explain[best][i] != NKNOBS; i++) {
-        knob_text(&a->strategy, explain[best][i], va, sizeof va);
-        knob_text(&b->strategy, explain[best][i], vb, sizeof vb);
-        if (strcmp(va, vb) != 0) {
-            found = explain[best][i];
-            break;
-        }
-    }
-    if (found == NKNOBS) /* no telling key differs: name the first key that does */
-        for (int k = 0; k < NKNOBS && found == NKNOBS; k++) {
-            knob_text(&a->strategy, (knob)k, va, sizeof va);
-            knob_text(&b->strategy, (knob)k, vb, sizeof vb);
-            if (strcmp(va, vb) != 0) found = (knob)k;
-        }
-    if (found != NKNOBS) {
-        if (found == K_TP && tp_in_node(&a->strategy, p) && !tp_in_node(&b->strategy, p))
-            snprintf(what, sizeof what, ": TP inside node, tp %.90s vs %.90s", va, vb);
-        else
-            snprintf(what, sizeof what, ": %s %.90s vs %.90s", knob_names[found], va, vb);
-    } else { /* a searched key without a knob */
-        for (const cfg_key *k = cfg_strategy_keys; k->key && !what[0]; k++) {
-            if (!k->search) continue;
-            cfg_key_text(k, &a->strategy, va, sizeof va);
-            cfg_key_text(k, &b->strategy, vb, sizeof vb);
-            if (strcmp(va, vb) != 0) snprintf(what, sizeof what, ": %s %.90s vs %.90s", k->key, va, vb);
-        }
-    }
-    snprintf(out, (size_t)cap, "less %s (%.3g s)%.200s", comp_names[best], gain, what);
+    explain_key(&a->strategy, &b->strategy, best, p, what, sizeof what);
+    char g[32];
+    snprintf(out, (size_t)cap, "less %s (%s)%.200s", comp_names[best], sim_fmt_time(gain, g, sizeof g), what);
 }
 
 /* }============================================================= reasons */

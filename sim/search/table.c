@@ -1,26 +1,93 @@
-/* table.c - the ranked table of a sweep: one row per candidate with its
- * estimate and, only when it was simulated, its simulated step time, MFU,
- * memory and why it beats the next row. */
+/* table.c - the ranked table of a sweep: one row per candidate (alike
+ * candidates folded into one) with its estimate and, only when it was
+ * simulated, its simulated step time, MFU, memory and why it beats the next
+ * row. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* Whether x and y agree to SRCH_SAME_REL of scale. */
+static bool same(double x, double y, double scale)
+{
+    return fabs(x - y) <= SRCH_SAME_REL * scale;
+}
+
+bool srch_alike(const srch_candidate *a, const srch_candidate *b)
+{
+    bool sa = a->state == SRCH_SIM_DONE, sb = b->state == SRCH_SIM_DONE;
+    if (sa != sb || a->state == SRCH_SIM_FAILED || b->state == SRCH_SIM_FAILED) return false;
+    double ta = sa ? a->step_time_s : a->est.step_s, tb = sb ? b->step_time_s : b->est.step_s;
+    double scale = fmax(ta, tb);
+    if (!same(ta, tb, scale) || !same(a->peak_bytes, b->peak_bytes, fmax(a->peak_bytes, b->peak_bytes))) return false;
+    if (sa) {
+        if (!same(a->compute_s, b->compute_s, scale) || !same(a->bubble_s, b->bubble_s, scale) ||
+            !same(a->optimizer_s, b->optimizer_s, scale))
+            return false;
+        for (int d = 0; d < WL_NDIMS; d++)
+            if (!same(a->exposed_s[d], b->exposed_s[d], scale) || !same(a->comm_s[d], b->comm_s[d], scale))
+                return false;
+        return true;
+    }
+    if (!same(a->est.compute_s, b->est.compute_s, scale) || !same(a->est.bubble_s, b->est.bubble_s, scale) ||
+        !same(a->est.optimizer_s, b->est.optimizer_s, scale))
+        return false;
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (!same(a->est.exposed_s[d], b->est.exposed_s[d], scale)) return false;
+    return true;
+}
+
+void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as)
+{
+    for (int i = 0; i < n; i++) {
+        same_as[i] = i;
+        const srch_candidate *c = rows[i];
+        double t = c->state == SRCH_SIM_DONE ? c->step_time_s : c->est.step_s;
+        for (int j = i - 1; j >= 0; j--) {
+            const srch_candidate *o = rows[j];
+            if (!srch_tie(o->state == SRCH_SIM_DONE ? o->step_time_s : o->est.step_s, t)) break;
+            if (same_as[j] == j && srch_alike(o, c)) same_as[i] = j;
+        }
+    }
+}
+
+/* The strategy column of row i: its compact form, and how many alike rows
+ * it stands for. */
+static void row_name(const srch_candidate *c, int alike, char *out, size_t cap)
+{
+    char name[256];
+    cfg_strategy_compact(&c->strategy, name, sizeof name);
+    if (alike > 1)
+        snprintf(out, cap, "%s (+%d alike)", name, alike - 1);
+    else
+        snprintf(out, cap, "%s", name);
+}
+
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p)
 {
+    int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as), *alike = sim_xcalloc((size_t)n + 1, sizeof *alike);
+    srch_fold_alike(rows, n, same_as);
+    for (int i = 0; i < n; i++) alike[same_as[i]]++;
     int w = 8;
-    char name[256];
+    char name[300];
     for (int i = 0; i < n; i++) {
-        cfg_strategy_compact(&rows[i]->strategy, name, sizeof name);
+        if (same_as[i] != i) continue;
+        row_name(rows[i], alike[i], name, sizeof name);
         int len = (int)strlen(name);
         if (len > w) w = len;
     }
     if (w > 72) w = 72;
     fprintf(out, "%4s  %8s  %-*s  %10s  %10s  %6s  %9s  %s\n", "rank", "index", w, "strategy", "estimate",
             "simulated", "MFU", "memory", "why it beats the next row");
+    int ranked = 0;
     for (int i = 0; i < n; i++) {
+        if (same_as[i] != i) continue;
         const srch_candidate *c = rows[i];
+        int next = i + 1;
+        while (next < n && same_as[next] != next) next++;
         char sim[32], mfu[16], why[SIM_ERR_LEN + 64] = "";
-        cfg_strategy_compact(&c->strategy, name, sizeof name);
+        row_name(c, alike[i], name, sizeof name);
         if (c->state == SRCH_SIM_DONE) {
             snprintf(sim, sizeof sim, "%.4f s", c->step_time_s);
             snprintf(mfu, sizeof mfu, "%.1f%%", 100.0 * c->mfu);
@@ -30,14 +97,16 @@ void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const
         }
         if (c->state == SRCH_SIM_FAILED)
             snprintf(why, sizeof why, "%s", c->error);
-        else if (i + 1 < n && rows[i + 1]->state != SRCH_SIM_FAILED)
-            srch_reason(c, rows[i + 1], p, why, sizeof why);
+        else if (next < n && rows[next]->state != SRCH_SIM_FAILED)
+            srch_reason(c, rows[next], p, why, sizeof why);
         char rank[16];
         if (c->state == SRCH_SIM_DONE)
-            snprintf(rank, sizeof rank, "%d", i + 1);
+            snprintf(rank, sizeof rank, "%d", ++ranked);
         else
             snprintf(rank, sizeof rank, "-");
         fprintf(out, "%4s  %8d  %-*.*s  %8.4f s  %10s  %6s  %5.1f GiB  %s\n", rank, c->index, w, w, name,
                 c->est.step_s, sim, mfu, c->peak_bytes / SIM_GIB, why);
     }
+    free(same_as);
+    free(alike);
 }
