@@ -302,14 +302,43 @@ static bool cand_fits(const cJSON *o)
     return cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "memory"), "fits"));
 }
 
+/* Whether candidate a goes before b in a naive ranking: fitting ones
+ * first, then by time, memory and index. */
+static bool ranks_before(const cJSON *a, const cJSON *b)
+{
+    if (cand_fits(a) != cand_fits(b)) return cand_fits(a);
+    if (cand_time(a) != cand_time(b)) return cand_time(a) < cand_time(b);
+    if (cand_mem(a) != cand_mem(b)) return cand_mem(a) < cand_mem(b);
+    return cJSON_GetObjectItem(a, "index")->valueint < cJSON_GetObjectItem(b, "index")->valueint;
+}
+
+/* A copy of arr in that ranking, as a search hands its candidates over. */
+static cJSON *ranked_copy(const cJSON *arr)
+{
+    int n = cJSON_GetArraySize(arr);
+    bool *taken = calloc((size_t)n, sizeof *taken);
+    cJSON *out = cJSON_CreateArray();
+    for (int k = 0; k < n; k++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!taken[i] && (best < 0 || ranks_before(cJSON_GetArrayItem(arr, i), cJSON_GetArrayItem(arr, best))))
+                best = i;
+        taken[best] = true;
+        cJSON_AddItemToArray(out, cJSON_Duplicate(cJSON_GetArrayItem(arr, best), true));
+    }
+    free(taken);
+    return out;
+}
+
 START_TEST(test_sweep_report)
 {
     const int n = 60;
     double cap = 60 * SIM_GIB;
-    cJSON *arr = make_candidates(n, cap);
+    cJSON *arr = make_candidates(n, cap), *ranked = ranked_copy(arr);
     char *path = tmp_path(".html");
     sim_err err = {{0}};
-    ck_assert_int_eq(rpt_write_sweep_html(path, arr, "sweep <test>", &err), SIM_OK);
+    rpt_sweep_head head = {.title = "sweep <test>", .megatron_index = -1, .best_index = -1};
+    ck_assert_int_eq(rpt_write_sweep_html(path, ranked, &head, &err), SIM_OK);
     char *html = fx_slurp(path);
     const char *why = unbalanced(html);
     ck_assert_msg(why == NULL, "%s", why);
@@ -334,6 +363,8 @@ START_TEST(test_sweep_report)
         int idx = atoi(strstr(td + 4, "<td>") + 4);
         const char *end = strstr(p, "</tr>");
         ck_assert_int_eq(rank, last_rank + 1);
+        /* the rows in the order given */
+        ck_assert_int_eq(idx, cJSON_GetObjectItem(cJSON_GetArrayItem(ranked, rank - 1), "index")->valueint);
         last_rank = rank;
         ck_assert(idx >= 0 && idx < n && !seen[idx]);
         seen[idx] = true;
@@ -376,8 +407,8 @@ START_TEST(test_sweep_report)
 
     /* Same input, same bytes. */
     char *path2 = tmp_path(".html");
-    ck_assert_int_eq(rpt_write_sweep_html(path, arr, "sweep <test>", &err), SIM_OK);
-    ck_assert_int_eq(rpt_write_sweep_html(path2, arr, "sweep <test>", &err), SIM_OK);
+    ck_assert_int_eq(rpt_write_sweep_html(path, ranked, &head, &err), SIM_OK);
+    ck_assert_int_eq(rpt_write_sweep_html(path2, ranked, &head, &err), SIM_OK);
     char *a = fx_slurp(path), *b = fx_slurp(path2);
     ck_assert_str_eq(a, b);
     free(a);
@@ -405,19 +436,23 @@ START_TEST(test_sweep_report)
     cJSON_Delete(empty);
     free(path);
     cJSON_Delete(arr);
+    cJSON_Delete(ranked);
 }
 END_TEST
 
-/* Equal step times: the candidate with less memory ranks first and alone
- * is on the front; a slower one with even less memory is on it too. */
+/* Equal step times, ranked by the search with the candidate of less
+ * memory first: the table keeps that order, only it of the two is on the
+ * front (a slower one with even less memory is too), and the head names
+ * both bests and prints the speedup as given. */
 START_TEST(test_sweep_ties)
 {
-    const double t[3] = {1.0, 1.0, 2.0}, m[3] = {30 * SIM_GIB, 20 * SIM_GIB, 10 * SIM_GIB};
+    const double t[3] = {1.0, 1.0, 2.0}, m[3] = {20 * SIM_GIB, 30 * SIM_GIB, 10 * SIM_GIB};
+    const int index[3] = {1, 0, 2};
     cJSON *arr = cJSON_CreateArray();
     for (int i = 0; i < 3; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "index", i);
-        cJSON_AddBoolToObject(o, "megatron_style", i == 0);
+        cJSON_AddNumberToObject(o, "index", index[i]);
+        cJSON_AddBoolToObject(o, "megatron_style", index[i] == 0);
         cJSON_AddNumberToObject(o, "estimate_step_time_s", t[i]);
         cJSON_AddBoolToObject(o, "simulated", false);
         cJSON *mem = cJSON_AddObjectToObject(o, "memory");
@@ -427,7 +462,8 @@ START_TEST(test_sweep_ties)
     }
     char *path = tmp_path(".html");
     sim_err err = {{0}};
-    ck_assert_int_eq(rpt_write_sweep_html(path, arr, NULL, &err), SIM_OK);
+    rpt_sweep_head head = {.megatron_index = 0, .best_index = 1, .speedup = "1.000x, a tie (within 0.1 %)"};
+    ck_assert_int_eq(rpt_write_sweep_html(path, arr, &head, &err), SIM_OK);
     char *html = fx_slurp(path);
     const char *p = strstr(html, "<th>Pareto</th></tr>");
     ck_assert_ptr_nonnull(p);
@@ -443,7 +479,99 @@ START_TEST(test_sweep_ties)
     ck_assert_int_eq(order[1], 0);
     ck_assert_int_eq(order[2], 2);
     ck_assert(marked[0] && !marked[1] && marked[2]);
-    ck_assert_ptr_nonnull(strstr(html, "Best Megatron-style: #2"));
+    ck_assert_ptr_nonnull(strstr(html, "Best Megatron-style: #2 (candidate 0)"));
+    ck_assert_ptr_nonnull(strstr(html, "Best 7D: #1 (candidate 1)"));
+    ck_assert_ptr_nonnull(strstr(html, "(simulated): 1.000x, a tie (within 0.1 %)."));
+    ck_assert_ptr_null(strstr(html, "faster"));
+    unlink(path);
+    free(path);
+    free(html);
+    cJSON_Delete(arr);
+}
+END_TEST
+
+/* The texts of the SVG <text> elements whose opening tag holds attr,
+ * with their x and y; returns how many (at most cap). */
+static int texts_with(const char *html, const char *attr, char (*text)[64], double *x, double *y, int cap)
+{
+    int n = 0;
+    for (const char *p = strstr(html, "<text x=\""); p && n < cap; p = strstr(p + 1, "<text x=\"")) {
+        const char *gt = strchr(p, '>');
+        const char *a = strstr(p, attr);
+        if (!gt || !a || a > gt) continue;
+        x[n] = atof(p + strlen("<text x=\""));
+        y[n] = atof(strstr(p, "y=\"") + 3);
+        const char *end = strstr(gt, "</text>");
+        int len = (int)(end - gt - 1);
+        snprintf(text[n], 64, "%.*s", len < 63 ? len : 63, gt + 1);
+        n++;
+    }
+    return n;
+}
+
+/* Step times 50 us apart around 3.44 s: every y-axis label differs; three
+ * candidates at one point share one rank label, and no two rank labels
+ * overlap; a candidate alike to another is no row of its own, the other's
+ * row counts it; the head counts the whole search. */
+START_TEST(test_sweep_labels_and_ticks)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const int n = 7;
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "index", 100 + i);
+        cJSON_AddBoolToObject(o, "megatron_style", i % 2);
+        double t = i < 3 ? 3.44 : 3.44 + 5e-5 * i, mem = (i < 3 ? 40 : 40 - i) * SIM_GIB;
+        cJSON_AddNumberToObject(o, "estimate_step_time_s", t);
+        cJSON_AddBoolToObject(o, "simulated", true);
+        cJSON_AddNumberToObject(o, "step_time_s", t);
+        if (i == 0) cJSON_AddNumberToObject(o, "alike", 2);
+        if (i == 6) cJSON_AddNumberToObject(o, "alike_of", 100);
+        cJSON *memo = cJSON_AddObjectToObject(o, "memory");
+        cJSON_AddNumberToObject(memo, "peak_bytes", mem);
+        cJSON_AddNumberToObject(memo, "capacity_bytes", 80 * SIM_GIB);
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *path = tmp_path(".html");
+    sim_err err = {{0}};
+    rpt_sweep_head head = {.has_counts = true, .enumerated = 1820688, .rejected = 196, .pruned_memory = 1132853,
+                           .estimated = 687835, .simulated = 7, .megatron_index = -1, .best_index = -1};
+    ck_assert_int_eq(rpt_write_sweep_html(path, arr, &head, &err), SIM_OK);
+    char *html = fx_slurp(path);
+    ck_assert_msg(unbalanced(html) == NULL, "%s", unbalanced(html));
+    ck_assert_ptr_nonnull(strstr(html, "1,820,688 strategies enumerated (196 combinations rejected"));
+    ck_assert_ptr_nonnull(strstr(html, "1,132,853 pruned by memory, 687,835 estimated, 7 simulated"));
+    ck_assert_ptr_nonnull(strstr(html, "1 alike candidate folded"));
+
+    char text[64][64];
+    double x[64], y[64];
+    int ny = texts_with(html, "text-anchor=\"end\" font-size=\"11\" fill=\"#444\"", text, x, y, 64);
+    int axis = 0;
+    for (int i = 0; i < ny; i++) {
+        if (x[i] != x[0]) continue; /* the y axis: one column of labels */
+        axis++;
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(x[j] != x[i] || strcmp(text[i], text[j]) != 0, "y axis label '%s' twice", text[i]);
+    }
+    ck_assert_int_ge(axis, 3);
+
+    int nl = texts_with(html, "fill=\"#222\">#", text, x, y, 64);
+    bool shared = false;
+    for (int i = 0; i < nl; i++) {
+        shared = shared || strcmp(text[i], "#1 #2 #3") == 0;
+        double wi = 6.5 * (double)strlen(text[i]);
+        for (int j = 0; j < i; j++) {
+            double wj = 6.5 * (double)strlen(text[j]);
+            /* the boxes of labels anchored at their start or end: compare both spans generously */
+            bool xo = fabs(x[i] - x[j]) < fmax(wi, wj), yo = fabs(y[i] - y[j]) < 12;
+            ck_assert_msg(!(xo && yo), "labels '%s' and '%s' overlap", text[i], text[j]);
+        }
+    }
+    ck_assert_msg(shared, "no shared label for the three candidates at one point");
+
+    int rows = count(strstr(html, "<th>Pareto</th></tr>"), "<tr");
+    ck_assert_int_eq(rows, n - 1);
+    ck_assert_ptr_nonnull(strstr(html, " (+1 alike)</td>"));
     unlink(path);
     free(path);
     free(html);
@@ -463,6 +591,7 @@ static Suite *html_suite(void)
     tc = tcase_create("sweep");
     tcase_add_test(tc, test_sweep_report);
     tcase_add_test(tc, test_sweep_ties);
+    tcase_add_test(tc, test_sweep_labels_and_ticks);
     suite_add_tcase(s, tc);
     return s;
 }

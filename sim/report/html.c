@@ -195,13 +195,14 @@ static void timeline_svg(FILE *f, const rpt_timeline *tl, double step_s)
 
     double ticks[12];
     int nt = rpt_nice_ticks(span, 9, ticks);
-    char lab[32];
+    char tick_lab[12][32];
+    rpt_time_tick_labels(ticks, nt, tick_lab);
     double ybot = top + tl->nrows * row_h;
     for (int i = 0; i < nt; i++) {
         if (ticks[i] > span * (1 + 1e-9)) break;
         double tx = left + ticks[i] * px_per_s;
         rpt_svg_line(f, tx, top - 4, tx, ybot, "#e4e4e4", 1, NULL);
-        rpt_svg_text(f, tx, ybot + 16, "middle", 11, "#444", sim_fmt_time(ticks[i], lab, sizeof lab));
+        rpt_svg_text(f, tx, ybot + 16, "middle", 11, "#444", tick_lab[i]);
     }
     rpt_svg_text(f, left + plot_w / 2, ybot + 34, "middle", 12, "#444", "simulated time in the step");
 
@@ -391,12 +392,14 @@ static void dimensions_svg(FILE *f, const rpt_run *run)
     char lab[200], t1[32], t2[32], b1[32], b2[32];
     double ticks[12];
     int nt = rpt_nice_ticks(hi, 7, ticks);
+    char tick_lab[12][32];
+    rpt_time_tick_labels(ticks, nt, tick_lab);
     double xmax = ticks[nt - 1] > 0 ? ticks[nt - 1] : 1;
     double ybot = top + WL_NDIMS * (bar_h + gap);
     for (int i = 0; i < nt; i++) {
         double tx = left + ticks[i] / xmax * plot_w;
         rpt_svg_line(f, tx, top - 4, tx, ybot, "#eeeeee", 1, NULL);
-        rpt_svg_text(f, tx, ybot + 14, "middle", 11, "#444", sim_fmt_time(ticks[i], t1, sizeof t1));
+        rpt_svg_text(f, tx, ybot + 14, "middle", 11, "#444", tick_lab[i]);
     }
     for (int d = 0; d < WL_NDIMS; d++) {
         double y = top + d * (bar_h + gap);

@@ -203,16 +203,30 @@ sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeli
 
 /* }========================================================== */
 
+/* What a sweep/compare report says above its figure (any part may be
+ * missing). */
+typedef struct rpt_sweep_head {
+    const char *title;            /* NULL: "heptasim strategy search" */
+    bool has_counts;              /* the counts of the whole search below are set */
+    long long enumerated, rejected, pruned_memory, estimated, simulated, failed;
+    int megatron_index, best_index; /* candidate indices of the best Megatron-style and 7D candidates (-1: none) */
+    const char *speedup;          /* the speedup as compare prints it (srch_speedup_text), or NULL */
+} rpt_sweep_head;
+
 /* Sweep/compare report: one self-contained HTML file (inline SVG, no
- * network) with a scatter of step time (simulated when present, else the
- * estimate, drawn differently) against peak memory, the Pareto front,
- * Megatron-style and 7D points in two colours, and the ranked table.
- * candidates is a cJSON array (void* keeps cJSON.h out of this header) of
- * objects with keys index, space, megatron_style (bool), strategy (object),
- * estimate_step_time_s, simulated (bool), step_time_s (when simulated), mfu,
- * memory {peak_bytes, capacity_bytes, fits}, dimensions; missing keys are
- * drawn as unknown. title may be NULL. Returns SIM_EIO with a message if the
- * file cannot be written, SIM_EINVAL if candidates is not an array. */
-sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char *title, sim_err *err);
+ * network) with the head's lines (what was searched, both bests and the
+ * speedup; head may be NULL), a scatter of step time (simulated when
+ * present, else the estimate, drawn differently) against peak memory, the
+ * Pareto front, Megatron-style and 7D points in two colours, and the ranked
+ * table.  candidates is a cJSON array (void* keeps cJSON.h out of this
+ * header), in ranked order (the table keeps it, fitting candidates first),
+ * of objects with keys index, space, megatron_style (bool), strategy
+ * (object), estimate_step_time_s, simulated (bool), step_time_s (when
+ * simulated), mfu, memory {peak_bytes, capacity_bytes, fits}, dimensions,
+ * alike (how many candidates the row stands for) and alike_of (the index
+ * of the row a candidate is folded into: no row, no marker of its own);
+ * missing keys are drawn as unknown.  Returns SIM_EIO with a message if
+ * the file cannot be written, SIM_EINVAL if candidates is not an array. */
+sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_sweep_head *head, sim_err *err);
 
 #endif

@@ -107,6 +107,31 @@ int rpt_nice_range(double lo, double hi, int max_ticks, double *ticks)
     return k + 1;
 }
 
+void rpt_time_tick_labels(const double *ticks, int n, char (*labels)[32])
+{
+    double hi = 0, step = 0;
+    for (int i = 0; i < n; i++) hi = fmax(hi, fabs(ticks[i]));
+    if (n > 1) step = fabs(ticks[1] - ticks[0]);
+    double scale = 1;
+    const char *unit = "s";
+    if (hi > 0 && hi < 1e-3) {
+        scale = 1e6;
+        unit = "us";
+    } else if (hi > 0 && hi < 1) {
+        scale = 1e3;
+        unit = "ms";
+    }
+    int decimals = 0;
+    if (step > 0) decimals = (int)ceil(-log10(step * scale) - 1e-9);
+    if (decimals < 0) decimals = 0;
+    if (decimals > 9) decimals = 9;
+    for (int i = 0; i < n; i++) {
+        double v = ticks[i] * scale;
+        if (fabs(v) < 0.5 * pow(10.0, -decimals)) v = 0; /* no "-0.000" */
+        snprintf(labels[i], 32, "%.*f %s", decimals, v, unit);
+    }
+}
+
 void rpt_html_begin(FILE *f, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);

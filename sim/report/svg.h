@@ -39,6 +39,12 @@ int rpt_nice_ticks(double hi, int max_ticks, double *ticks);
  * the first tick is <= lo, the last >= hi. */
 int rpt_nice_range(double lo, double hi, int max_ticks, double *ticks);
 
+/* Labels of the n time ticks of one axis (seconds, evenly spaced by
+ * step), all in the unit of the largest and with as many decimals as the
+ * step needs, so that no two read the same ("3.440 s", "3.441 s"; "0 ms",
+ * "20 ms").  labels[i] holds cap bytes. */
+void rpt_time_tick_labels(const double *ticks, int n, char (*labels)[32]);
+
 /* Writes the common page start (doctype, meta, the inline style sheet and
  * an <h1> of title) and the end (a footer with the simulator version). */
 void rpt_html_begin(FILE *f, const char *title);

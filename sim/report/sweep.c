@@ -7,8 +7,10 @@
  * else the analytic estimate; the two are drawn differently (filled and
  * hollow markers).  The Pareto front is taken over the candidates that fit
  * in memory: those no other fitting candidate beats on both time and
- * memory.  The ranking puts fitting candidates first, then by time, then
- * by memory, then by index, so the same candidates always give the same file. */
+ * memory.  The ranking is the search's (the order of the candidates
+ * given, as the text table prints them), fitting candidates first; a
+ * candidate alike to another (its record has alike_of) is folded into
+ * that one's row, so the same candidates always give the same file. */
 #include "report.h"
 
 #include <math.h>
@@ -35,6 +37,9 @@ typedef struct cand {
     bool fits;
     bool pareto;
     int rank;                           /* 1-based place in the table */
+    int order;                          /* position in the array given */
+    int alike;                          /* candidates the row stands for (1: itself) */
+    bool folded;                        /* alike to an earlier row: not drawn, not a row */
     char strategy[200];
 } cand;
 
@@ -69,13 +74,18 @@ static void strategy_text(const cJSON *st, char *out, size_t cap)
     cJSON_free(text);
 }
 
+/* The ranking: fitting candidates first, each in the order given. */
 static int cmp_rank(const void *pa, const void *pb)
 {
     const cand *a = *(const cand *const *)pa, *b = *(const cand *const *)pb;
     if (a->fits != b->fits) return a->fits ? -1 : 1;
-    if (a->time_s != b->time_s) return a->time_s < b->time_s ? -1 : 1;
-    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_by_rank(const void *pa, const void *pb)
+{
+    const cand *a = *(const cand *const *)pa, *b = *(const cand *const *)pb;
+    return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
 static int cmp_memory(const void *pa, const void *pb)
@@ -162,10 +172,12 @@ static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
         snprintf(lab, sizeof lab, "%g", xt[i]);
         rpt_svg_text(f, x, top + plot_h + 16, "middle", 11, "#444", lab);
     }
+    char ylab[12][32];
+    rpt_time_tick_labels(yt, ny, ylab);
     for (int i = 0; i < ny; i++) {
         double y = PY(yt[i]);
         rpt_svg_line(f, left, y, left + plot_w, y, "#eeeeee", 1, NULL);
-        rpt_svg_text(f, left - 6, y + 4, "end", 11, "#444", sim_fmt_time(yt[i], lab, sizeof lab));
+        rpt_svg_text(f, left - 6, y + 4, "end", 11, "#444", ylab[i]);
     }
     rpt_svg_text(f, left + plot_w / 2, top + plot_h + 38, "middle", 12, "#444", "peak memory per device (GiB)");
     fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\" "
@@ -188,22 +200,66 @@ static void scatter_svg(FILE *f, cand **all, int n, cand **front, int nf)
         }
         fputs("\"/>\n", f);
     }
-    char tip[400], t1[32], b1[32];
+    char tip[460], t1[32], b1[32];
     for (int i = n - 1; i >= 0; i--) { /* the best drawn last, on top */
         const cand *c = all[i];
         if (!(c->time_s > 0)) continue;
-        snprintf(tip, sizeof tip, "#%d (candidate %d, %s): %s %s, %s, MFU %.1f %%%s - %s", c->rank, c->index,
+        char alike[32] = "";
+        if (c->alike > 1) snprintf(alike, sizeof alike, " (+%d alike)", c->alike - 1);
+        snprintf(tip, sizeof tip, "#%d (candidate %d, %s): %s %s, %s, MFU %.1f %%%s - %s%s", c->rank, c->index,
                  c->space, c->simulated ? "simulated" : "estimated", sim_fmt_time(c->time_s, t1, sizeof t1),
                  sim_fmt_bytes(c->peak_bytes, b1, sizeof b1), 100 * c->mfu, c->fits ? "" : ", does not fit",
-                 c->strategy);
+                 c->strategy, alike);
         double x = PX(c->peak_bytes), y = PY(c->time_s);
         if (c->pareto) fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" stroke=\"#222\"/>\n", x, y);
         marker(f, x, y, c, tip);
-        if (c->pareto || (c->rank <= 3 && c->fits)) {
-            snprintf(lab, sizeof lab, "#%d", c->rank);
-            rpt_svg_text(f, x + 10, y - 8, "start", 11, "#222", lab);
-        }
     }
+    /* Rank labels of the front and the first three, placed so that none
+     * overlaps another: points that share a place share one label. */
+    const cand **lab_c = sim_xcalloc((size_t)n + 1, sizeof *lab_c);
+    double (*boxes)[4] = sim_xcalloc((size_t)n + 1, sizeof *boxes);
+    int nl = 0, nb = 0;
+    {
+        for (int i = 0; i < n; i++)
+            if (all[i]->time_s > 0 && (all[i]->pareto || (all[i]->rank <= 3 && all[i]->fits))) lab_c[nl++] = all[i];
+        qsort(lab_c, (size_t)nl, sizeof *lab_c, cmp_by_rank);
+        bool *done = sim_xcalloc((size_t)nl + 1, sizeof *done);
+        for (int i = 0; i < nl; i++) {
+            if (done[i]) continue;
+            double x = PX(lab_c[i]->peak_bytes), y = PY(lab_c[i]->time_s);
+            char text[64];
+            int len = snprintf(text, sizeof text, "#%d", lab_c[i]->rank);
+            for (int j = i + 1; j < nl; j++) {
+                if (done[j] || fabs(PX(lab_c[j]->peak_bytes) - x) > 4 || fabs(PY(lab_c[j]->time_s) - y) > 4) continue;
+                done[j] = true;
+                if (len < (int)sizeof text - 8) len += snprintf(text + len, sizeof text - (size_t)len, " #%d", lab_c[j]->rank);
+            }
+            double wtext = 6.5 * (double)strlen(text), htext = 12;
+            /* right above, right below, left above, left below */
+            static const double dx[4] = {10, 10, -10, -10}, dy[4] = {-8, 16, -8, 16};
+            int k = 0;
+            for (int t = 0; t < 4; t++) {
+                double bx = dx[t] > 0 ? x + dx[t] : x + dx[t] - wtext, by = y + dy[t] - htext + 2;
+                bool clash = false;
+                for (int b = 0; b < nb && !clash; b++)
+                    clash = bx < boxes[b][2] && boxes[b][0] < bx + wtext && by < boxes[b][3] && boxes[b][1] < by + htext;
+                if (!clash) {
+                    k = t;
+                    break;
+                }
+            }
+            double bx = dx[k] > 0 ? x + dx[k] : x + dx[k] - wtext, by = y + dy[k] - htext + 2;
+            boxes[nb][0] = bx;
+            boxes[nb][1] = by;
+            boxes[nb][2] = bx + wtext;
+            boxes[nb][3] = by + htext;
+            nb++;
+            rpt_svg_text(f, x + dx[k], y + dy[k], dx[k] > 0 ? "start" : "end", 11, "#222", text);
+        }
+        free(done);
+    }
+    free(lab_c);
+    free(boxes);
 #undef PX
 #undef PY
     rpt_svg_close(f);
@@ -223,6 +279,7 @@ static void table_html(FILE *f, cand **ranked, int n)
         rpt_html_escape(f, c->space);
         fputs("</td><td class=\"l\">", f);
         rpt_html_escape(f, c->strategy);
+        if (c->alike > 1) fprintf(f, " (+%d alike)", c->alike - 1);
         fputs("</td><td>", f);
         rpt_html_escape(f, c->estimate_s > 0 ? sim_fmt_time(c->estimate_s, a, sizeof a) : "-");
         fputs("</td><td>", f);
@@ -239,24 +296,82 @@ static void table_html(FILE *f, cand **ranked, int n)
     fputs("</table>\n", f);
 }
 
+/* The first row of ranked (n) with the candidate index, or NULL. */
+static const cand *row_of(cand *const *ranked, int n, int index)
+{
+    for (int i = 0; i < n; i++)
+        if (ranked[i]->index == index) return ranked[i];
+    return NULL;
+}
+
+/* The lines above the figure: what was searched (the whole search when the
+ * head has its counts, else the candidates given) and the two bests with
+ * the speedup as compare prints it. */
+static void headline(FILE *f, const rpt_sweep_head *h, cand *const *ranked, int n, int given)
+{
+    char a[32], b[32], c[32], d[32];
+    int nsim = 0, nfit = 0;
+    for (int i = 0; i < n; i++) {
+        nsim += ranked[i]->simulated;
+        nfit += ranked[i]->fits;
+    }
+    fputs("<p class=\"sub\">", f);
+    if (h && h->has_counts) {
+        fprintf(f, "%s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by memory, %s "
+                   "estimated",
+                sim_fmt_count((double)h->enumerated, a, sizeof a), h->enumerated == 1 ? "y" : "ies",
+                sim_fmt_count((double)h->rejected, b, sizeof b), h->rejected == 1 ? "" : "s",
+                sim_fmt_count((double)h->pruned_memory, c, sizeof c), sim_fmt_count((double)h->estimated, d, sizeof d));
+        fprintf(f, ", %lld simulated", h->simulated);
+        if (h->failed > 0) fprintf(f, " (%lld failed)", h->failed);
+        if (nsim == n)
+            fprintf(f, "; the table shows the %d best, all simulated", n);
+        else
+            fprintf(f, "; the table shows the %d best (%d simulated, the others ranked by the analytic estimate)", n,
+                    nsim);
+    } else {
+        fprintf(f, "%d candidate%s, %d fit in memory, %d simulated (the others ranked by the analytic estimate)", n,
+                n == 1 ? "" : "s", nfit, nsim);
+    }
+    if (given > n) fprintf(f, "; %d alike candidate%s folded into their rows", given - n, given - n == 1 ? "" : "s");
+    fputs(".</p>\n", f);
+    if (!h) return;
+    const cand *m = h->megatron_index >= 0 ? row_of(ranked, n, h->megatron_index) : NULL;
+    const cand *s = h->best_index >= 0 ? row_of(ranked, n, h->best_index) : NULL;
+    if (!m && !s) return;
+    char t0[32], t1[32];
+    fputs("<p>", f);
+    if (m) fprintf(f, "Best Megatron-style: #%d (candidate %d), %s. ", m->rank, m->index, sim_fmt_time(m->time_s, t0, sizeof t0));
+    if (s) fprintf(f, "Best 7D: #%d (candidate %d), %s. ", s->rank, s->index, sim_fmt_time(s->time_s, t1, sizeof t1));
+    if (h->speedup) {
+        fputs("Speedup of the best 7D strategy over the best Megatron-style one (simulated): ", f);
+        rpt_html_escape(f, h->speedup);
+        fputc('.', f);
+    }
+    fputs("</p>\n", f);
+}
+
 /* Writes the sweep report (see report.h). */
-sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char *title, sim_err *err)
+sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_sweep_head *head, sim_err *err)
 {
     const cJSON *arr = candidates;
     if (!cJSON_IsArray(arr))
         return sim_fail(err, SIM_EINVAL, "%s: the sweep report needs an array of candidates", path);
-    int n = cJSON_GetArraySize(arr);
-    cand *cs = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *cs);
-    cand **ranked = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ranked);
-    cand **by_mem = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *by_mem);
-    cand **front = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *front);
+    int given = cJSON_GetArraySize(arr), n = 0;
+    cand *cs = sim_xcalloc((size_t)(given > 0 ? given : 1), sizeof *cs);
+    cand **ranked = sim_xcalloc((size_t)(given > 0 ? given : 1), sizeof *ranked);
+    cand **by_mem = sim_xcalloc((size_t)(given > 0 ? given : 1), sizeof *by_mem);
+    cand **front = sim_xcalloc((size_t)(given > 0 ? given : 1), sizeof *front);
     int i = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, arr)
     {
         cand *c = &cs[i];
         c->json = o;
+        c->order = i;
         c->index = (int)num(o, "index", i);
+        c->folded = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "alike_of"));
+        c->alike = (int)num(o, "alike", 1);
         const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "space");
         c->megatron = flag(o, "megatron_style", false);
         c->space = cJSON_IsString(sp) ? sp->valuestring : (c->megatron ? "megatron" : "7d");
@@ -276,16 +391,19 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
             memcpy(c->strategy, dims->valuestring, strlen(dims->valuestring));
             memcpy(c->strategy + strlen(dims->valuestring), " | ", 3);
         }
-        ranked[i] = by_mem[i] = c;
+        if (!c->folded) {
+            ranked[n] = by_mem[n] = c;
+            n++;
+        }
         i++;
     }
     /* Candidates of one search share model, batch and devices: MFU is
      * inversely proportional to step time, so a simulated candidate gives
      * the estimated ones theirs. */
     const cand *ref = NULL;
-    for (i = 0; i < n && !ref; i++)
+    for (i = 0; i < given && !ref; i++)
         if (cs[i].simulated && cs[i].mfu > 0) ref = &cs[i];
-    for (i = 0; i < n && ref; i++)
+    for (i = 0; i < given && ref; i++)
         if (!cs[i].simulated && cs[i].estimate_s > 0) cs[i].mfu = ref->mfu * ref->step_s / cs[i].estimate_s;
     qsort(ranked, (size_t)n, sizeof *ranked, cmp_rank);
     for (i = 0; i < n; i++) ranked[i]->rank = i + 1;
@@ -296,35 +414,17 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const char
     sim_rc rc = sim_out_open(&out, path, "HTML report", err);
     if (rc != SIM_OK) goto done;
     FILE *f = out.f;
-    rpt_html_begin(f, title && *title ? title : "heptasim strategy search");
-    int nsim = 0, nfit = 0;
-    const cand *best[2] = {NULL, NULL}; /* fastest fitting Megatron-style, 7D */
-    for (i = 0; i < n; i++) {
-        nsim += cs[i].simulated;
-        nfit += cs[i].fits;
-        const cand *c = ranked[i];
-        if (c->fits && c->time_s > 0 && !best[c->megatron ? 0 : 1]) best[c->megatron ? 0 : 1] = c;
-    }
-    fprintf(f, "<p class=\"sub\">%d candidates, %d fit in memory, %d simulated (the others ranked by the analytic "
-               "estimate).</p>\n",
-            n, nfit, nsim);
-    if (best[0] && best[1]) {
-        char t0[32], t1[32];
-        fprintf(f, "<p>Best Megatron-style: #%d, %s. Best 7D: #%d, %s. ", best[0]->rank,
-                sim_fmt_time(best[0]->time_s, t0, sizeof t0), best[1]->rank, sim_fmt_time(best[1]->time_s, t1, sizeof t1));
-        if (best[1]->time_s < best[0]->time_s)
-            fprintf(f, "7D is %.2fx faster.</p>\n", best[0]->time_s / best[1]->time_s);
-        else
-            fprintf(f, "Megatron-style is %.2fx faster.</p>\n", best[1]->time_s / best[0]->time_s);
-    }
+    rpt_html_begin(f, head && head->title && *head->title ? head->title : "heptasim strategy search");
+    headline(f, head, ranked, n, given);
     fputs("<h2 id=\"scatter\">Step time against memory</h2>\n", f);
     if (n > 0)
         scatter_svg(f, by_mem, n, front, nf);
     else
         fputs("<p class=\"note\">No candidate.</p>\n", f);
     fputs("<h2 id=\"ranking\">Ranking</h2>\n", f);
-    fputs("<p class=\"note\">Candidates that fit first, then by step time (simulated when available, else the "
-          "estimate).</p>\n",
+    fputs("<p class=\"note\">The search's ranking: simulated candidates by simulated step time, then the next best by "
+          "estimate; step times within 0.1 % are a tie, ranked by peak memory; candidates alike in every figure are "
+          "one row (\"+N alike\"). Candidates that do not fit come last.</p>\n",
           f);
     table_html(f, ranked, n);
     rpt_html_end(f);

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* flock */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -163,6 +164,10 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
     srch_order_ties(s->extra, s->nextra, false);
     rc = simulate(rq, s, err);
     if (rc == SIM_OK) srch_sweep_bests(s->chosen, s->nchosen, &s->cmp);
+    if (s->space == SRCH_SPACE_MEGATRON) { /* no 7D space searched: nothing to compare with */
+        s->cmp.best = NULL;
+        s->cmp.speedup = NAN;
+    }
     return rc;
 }
 
