@@ -264,7 +264,7 @@ static const because explain[NCOMP + 1][NBECAUSE] = {
     [C_TP] = {{K_TP, -1}, {K_TPY, 0}, {K_SP, 0}, {K_ORDER, 0}, {K_MB, 0}, END},
     [C_CP] = {{K_OVL_CP, 1}, {K_RING, -1}, {K_ULY, -1}, {K_FUSE, 1}, {K_ORDER, 0}, END},
     [C_EP] = {{K_EP, 0}, {K_ETP, 0}, {K_ORDER, 0}, END},
-    [C_DP] = {{K_OVL_GRAD, 1}, {K_OVL_PARAM, 1}, {K_ZERO, -1}, {K_DP, 0}, {K_ORDER, 0}, END},
+    [C_DP] = {{K_OVL_GRAD, 1}, {K_OVL_PARAM, 1}, {K_TP, 1}, {K_PP, 1}, {K_ZERO, -1}, {K_DP, 0}, {K_ORDER, 0}, END},
     [C_PP] = {{K_PP, -1}, {K_VPP, -1}, {K_ORDER, 0}, END},
     [NCOMP] = {{K_ZERO, 1}, {K_RECOMP, 1}, {K_MB, -1}, {K_TP, 1}, {K_PP, 1}, {K_RING, 1}, {K_ULY, 1}, {K_SP, 1},
                {K_SCHED, 0}, END},
