@@ -1,5 +1,5 @@
-/* svg.c - HTML escaping, inline SVG elements, axis ticks and unit
- * formatting for the HTML reports.
+/* svg.c - HTML escaping, inline SVG elements, axis ticks and their labels
+ * for the HTML reports (figures are formatted by sim_fmt_*).
  *
  * Numbers are written with fixed precision (%.1f for coordinates) in the C
  * locale, so the same report data gives byte-identical files. */

@@ -7,14 +7,15 @@
  * replays the same workload without contention.  An estimate is never
  * reported as a simulated result: records keep the two in separate keys.
  *
- * Files: enumerate.c (the space), search.c
- * (enumerate + prune + rank, srch_run), record.c (JSON records, JSONL
- * files), sweep.c (simulation of the chosen candidates, ranking, agreement,
- * reasons), table.c (the printed tables), shard.c (a shard's candidates),
+ * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
+ * srch_run), record.c (JSON records, JSONL files), sweep.c (simulation of
+ * the chosen candidates, ranking and ties, agreement, reasons), table.c
+ * (alike candidates, the printed tables), shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
- * joined), compare.c (compare's candidates and bests), session.c (a sweep
- * or compare from search to ranking), summary.c (their text and JSON
- * summaries), default.c (the strategy of a run that names none). */
+ * joined), compare.c (compare's candidates, the bests and the speedup),
+ * session.c (a sweep or compare from search to ranking), summary.c (their
+ * text and JSON summaries), default.c (the strategy of a run that names
+ * none). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
 

@@ -1,6 +1,6 @@
 /* sweep.c - simulate chosen candidates (one child process each, through
- * the runner), how well the estimate agrees with the simulation, and why
- * one candidate beats another. */
+ * the runner), rank them (ties by memory), how well the estimate agrees
+ * with the simulation, and why one candidate beats another. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
