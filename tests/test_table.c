@@ -195,6 +195,19 @@ START_TEST(alike_candidates_fold)
     ck_assert_int_eq(same_as[1], 0);
     ck_assert_int_eq(same_as[2], 2);
     ck_assert_int_eq(same_as[3], 3);
+    /* estimates: alike figures are not enough when the keys that set the
+     * traffic differ (a ring whose traffic the estimate hides) */
+    char jr[256];
+    strategy_json(jr, sizeof jr, "\"dp\": 8, \"cp_ring\": 2");
+    srch_candidate e[3];
+    candidate(&e[0], 1, ja, 1.0, 10);
+    candidate(&e[1], 2, jb, 1.0, 10);
+    candidate(&e[2], 3, jr, 1.0, 10);
+    for (int i = 0; i < 3; i++) e[i].state = SRCH_SIM_NONE;
+    ck_assert(srch_alike(&e[0], &e[1]));
+    ck_assert(!srch_alike(&e[0], &e[2]));
+    ck_assert(!srch_alike(&e[0], &c[1])); /* an estimate and a simulation */
+
     /* the table prints one row for the two, saying so */
     char *buf = NULL;
     size_t len = 0;

@@ -249,7 +249,10 @@ sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_
  * dimension and the peak memory agree to SRCH_SAME_REL of the step (of the
  * memory), so that what differs between them (an order that only moves
  * dimensions of size 1, an overlap switch with nothing to overlap) does
- * nothing for this model and platform. */
+ * nothing for this model and platform.  An estimate has no traffic figure,
+ * so two estimated candidates must also agree in the keys that set the
+ * traffic (the dimensions, micro_batch, sequence_parallel, fusion, zero and
+ * the order). */
 #define SRCH_SAME_REL 1e-6
 bool srch_alike(const srch_candidate *a, const srch_candidate *b);
 

@@ -35,6 +35,19 @@ bool srch_alike(const srch_candidate *a, const srch_candidate *b)
         return false;
     for (int d = 0; d < WL_NDIMS; d++)
         if (!same(a->est.exposed_s[d], b->est.exposed_s[d], scale)) return false;
+    /* An estimate has no traffic figure (hidden traffic costs it nothing):
+     * the keys that set how much goes where must be the same. */
+    static const char *const traffic_keys[] = {"dp", "pp", "tp_x", "tp_y", "cp_ring", "cp_ulysses", "ep", "etp",
+                                               "micro_batch", "sequence_parallel", "fuse_tpy_cp", "zero", "order",
+                                               NULL};
+    for (int i = 0; traffic_keys[i]; i++) {
+        const cfg_key *k = cfg_strategy_key(traffic_keys[i]);
+        char va[96], vb[96];
+        if (!k) continue;
+        cfg_key_text(k, &a->strategy, va, sizeof va);
+        cfg_key_text(k, &b->strategy, vb, sizeof vb);
+        if (strcmp(va, vb) != 0) return false;
+    }
     return true;
 }
 
