@@ -226,7 +226,7 @@ static void timeline_svg(FILE *f, const rpt_timeline *tl, double step_s)
 
 static void summary_table(FILE *f, const rpt_run *run)
 {
-    char a[64], b[64], line[512];
+    char a[64], b[64], line[768];
     const cfg_strategy *s = run->strategy;
     fputs("<table class=\"kv\">\n", f);
 #define ROW(k, v)                                                                                                      \
@@ -243,11 +243,9 @@ static void summary_table(FILE *f, const rpt_run *run)
     snprintf(line, sizeof line, "%s, %d devices (%s)", run->platform->name, rpt_devices(run),
              run->platform->device_name);
     ROW("platform", line);
-    snprintf(line, sizeof line,
-             "%s: dp %d, pp %d (vpp %d, %s), tp %d x %d, cp ring %d x ulysses %d, ep %d | micro-batch %d, global "
-             "batch %d | recompute %s | zero %d",
-             s->name, s->dp, s->pp, s->vpp, cfg_schedule_name(s->schedule), s->tp_x, s->tp_y, s->cp_ring,
-             s->cp_ulysses, s->ep, s->micro_batch, s->global_batch, cfg_recompute_name(s->recompute), s->zero);
+    char words[512];
+    rpt_strategy_text(s, words, sizeof words);
+    snprintf(line, sizeof line, "%.200s: %.500s", s->name, words);
     ROW("strategy", line);
     if (cfg_uneven_stages(s)) {
         int pp = s->pp;

@@ -60,6 +60,12 @@ void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, co
  * passed cfg_check.  Writes at most cap bytes. */
 void rpt_strategy_label(const cfg_strategy *s, char *out, int cap);
 
+/* The strategy in the words of the summary's strategy line ("dp 16 x pp 16
+ * x tp 8 (1D, SP) | vpp 2 interleaved | mb 1, gb 1024 (64 micro-batches) |
+ * ..."), leaving out what does nothing for s (s checked).  Writes at most
+ * cap bytes, cut short when longer. */
+void rpt_strategy_text(const cfg_strategy *s, char *out, size_t cap);
+
 /* The run as a JSON document with the contract's keys (rpt_write_json_doc,
  * "JSON result").  An estimated run has "estimate": true, step_time_s,
  * mfu, hfu, tokens_per_s and a breakdown of the estimate, and no

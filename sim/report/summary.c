@@ -48,10 +48,11 @@ static void precision_items(FILE *out, const cfg_strategy *s, const char *sep)
     if (s->attention_kernel == CFG_ATTN_EAGER) fprintf(out, "%seager attention", sep);
 }
 
-/* The strategy on one line: "dp 16 x pp 16 x tp 8 (1D, SP) | 1f1b | ...". */
-static void strategy_line(FILE *out, const cfg_strategy *s)
+/* The strategy in words: "dp 16 x pp 16 x tp 8 (1D, SP) | 1f1b | ...",
+ * leaving out what does nothing for it. */
+static void strategy_words(FILE *out, const cfg_strategy *s)
 {
-    fprintf(out, "strategy   dp %d x pp %d", s->dp, s->pp);
+    fprintf(out, "dp %d x pp %d", s->dp, s->pp);
     if (s->tp_y > 1)
         fprintf(out, " x tp %d (2D: tp_x %d x tp_y %d)", cfg_tp(s), s->tp_x, s->tp_y);
     else if (s->tp_x > 1)
@@ -108,6 +109,22 @@ static void strategy_line(FILE *out, const cfg_strategy *s)
         cfg_order_format(s, order, (int)sizeof order);
         fprintf(out, " | order %s", order);
     }
+}
+
+void rpt_strategy_text(const cfg_strategy *s, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *f = cap > 1 ? fmemopen(out, cap, "w") : NULL;
+    if (!f) return;
+    strategy_words(f, s);
+    fclose(f);
+}
+
+/* The strategy line of the summaries. */
+static void strategy_line(FILE *out, const cfg_strategy *s)
+{
+    fputs("strategy   ", out);
+    strategy_words(out, s);
     fputc('\n', out);
 }
 

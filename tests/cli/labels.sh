@@ -34,6 +34,23 @@ else
   ko "run failed: $(head -2 "$tmp/err")"
 fi
 
+# the run report's strategy row: the summary's words, nothing that does nothing
+if capture "$bin" run "${small[@]}" --set global_batch=32 --set dp=16 --report "$tmp/run.html"; then
+  words=$(sed -n 's/^strategy   //p' "$tmp/out")
+  python3 - "$tmp/run.html" "$words" <<'PY' >"$tmp/py" 2>&1
+import html, re, sys
+page, words = open(sys.argv[1]).read(), sys.argv[2]
+row = re.search(r"<tr><td>strategy</td><td class=\"l\">(.*?)</td></tr>", page).group(1)
+row = html.unescape(row)
+assert row.endswith(": " + words), (row, words)
+assert "ulysses 1" not in row and "tp 1 x 1" not in row and "(1D" not in row, row
+PY
+  rc=$?
+  check "run --report: the strategy row in the summary's words: $(cat "$tmp/py")" test $rc -eq 0
+else
+  ko "run --report failed: $(head -2 "$tmp/err")"
+fi
+
 # sweep: ties and their order, the simulated line
 if capture "$bin" sweep "${small[@]}" --global-batch 32 --top 8 --jobs 1 --json "$tmp/sweep.json"; then
   cp "$tmp/out" "$tmp/sweep.txt"
