@@ -142,7 +142,10 @@ static void print_bests(FILE *f, const cfg_platform *p, const srch_candidate *m,
     compare_row(f, w, "step time (simulated)", m, s, "%.4f s", m ? m->step_time_s : 0, s ? s->step_time_s : 0);
     compare_row(f, w, "step time (estimate)", m, s, "%.4f s", m ? m->est.step_s : 0, s ? s->est.step_s : 0);
     compare_row(f, w, "MFU", m, s, "%.1f%%", m ? 100 * m->mfu : 0, s ? 100 * s->mfu : 0);
-    compare_row(f, w, "tokens/s", m, s, "%.0f", m ? m->tokens_per_s : 0, s ? s->tokens_per_s : 0);
+    char tm[32] = "-", ts[32] = "-";
+    if (m) sim_fmt_count(m->tokens_per_s, tm, sizeof tm);
+    if (s) sim_fmt_count(s->tokens_per_s, ts, sizeof ts);
+    fprintf(f, "  %-34s %-*s %s\n", "tokens/s", w, tm, ts);
     compare_row(f, w, "memory, peak stage (GiB)", m, s, "%.1f", m ? m->peak_bytes / SIM_GIB : 0,
                 s ? s->peak_bytes / SIM_GIB : 0);
     compare_row(f, w, "memory, usable (GiB)", m, s, "%.1f", usable_gib, usable_gib);
