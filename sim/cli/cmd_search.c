@@ -128,24 +128,31 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
         cJSON_Delete(all);
     }
     if (rc == SIM_OK && a->report_path) {
-        cJSON *all = srch_sweep_records_json(s);
-        char title[256], speedup[96];
+        char title[256];
         srch_sweep_title(&x->rq, compare, title, sizeof title);
-        const srch_counts *k = &s->res->counts;
-        rpt_sweep_head head = {.title = title,
-                               .has_counts = true,
-                               .enumerated = k->enumerated,
-                               .rejected = k->rejected,
-                               .pruned_memory = k->pruned_memory,
-                               .estimated = k->estimated,
-                               .simulated = s->ranking.simulated,
-                               .failed = s->ranking.failed,
-                               .megatron_index = s->cmp.megatron ? s->cmp.megatron->index : -1,
-                               .best_index = s->cmp.best ? s->cmp.best->index : -1,
-                               .speedup = srch_speedup_text(&s->cmp, speedup, sizeof speedup) ? speedup : NULL};
-        rc = rpt_write_sweep_html(a->report_path, all, &head, err);
-        cJSON_Delete(all);
+        rc = cli_write_search_report(a->report_path, s, title, err);
     }
+    return rc;
+}
+
+sim_rc cli_write_search_report(const char *path, const srch_sweep *s, const char *title, sim_err *err)
+{
+    cJSON *all = srch_sweep_records_json(s);
+    char speedup[96];
+    const srch_counts *k = &s->res->counts;
+    rpt_sweep_head head = {.title = title,
+                           .has_counts = true,
+                           .enumerated = k->enumerated,
+                           .rejected = k->rejected,
+                           .pruned_memory = k->pruned_memory,
+                           .estimated = k->estimated,
+                           .simulated = s->ranking.simulated,
+                           .failed = s->ranking.failed,
+                           .megatron_index = s->cmp.megatron ? s->cmp.megatron->index : -1,
+                           .best_index = s->cmp.best ? s->cmp.best->index : -1,
+                           .speedup = srch_speedup_text(&s->cmp, speedup, sizeof speedup) ? speedup : NULL};
+    sim_rc rc = rpt_write_sweep_html(path, all, &head, err);
+    cJSON_Delete(all);
     return rc;
 }
 

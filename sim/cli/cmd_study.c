@@ -43,11 +43,11 @@ static char *command_line(const cli_args *a)
     return out;
 }
 
-static sim_rc write_cell(void *ctx, const char *json_path, const void *doc, const char *html_path, const void *records,
-                         const char *title, sim_err *err)
+static sim_rc write_cell(void *ctx, const char *json_path, const void *doc, const char *html_path,
+                         const srch_sweep *s, const char *title, sim_err *err)
 {
     (void)ctx;
-    sim_rc rc = rpt_write_sweep_html(html_path, records, title, err);
+    sim_rc rc = cli_write_search_report(html_path, s, title, err);
     if (rc == SIM_OK) rc = rpt_write_json_doc(json_path, doc, "cell summary", err); /* last: it marks the cell finished */
     return rc;
 }

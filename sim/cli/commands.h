@@ -3,6 +3,7 @@
 #define HEPTASIM_CLI_COMMANDS_H
 
 #include "../engine/engine.h"
+#include "../search/search.h"
 #include "options.h"
 
 /* The shipped default: dense 310B on 2,048 Ascend dies, Megatron-style. */
@@ -46,6 +47,10 @@ sim_rc cli_check_streams(const cli_args *a, const char *command, sim_err *err);
 int cli_fail(sim_rc rc, const sim_err *err);
 
 /* Each returns the process exit status. */
+/* The HTML report of a finished sweep or compare session s (the search's
+ * counts, both bests and the speedup in its head). */
+sim_rc cli_write_search_report(const char *path, const srch_sweep *s, const char *title, sim_err *err);
+
 int cmd_run(const cli_args *a);
 int cmd_memory(const cli_args *a);
 int cmd_estimate(const cli_args *a);

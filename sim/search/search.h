@@ -561,10 +561,10 @@ typedef struct srch_study_result {
 } srch_study_result;
 
 /* Writes a finished cell's compare summary doc (a cJSON object) to
- * json_path and its HTML report of records (a cJSON array, for
- * rpt_write_sweep_html) titled title to html_path. */
+ * json_path and the HTML report of its session s titled title to
+ * html_path. */
 typedef sim_rc (*srch_study_write_fn)(void *ctx, const char *json_path, const void *doc, const char *html_path,
-                                      const void *records, const char *title, sim_err *err);
+                                      const srch_sweep *s, const char *title, sim_err *err);
 
 typedef struct srch_study_run_request {
     const srch_study *study;

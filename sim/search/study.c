@@ -820,16 +820,14 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     if (rc == SIM_OK) {
         cJSON *doc = srch_compare_to_json(&q, &s);
         cJSON_AddItemToObject(doc, "study_cell", cJSON_Duplicate(def, 1));
-        cJSON *all = srch_sweep_records_json(&s);
         char title[512], base[256];
         srch_sweep_title(&q, true, base, sizeof base);
         char ax[160] = "";
         if (c->axis[0]) snprintf(ax, sizeof ax, ", %s = %.6g", c->axis, c->axis_value);
         snprintf(title, sizeof title, "%s, sequence %d, %lld sequences, HBM %.4g GiB, %s CP baseline%s", base,
                  c->seq_len, c->global_batch, c->hbm_gib, srch_baseline_name(c->baseline), ax);
-        rc = rq->write_cell(rq->ctx, json_path, doc, html_path, all, title, err);
+        rc = rq->write_cell(rq->ctx, json_path, doc, html_path, &s, title, err);
         if (rc == SIM_OK) rc = row_from_doc(doc, json_path, row, err);
-        cJSON_Delete(all);
         cJSON_Delete(doc);
     }
     srch_sweep_free(&s);
