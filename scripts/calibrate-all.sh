@@ -38,7 +38,7 @@ fit_of() {
     # spread determines the network efficiency as well
     hgx-b200) echo gemm_scale,attention,network ;;
     # MindSpeed-LLM 1.0.RC3 on Atlas 800T A2
-    ascend-910b) echo gemm_scale,attention,overlap_slowdown ;;
+    ascend-910b) echo gemm_scale,attention,network,overlap_slowdown ;;
     *) return 1 ;;
   esac
 }
