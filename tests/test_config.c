@@ -1051,6 +1051,201 @@ static void remove_hf(const char *dir)
     rmdir(p);
 }
 
+/* ------------------------------------------------------------ bases */
+
+/* Write text to tmpdir/<name>; path gets the file. */
+static void write_tmp(const char *name, const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *BASE_PLATFORM =
+    "{\"name\": \"b\", \"description\": \"the base\", \"devices\": 16,"
+    " \"device\": {\"name\": \"X\", \"peak_tflops\": 100, \"hbm_GiB\": 32, \"hbm_TBps\": 1},"
+    " \"node\": {\"devices\": 4}, \"supernode\": {\"devices\": 8, \"fabric_GBps\": 100, \"latency_us\": 1},"
+    " \"network\": {\"nic_GBps\": 10, \"latency_us\": 2},"
+    " \"efficiency\": {\"gemm\": [[1e6, 0.1], [1e9, 0.5], [1e12, 0.8], [1e13, 0.9]], \"attention\": 0.5,"
+    " \"memory\": 0.7, \"network\": 0.8, \"kernel_overhead_us\": 3, \"collective_step_us\": 5},"
+    " \"calibration\": {\"cases\": 3, \"rms_error_before\": 0.2, \"rms_error_after\": 0.1}}";
+
+/* Objects merge key by key, anything else the file gives replaces the
+ * base's whole (a curve of fewer points is not padded with the base's);
+ * name, description and calibration are the file's; chains and shipped
+ * names resolve. */
+START_TEST(platform_bases_merge)
+{
+    make_tmpdir();
+    char b[160], c[160], g[160], s[160];
+    write_tmp("b.json", BASE_PLATFORM, b, sizeof b);
+    write_tmp("c.json",
+              "{\"base\": \"./b.json\", \"device\": {\"hbm_GiB\": 64},"
+              " \"efficiency\": {\"gemm\": [[1e6, 0.2], [1e9, 0.6], [1e12, 0.9]], \"attention\": 0.6}}",
+              c, sizeof c);
+    mkdir(strcat(strcpy(s, tmpdir), "/sub"), 0700);
+    write_tmp("sub/g.json", "{\"base\": \"../c.json\", \"devices\": 8, \"network\": {\"oversubscription\": 2}}", g,
+              sizeof g);
+    cfg_platform pb, pg;
+    ck_assert_msg(cfg_load_platform(b, NULL, 0, &pb, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_msg(cfg_load_platform(g, NULL, 0, &pg, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_str_eq(pg.name, "g");
+    ck_assert_str_eq(pg.description, "");
+    ck_assert_int_eq(pg.calibration.cases, 0);
+    ck_assert_int_eq(pb.calibration.cases, 3);
+    ck_assert_int_eq(pg.devices, 8);
+    ck_assert_double_eq(pg.oversubscription, 2);
+    ck_assert_double_eq(pg.nic_bytes_per_s, pb.nic_bytes_per_s);           /* network merged key by key */
+    ck_assert_double_eq(pg.hbm_bytes, 64 * SIM_GIB);                        /* from c */
+    ck_assert_double_eq(pg.peak_flops_per_s, pb.peak_flops_per_s);         /* device merged key by key */
+    ck_assert_str_eq(pg.device_name, "X");
+    ck_assert_int_eq(pg.gemm_efficiency.n, 3);                              /* the curve replaced whole */
+    ck_assert_double_eq(pg.gemm_efficiency.y[2], 0.9);
+    ck_assert_double_eq(pg.attention_efficiency, 0.6);
+    ck_assert_double_eq(pg.memory_efficiency, pb.memory_efficiency);       /* efficiency inherited per key */
+    ck_assert_double_eq(pg.collective_step_s, pb.collective_step_s);
+    char chain[CFG_MAX_BASES + 1][CFG_PATH_LEN];
+    int n = 0;
+    ck_assert_msg(cfg_platform_chain(g, chain, CFG_MAX_BASES + 1, &n, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(n, 3);
+    ck_assert_str_eq(chain[0], g);
+    ck_assert(strstr(chain[1], "/sub/../c.json") != NULL);
+    ck_assert(strstr(chain[2], "/./b.json") != NULL);
+
+    /* a shipped name: everything but the file's own keys is the preset's */
+    char h[160];
+    write_tmp("h.json", "{\"base\": \"dgx-h100\"}", h, sizeof h);
+    cfg_platform ph, ref;
+    ck_assert_msg(cfg_load_platform(h, NULL, 0, &ph, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_int_eq(cfg_load_platform("dgx-h100", NULL, 0, &ref, &E), SIM_OK);
+    ck_assert_str_eq(ph.name, "h");
+    memcpy(ph.name, ref.name, sizeof ph.name);
+    memcpy(ph.description, ref.description, sizeof ph.description);
+    memcpy(ph.path, ref.path, sizeof ph.path);
+    ck_assert(memcmp(&ph, &ref, sizeof ph) == 0);
+    /* --set applies to the merged tree */
+    const char *items[] = {"platform.efficiency.memory=0.5"};
+    cfg_overrides o = {1, items};
+    ck_assert_int_eq(cfg_load_platform(g, &o, 0, &pg, &E), SIM_OK);
+    ck_assert_double_eq(pg.memory_efficiency, 0.5);
+    ck_assert_double_eq(pg.attention_efficiency, 0.6);
+    unlink(b), unlink(c), unlink(g), unlink(h), rmdir(s), rmdir(tmpdir);
+}
+END_TEST
+
+START_TEST(platform_bases_errors)
+{
+    make_tmpdir();
+    char a[160], b[160], c[160], want[1024];
+    write_tmp("a.json", "{\"base\": \"b.json\"}", a, sizeof a);
+    write_tmp("b.json", "{\"base\": \"a.json\"}", b, sizeof b);
+    cfg_platform p;
+    snprintf(want, sizeof want,
+             "%s: .base: 'a.json' leads back to %s, which this chain of bases holds (a cycle: remove one of the "
+             "bases)",
+             b, a);
+    EXPECT_ERR(cfg_load_platform(a, NULL, 0, &p, &E), want);
+    write_tmp("a.json", "{\"base\": \"a.json\"}", a, sizeof a);
+    snprintf(want, sizeof want,
+             "%s: .base: 'a.json' leads back to %s, which this chain of bases holds (a cycle: remove one of the "
+             "bases)",
+             a, a);
+    EXPECT_ERR(cfg_load_platform(a, NULL, 0, &p, &E), want);
+    write_tmp("a.json", "{\"base\": \"no-such-preset\"}", a, sizeof a);
+    snprintf(want, sizeof want,
+             "%s: .base: platform 'no-such-preset' not found (tried '%s/platforms/no-such-preset.json'; name a "
+             "shipped platform, or give a path relative to this file)",
+             a, data_dir());
+    EXPECT_ERR(cfg_load_platform(a, NULL, 0, &p, &E), want);
+    write_tmp("a.json", "{\"base\": [\"dgx-h100\"]}", a, sizeof a);
+    snprintf(want, sizeof want,
+             "%s: .base: expected the name of a shipped platform or a path relative to this file, got [\"dgx-h100\"]",
+             a);
+    EXPECT_ERR(cfg_load_platform(a, NULL, 0, &p, &E), want);
+    /* a value inherited from a base is reported in the base's file */
+    write_tmp("b.json", "{\"base\": \"dgx-h100\", \"efficiency\": {\"memory\": 1.5}}", b, sizeof b);
+    write_tmp("a.json", "{\"base\": \"b.json\"}", a, sizeof a);
+    snprintf(want, sizeof want, "%s: .efficiency.memory: expected a number in [0.0001, 1], got 1.5", b);
+    EXPECT_ERR(cfg_load_platform(a, NULL, 0, &p, &E), want);
+    /* a chain longer than CFG_MAX_BASES */
+    char names[CFG_MAX_BASES + 2][160];
+    for (int i = 0; i <= CFG_MAX_BASES + 1; i++) {
+        char nm[32], text[64];
+        snprintf(nm, sizeof nm, "l%d.json", i);
+        snprintf(text, sizeof text, i <= CFG_MAX_BASES ? "{\"base\": \"l%d.json\"}" : "{\"base\": \"dgx-h100\"}", i + 1);
+        write_tmp(nm, text, names[i], sizeof names[i]);
+    }
+    snprintf(want, sizeof want, "%s: .base: more than %d bases in one chain, from %s (name a base nearer the top)",
+             names[CFG_MAX_BASES], CFG_MAX_BASES, names[0]);
+    EXPECT_ERR(cfg_load_platform(names[0], NULL, 0, &p, &E), want);
+    ck_assert_int_eq(cfg_load_platform(names[2], NULL, 0, &p, &E), SIM_OK); /* CFG_MAX_BASES bases: fine */
+    for (int i = 0; i <= CFG_MAX_BASES + 1; i++) unlink(names[i]);
+    write_tmp("c.json", "{\"base\": \"b.json\", \"efficiency\": {\"memory\": 0.5}}", c, sizeof c);
+    ck_assert_int_eq(cfg_load_platform(c, NULL, 0, &p, &E), SIM_OK); /* the file's value replaces the bad one */
+    unlink(a), unlink(b), unlink(c), rmdir(tmpdir);
+}
+END_TEST
+
+/* Each shipped preset with a base: the base's resolved figures with the
+ * file's keys laid over them (a naive merge of the written JSON), and a
+ * calibrated preset differs from its base in efficiencies only, keeping
+ * the base's GEMM sizes. */
+static void naive_merge(cJSON *dst, const cJSON *over)
+{
+    for (const cJSON *c = over->child; c; c = c->next) {
+        cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, c->string);
+        if (d && cJSON_IsObject(d) && cJSON_IsObject(c))
+            naive_merge(d, c);
+        else if (d)
+            cJSON_ReplaceItemInObjectCaseSensitive(dst, c->string, cJSON_Duplicate(c, 1));
+        else
+            cJSON_AddItemToObject(dst, c->string, cJSON_Duplicate(c, 1));
+    }
+}
+
+START_TEST(shipped_bases_resolve)
+{
+    static const char *const derived[] = {"dgx-h200", "hgx-b200", "gb200-nvl72", "ascend-910b", "dgx-a100-calibrated",
+                                          "dgx-h100-calibrated", "hgx-b200-calibrated", "ascend-910b-calibrated"};
+    for (size_t i = 0; i < sizeof derived / sizeof *derived; i++) {
+        char path[CFG_PATH_LEN], *text = NULL;
+        ck_assert_int_eq(cfg_resolve("platforms", derived[i], path, sizeof path, &E), SIM_OK);
+        ck_assert_int_eq(sim_read_text(path, CFG_MAX_FILE_BYTES, "a platform", &text, &E), SIM_OK);
+        cJSON *own = cJSON_Parse(text);
+        free(text);
+        const cJSON *bn = cJSON_GetObjectItemCaseSensitive(own, "base");
+        ck_assert_msg(cJSON_IsString(bn), "%s names no base", derived[i]);
+        cfg_platform base, p, q;
+        ck_assert_int_eq(cfg_load_platform(bn->valuestring, NULL, 0, &base, &E), SIM_OK);
+        ck_assert_msg(cfg_load_platform(derived[i], NULL, 0, &p, &E) == SIM_OK, "%s", E.msg);
+        cJSON *tree = cfg_platform_to_json(&base);
+        cJSON_DeleteItemFromObjectCaseSensitive(tree, "description");
+        cJSON_DeleteItemFromObjectCaseSensitive(tree, "calibration");
+        cJSON_DeleteItemFromObjectCaseSensitive(own, "base");
+        naive_merge(tree, own);
+        char *merged = json_text(tree);
+        ck_assert_msg(cfg_parse_platform(merged, path, NULL, 0, &q, &E) == SIM_OK, "%s: %s", derived[i], E.msg);
+        ck_assert_msg(memcmp(&p, &q, sizeof p) == 0, "%s: %s", derived[i], merged);
+        cJSON_free(merged);
+        if (strstr(derived[i], "-calibrated")) {
+            ck_assert_int_gt(p.calibration.cases, 0);
+            for (const cJSON *k = own->child; k; k = k->next)
+                ck_assert_msg(strcmp(k->string, "name") == 0 || strcmp(k->string, "description") == 0 ||
+                                  strcmp(k->string, "efficiency") == 0 || strcmp(k->string, "calibration") == 0,
+                              "%s: .%s: a calibration changes efficiencies only", derived[i], k->string);
+            ck_assert_int_eq(p.gemm_efficiency.n, base.gemm_efficiency.n);
+            for (int j = 0; j < p.gemm_efficiency.n; j++)
+                ck_assert_double_eq(p.gemm_efficiency.x[j], base.gemm_efficiency.x[j]);
+        } else {
+            ck_assert_int_eq(p.calibration.cases, 0);
+        }
+        cJSON_Delete(own);
+    }
+}
+END_TEST
+
 static const char *HF_LLAMA =
     "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", \"num_hidden_layers\": 4,"
     " \"hidden_size\": 256, \"num_attention_heads\": 8, \"num_key_value_heads\": 2, \"intermediate_size\": 688,"
@@ -1647,6 +1842,9 @@ static Suite *config_suite(void)
     tcase_add_test(tc, json_keys_and_units);
     tcase_add_test(tc, resolve_names);
     tcase_add_test(tc, resolve_errors);
+    tcase_add_test(tc, platform_bases_merge);
+    tcase_add_test(tc, platform_bases_errors);
+    tcase_add_test(tc, shipped_bases_resolve);
     tcase_add_test(tc, unreadable_file);
     tcase_add_test(tc, enum_names_and_helpers);
     suite_add_tcase(s, tc);

@@ -30,6 +30,7 @@
 #define CFG_SET_MAX_DEPTH 8         /* parts of a dotted --set key (platform.device.peak_tflops: 3) */
 #define CFG_SET_MAX_PART 64         /* characters of one part of a --set key, terminator included */
 #define CFG_CURVE_MAX 16            /* points of an efficiency curve */
+#define CFG_MAX_BASES 8             /* platform files a platform inherits from through "base" */
 
 /* -------------------------------------------------------- model values */
 
@@ -57,6 +58,8 @@
 #define CFG_NIC_GBPS_MAX 1e5        /* 100 TB/s per device, below the engine's pad links (1 PB/s) */
 #define CFG_LATENCY_US_MAX 1e6      /* 1 s, also per kernel and per collective step */
 #define CFG_OVERSUB_MAX 1000        /* uplinks 1000x thinner than the NICs below them */
+#define CFG_MAX_CASES 100000        /* published cases a calibration record counts */
+#define CFG_MAX_RMS_ERROR 1000      /* a calibration record's relative rms errors */
 #define CFG_OVERLAP_SLOWDOWN_MAX 10 /* a GEMM beside a TP collective at most 10x slower */
 #define CFG_EFFICIENCY_MIN 1e-4     /* 0.01 % of peak or of link bandwidth: efficiencies in [this, 1] */
 

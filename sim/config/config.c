@@ -218,6 +218,15 @@ static const cfg_key efficiency_rows[] = {
     ROW_END,
 };
 
+/* The fit record `heptasim calibrate --out` writes (val_write_calibrated). */
+static const cfg_key calibration_rows[] = {
+    ROW_INT("cases", cfg_platform, calibration.cases, 1, CFG_MAX_CASES, 0, REQ),
+    ROW_DBL("rms_error_before", cfg_platform, calibration.rms_error_before, 0, CFG_MAX_RMS_ERROR, 0, 1, 0),
+    ROW_DBL("rms_error_after", cfg_platform, calibration.rms_error_after, 0, CFG_MAX_RMS_ERROR, 0, 1, 0),
+    ROW_STR("fitted", cfg_platform, calibration.fitted, 0),
+    ROW_END,
+};
+
 static const cfg_key platform_rows[] = {
     ROW_STR("name", cfg_platform, name, DRV),
     ROW_STR("description", cfg_platform, description, 0),
@@ -227,6 +236,8 @@ static const cfg_key platform_rows[] = {
     ROW_OBJ("supernode", cfg_platform, devices_per_supernode, supernode_rows, REQ),
     ROW_OBJ("network", cfg_platform, nic_bytes_per_s, network_rows, REQ),
     ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
+    {.key = "calibration", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO,
+     .offset = offsetof(cfg_platform, calibration.cases), .sub = calibration_rows},
     ROW_END,
 };
 
@@ -493,6 +504,207 @@ sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_mod
 
 /* -------------------------------------------------------------- platform */
 
+/* {========================================================= bases */
+
+/* The files of a chain of bases, the platform's own first, with their
+ * device and inode when known (a cycle is found by file, whatever the
+ * spelling of the path). */
+typedef struct base_chain {
+    int n;
+    char path[CFG_MAX_BASES + 1][CFG_PATH_LEN];
+    dev_t dev[CFG_MAX_BASES + 1];
+    ino_t ino[CFG_MAX_BASES + 1];
+    bool known[CFG_MAX_BASES + 1];
+} base_chain;
+
+static void chain_add(base_chain *ch, const char *path)
+{
+    struct stat st;
+    int k = ch->n++;
+    sim_strlcpy(ch->path[k], path, sizeof ch->path[k]);
+    ch->known[k] = stat(path, &st) == 0;
+    ch->dev[k] = ch->known[k] ? st.st_dev : 0;
+    ch->ino[k] = ch->known[k] ? st.st_ino : 0;
+}
+
+/* The link of the chain that is file `path`, or -1. */
+static int chain_find(const base_chain *ch, const char *path)
+{
+    struct stat st;
+    bool known = stat(path, &st) == 0;
+    for (int k = 0; k < ch->n; k++)
+        if (known ? ch->known[k] && ch->dev[k] == st.st_dev && ch->ino[k] == st.st_ino : strcmp(ch->path[k], path) == 0)
+            return k;
+    return -1;
+}
+
+/* Keys a platform file never inherits from its base. */
+static bool own_key(const char *key)
+{
+    return strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || strcmp(key, "calibration") == 0;
+}
+
+/* The file the "base" value `node` of file `from` names (config.h). */
+static sim_rc base_file(const char *from, const cJSON *node, char *out, size_t cap, sim_err *err)
+{
+    char got[64];
+    if (!cJSON_IsString(node) || !node->valuestring[0]) {
+        cfg_json_repr(node, got, sizeof got);
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .base: expected the name of a shipped platform or a path relative to this file, got %s",
+                        from, got);
+    }
+    const char *v = node->valuestring;
+    size_t n = strlen(v);
+    bool is_path = strchr(v, '/') || (n > 5 && strcmp(v + n - 5, ".json") == 0);
+    const char *slash = strrchr(from, '/');
+    char cand[SIM_MAX_PATH * 2 + 64];
+    if (!is_path)
+        snprintf(cand, sizeof cand, "%s/platforms/%.*s.json", cfg_data_dir(), SIM_MAX_PATH, v);
+    else if (v[0] == '/' || !slash)
+        snprintf(cand, sizeof cand, "%.*s", SIM_MAX_PATH, v);
+    else
+        snprintf(cand, sizeof cand, "%.*s/%.*s", (int)(slash - from), from, SIM_MAX_PATH, v);
+    if (strlen(cand) >= cap || strlen(cand) > SIM_MAX_PATH)
+        return sim_fail(err, SIM_EINVAL, "%s: .base: the path of '%.60s' is longer than the %d characters heptasim takes "
+                        "(use a shorter path)", from, v, SIM_MAX_PATH);
+    if (!is_file(cand))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .base: platform '%s' not found (tried '%s'; name a shipped platform, or give a path "
+                        "relative to this file)",
+                        from, v, cand);
+    sim_strlcpy(out, cand, cap);
+    return SIM_OK;
+}
+
+/* Lays the base object src (of file src_origin) under dst: a key of src
+ * that dst lacks moves to dst, tagged with src's file for messages (r may
+ * be NULL); where both hold an object, the two merge so one level down;
+ * any other value of dst stays whole.  At the top, the file's own keys
+ * (own_key) are not taken. */
+static void merge_under(cfg_reader *r, cJSON *dst, cJSON *src, const char *src_origin, bool top)
+{
+    cJSON *b = src->child;
+    while (b) {
+        cJSON *next = b->next;
+        if (b->string && !(top && own_key(b->string))) {
+            cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, b->string);
+            if (!d) {
+                cJSON_DetachItemViaPointer(src, b);
+                cJSON_AddItemToObject(dst, b->string, b);
+                if (r) cfg_reader_tag(r, b, src_origin, NULL);
+            } else if (cJSON_IsObject(d) && cJSON_IsObject(b)) {
+                merge_under(r, d, b, src_origin, false);
+            }
+        }
+        b = next;
+    }
+}
+
+/* Follows the "base" keys from root, the object of file `origin`: each
+ * base is read and laid under root, then its own base followed, so that
+ * root ends with every inherited key and without "base".  ch gets the
+ * chain's files.  r (may be NULL) tags the inherited nodes. */
+static sim_rc resolve_bases(cfg_reader *r, cJSON *root, const char *origin, base_chain *ch, sim_err *err)
+{
+    ch->n = 0;
+    chain_add(ch, origin);
+    cJSON *link = cJSON_DetachItemFromObjectCaseSensitive(root, "base");
+    sim_rc rc = SIM_OK;
+    while (link && rc == SIM_OK) {
+        const char *from = ch->path[ch->n - 1];
+        char path[CFG_PATH_LEN];
+        char *text = NULL;
+        cJSON *base = NULL;
+        rc = base_file(from, link, path, sizeof path, err);
+        int k = rc ? -1 : chain_find(ch, path);
+        if (rc == SIM_OK && k >= 0)
+            rc = sim_fail(err, SIM_EINVAL,
+                          "%s: .base: '%s' leads back to %s, which this chain of bases holds (a cycle: remove one "
+                          "of the bases)",
+                          from, link->valuestring, ch->path[k]);
+        if (rc == SIM_OK && ch->n > CFG_MAX_BASES)
+            rc = sim_fail(err, SIM_EINVAL,
+                          "%s: .base: more than %d bases in one chain, from %s (name a base nearer the top)", from,
+                          CFG_MAX_BASES, ch->path[0]);
+        if (rc == SIM_OK) rc = read_file(path, &text, err);
+        if (rc == SIM_OK && !(base = parse_text(text, path, err))) rc = SIM_EINVAL;
+        if (rc == SIM_OK && !cJSON_IsObject(base))
+            rc = sim_fail(err, SIM_EINVAL, "%s: expected a JSON object at the top level (a platform to inherit from)",
+                          path);
+        free(text);
+        cJSON_Delete(link);
+        link = NULL;
+        if (rc == SIM_OK) {
+            chain_add(ch, path);
+            link = cJSON_DetachItemFromObjectCaseSensitive(base, "base");
+            merge_under(r, root, base, ch->path[ch->n - 1], true);
+        }
+        cJSON_Delete(base);
+    }
+    cJSON_Delete(link);
+    return rc;
+}
+
+sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], int cap, int *n, sim_err *err)
+{
+    char path[CFG_PATH_LEN];
+    char *text = NULL;
+    cJSON *root = NULL;
+    *n = 0;
+    sim_rc rc = cfg_resolve("platforms", name_or_path, path, sizeof path, err);
+    if (rc == SIM_OK) rc = read_file(path, &text, err);
+    if (rc == SIM_OK && !(root = parse_text(text, path, err))) rc = SIM_EINVAL;
+    free(text);
+    base_chain *ch = sim_xcalloc(1, sizeof *ch);
+    if (rc == SIM_OK && cJSON_IsObject(root)) rc = resolve_bases(NULL, root, path, ch, err);
+    for (int k = 0; rc == SIM_OK && k < ch->n && k < cap; k++) sim_strlcpy(out[k], ch->path[k], sizeof out[k]);
+    if (rc == SIM_OK) *n = ch->n < cap ? ch->n : cap;
+    free(ch);
+    cJSON_Delete(root);
+    return cfg_one_line(rc, err);
+}
+
+/* Removes from over every key whose value equals under's (numbers
+ * exactly); objects are compared key by key.  Returns true when over is
+ * left empty. */
+static bool drop_same(cJSON *over, const cJSON *under)
+{
+    cJSON *c = over->child;
+    while (c) {
+        cJSON *next = c->next;
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(under, c->string);
+        bool same = false;
+        if (u && cJSON_IsObject(c) && cJSON_IsObject(u))
+            same = drop_same(c, u);
+        else if (u && cJSON_IsNumber(c) && cJSON_IsNumber(u))
+            same = c->valuedouble == u->valuedouble;
+        else if (u && !cJSON_IsNumber(c) && !cJSON_IsArray(c))
+            same = cJSON_Compare(c, u, true);
+        else if (u && cJSON_IsArray(c) && cJSON_IsArray(u)) {
+            char *a = cJSON_PrintUnformatted(c), *b = cJSON_PrintUnformatted(u);
+            same = a && b && strcmp(a, b) == 0; /* cJSON prints numbers so that they read back the same */
+            cJSON_free(a);
+            cJSON_free(b);
+        }
+        if (same) cJSON_Delete(cJSON_DetachItemViaPointer(over, c));
+        c = next;
+    }
+    return over->child == NULL;
+}
+
+void *cfg_platform_over(const cfg_platform *p, const cfg_platform *base)
+{
+    cJSON *over = cfg_platform_to_json(p), *under = cfg_platform_to_json(base);
+    for (const cfg_key *k = platform_rows; k->key; k++)
+        if (own_key(k->key)) cJSON_DeleteItemFromObjectCaseSensitive(over, k->key);
+    drop_same(over, under);
+    cJSON_Delete(under);
+    return over;
+}
+
+/* }========================================================= bases */
+
 sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overrides *ov, int devices_override,
                           cfg_platform *out, sim_err *err)
 {
@@ -503,7 +715,10 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     cfg_platform p;
     memset(&p, 0, sizeof p);
     sim_rc rc = SIM_OK;
-    if (cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
+    base_chain *ch = sim_xcalloc(1, sizeof *ch);
+    if (cJSON_IsObject(root)) rc = resolve_bases(&r, root, origin, ch, err);
+    free(ch);
+    if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
     cJSON_Delete(root);
     cfg_reader_free(&r);

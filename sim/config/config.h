@@ -107,6 +107,16 @@ typedef struct cfg_curve {
     double y[CFG_CURVE_MAX];
 } cfg_curve;
 
+/* What `heptasim calibrate` fitted a platform file's efficiencies to: its
+ * "calibration" key (cases = 0: the file is not calibrated).  Never
+ * inherited through "base": it describes the file that holds it. */
+typedef struct cfg_calibration {
+    int cases;                 /* published cases fitted */
+    double rms_error_before;   /* relative error over them with the base's efficiencies */
+    double rms_error_after;    /* and with the fitted ones */
+    char fitted[CFG_NAME_LEN]; /* the fitted parameters, "gemm_scale,attention" */
+} cfg_calibration;
+
 typedef struct cfg_platform {
     char name[CFG_NAME_LEN];
     char description[CFG_TEXT_LEN];
@@ -142,6 +152,8 @@ typedef struct cfg_platform {
     double collective_step_s;      /* software latency of one collective algorithm step */
     double overlap_compute_slowdown; /* >= 1: a GEMM chunk run beside a TP collective takes this
                                       * times its time (overlap_tp_comm; 1 = no contention) */
+
+    cfg_calibration calibration;   /* the file's own fit record; cases = 0 when uncalibrated */
 } cfg_platform;
 
 /* --------------------------------------------------------------- strategy */
@@ -258,6 +270,34 @@ sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int ca
 sim_rc cfg_load_model(const char *name_or_path, const cfg_overrides *ov, cfg_model *out, sim_err *err);
 sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int devices_override,
                          cfg_platform *out, sim_err *err);
+
+/* Platform bases.  A platform file may name a "base": a shipped platform
+ * ("dgx-h100": <data>/platforms/dgx-h100.json) or, when the value holds a
+ * '/' or ends in ".json", a file path relative to the file's directory (or
+ * absolute).  The file's keys are laid over the base's before anything is
+ * checked: where both give an object, the objects merge key by key (an
+ * "efficiency" block the file leaves out, or any key of it, is the
+ * base's); anything else the file gives (a number, a string, an array such
+ * as an efficiency curve) replaces the base's whole.  "name",
+ * "description" and "calibration" are the file's own, never inherited.  A
+ * base may have a base, up to CFG_MAX_BASES; a chain that comes back to a
+ * file it holds, a missing base or a base that is not a string is refused
+ * with one line naming the file holding the key.  `--set` applies to the
+ * merged tree.  See docs/platforms.md. */
+
+/* The chain of platform files name_or_path inherits from: out[0] gets its
+ * own path, out[1] its base's, and so on (at most cap, cap >= 1;
+ * CFG_MAX_BASES + 1 holds every chain).  *n gets their count.  Reads only
+ * the "base" keys (the files need not be valid platforms on their own).
+ * Returns SIM_EINVAL with the loader's message on a bad chain. */
+sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], int cap, int *n, sim_err *err);
+
+/* The inverse of the merge: the keys of p whose values differ from base's
+ * (objects compared key by key, anything else whole, numbers exactly), as
+ * a cJSON object (caller deletes; void* as cfg_platform_to_json) without
+ * the file's own keys.  A file holding these keys and "base" naming base's
+ * file resolves to p's figures. */
+void *cfg_platform_over(const cfg_platform *p, const cfg_platform *base);
 sim_rc cfg_load_strategy(const char *name_or_path, const cfg_overrides *ov, cfg_strategy *out, sim_err *err);
 
 /* Same as the loaders, from JSON text (tests, search).  `origin` names the

@@ -2,10 +2,13 @@
  * with their uncertainty, warnings about parameters the data pushed to
  * their bounds, the errors before and after, the leave-one-out statistics,
  * the JSON document and the calibrated platform file. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/report.h"
 #include "internal.h"
 
 #define NOTE_LEN 160
@@ -216,6 +219,34 @@ void *val_calibration_to_json(const val_calibration *c, const char *platform_fil
 
 /* }=============================================================== JSON */
 
+/* What a calibrated file writes as its "base" (config.h): the name of a
+ * shipped preset, the file name of a base beside it, else the base's
+ * absolute path.  Writes "" when the base file cannot be found. */
+static void base_reference(const char *out_path, const char *base_path, char *ref, size_t cap)
+{
+    ref[0] = '\0';
+    char rb[PATH_MAX], shipped[PATH_MAX], dir[CFG_PATH_LEN + 16], rdir[PATH_MAX];
+    if (!base_path[0] || !realpath(base_path, rb)) return;
+    char *slash = strrchr(rb, '/');
+    snprintf(dir, sizeof dir, "%s/platforms", cfg_data_dir());
+    size_t len = strlen(slash + 1);
+    bool json = len > 5 && strcmp(slash + 1 + len - 5, ".json") == 0;
+    *slash = '\0';
+    if (json && realpath(dir, shipped) && strcmp(rb, shipped) == 0) {
+        snprintf(ref, cap, "%.*s", (int)(len - 5), slash + 1); /* a shipped name */
+        return;
+    }
+    sim_strlcpy(dir, out_path, sizeof dir);
+    char *os = strrchr(dir, '/');
+    if (os) *os = '\0';
+    if (json && realpath(os ? dir : ".", rdir) && strcmp(rb, rdir) == 0) {
+        sim_strlcpy(ref, slash + 1, cap); /* beside the calibrated file */
+        return;
+    }
+    *slash = '/';
+    sim_strlcpy(ref, rb, cap);
+}
+
 sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err *err)
 {
     const cfg_platform *base = &c->base;
@@ -226,8 +257,38 @@ sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err 
              base->name, c->n, 100 * c->fit.rms_before, 100 * c->fit.rms_after);
     cfg_platform out = c->fit.platform, orig;
     snprintf(out.name, sizeof out.name, "%.40s-calibrated", base->name);
-    /* the platform file's own device count, not the first case's */
+    cfg_calibration *rec = &out.calibration;
+    memset(rec, 0, sizeof *rec);
+    rec->cases = c->n;
+    rec->rms_error_before = c->fit.rms_before;
+    rec->rms_error_after = c->fit.rms_after;
+    size_t used = 0;
+    for (int k = 0; k < VAL_NPARAMS; k++)
+        if (c->fit.free_mask & (1u << k) && used < sizeof rec->fitted)
+            used += (size_t)snprintf(rec->fitted + used, sizeof rec->fitted - used, "%s%s", used ? "," : "",
+                                     val_param_name((val_param)k));
+    /* the base platform file as it is (its own device count, not the
+     * first case's): the calibrated file names it and keeps what differs */
     sim_err ignored = {{0}};
-    if (base->path[0] && cfg_load_platform(base->path, NULL, 0, &orig, &ignored) == SIM_OK) out.devices = orig.devices;
-    return val_write_platform(path, &out, desc, err);
+    char ref[CFG_PATH_LEN];
+    base_reference(path, base->path, ref, sizeof ref);
+    if (!ref[0] || cfg_load_platform(base->path, NULL, 0, &orig, &ignored) != SIM_OK)
+        return val_write_platform(path, &out, desc, err);
+    out.devices = orig.devices;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", out.name);
+    cJSON_AddStringToObject(root, "description", desc);
+    cJSON_AddStringToObject(root, "base", ref);
+    cJSON *over = cfg_platform_over(&out, &orig);
+    while (over->child) {
+        cJSON *k = cJSON_DetachItemViaPointer(over, over->child);
+        cJSON_AddItemToArray(root, k); /* keeps its key */
+    }
+    cJSON_Delete(over);
+    cJSON *all = cfg_platform_to_json(&out);
+    cJSON_AddItemToObject(root, "calibration", cJSON_DetachItemFromObjectCaseSensitive(all, "calibration"));
+    cJSON_Delete(all);
+    sim_rc rc = rpt_write_json_doc(path, root, "calibrated platform", err);
+    cJSON_Delete(root);
+    return rc;
 }
