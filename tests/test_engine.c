@@ -426,6 +426,159 @@ END_TEST
 
 /* }========================================================== */
 
+/* {========================================================== tiers */
+
+/* Two tiers above supernodes of 4: leaves of 16 devices, spines of 32
+ * (oversubscribed 2:1 towards the core), each with its own latency. */
+static cfg_platform tiered(int devices, bool rails)
+{
+    cfg_platform p = platform(devices, 4);
+    p.ntiers = 2;
+    p.tiers[0] = (cfg_tier){.name = "leaf", .devices = 16, .oversubscription = 1, .latency_s = 0.5e-6,
+                            .rails = rails};
+    p.tiers[1] = (cfg_tier){.name = "spine", .devices = 32, .oversubscription = 2, .latency_s = 0.7e-6};
+    if (rails) p.devices_per_node = 2; /* two rails: NIC k of every node of a leaf on switch k */
+    return p;
+}
+
+/* Every route's latency is net's, and each crosses the fabric or its NICs
+ * at their bandwidth (no uplink is thinner than one NIC). */
+static void check_tier_routes(const cfg_platform *p, int stride_a, int stride_b)
+{
+    enum { N = 256 };
+    int src[N] = {0}, dst[N] = {0}, n = 0;
+    for (int a = 0; a < p->devices && n < N; a += stride_a)
+        for (int b = (a + 1) % p->devices; n < N && b < p->devices; b += stride_b) {
+            if (b == a) continue;
+            src[n] = a;
+            dst[n++] = b;
+        }
+    eng_route r[N];
+    route_fork(p, n, src, dst, r);
+    for (int i = 0; i < n; i++) {
+        char what[320];
+        snprintf(what, sizeof what, "route %d -> %d (%.256s)", src[i], dst[i], r[i].links);
+        assert_rel(r[i].latency_s, net_route_latency_s(p, src[i], dst[i]), 1e-9, what);
+        net_plane pl = net_plane_between(p, src[i], dst[i]);
+        assert_rel(r[i].bandwidth_bytes_per_s, net_bytes_per_s(p, pl), 1e-9, what);
+        ck_assert_msg((pl == NET_FABRIC) == (strstr(r[i].links, "nic") == NULL), "%s: plane", what);
+    }
+}
+
+START_TEST(test_routes_tiers)
+{
+    cfg_platform p = tiered(64, false);
+    check_tier_routes(&p, 3, 5);
+    int src[] = {0, 0, 0, 0}, dst[] = {4, 16, 32, 3};
+    eng_route r[4];
+    route_fork(&p, 4, src, dst, r);
+    for (int i = 0; i < 4; i++) sort_words(r[i].links);
+    ck_assert_str_eq(r[0].links, "nic0_UP nic4_DOWN pad0 pad4");                                  /* one leaf */
+    ck_assert_str_eq(r[1].links, "nic0_UP nic16_DOWN pad0 pad16 u0-0_UP u0-1_DOWN");              /* one spine */
+    ck_assert_str_eq(r[2].links, "grp0 grp1 nic0_UP nic32_DOWN pad0 pad32 u0-0_UP u0-2_DOWN u1-0_UP u1-1_DOWN");
+    ck_assert_str_eq(r[3].links, "fab0_UP fab3_DOWN");
+    ck_assert_double_eq(net_route_latency_s(&p, 0, 32),
+                        p.nic_latency_s + p.spine_latency_s + p.tiers[0].latency_s + p.tiers[1].latency_s);
+    /* supernode uplinks below the leaves */
+    p.oversubscription = 2;
+    check_tier_routes(&p, 7, 3);
+    /* rails: a route between rails leaves the leaf, one within a rail does not */
+    cfg_platform q = tiered(64, true);
+    check_tier_routes(&q, 3, 5);
+    int s2[] = {0, 0, 1}, d2[] = {4, 5, 2};
+    route_fork(&q, 3, s2, d2, r);
+    for (int i = 0; i < 3; i++) sort_words(r[i].links);
+    ck_assert_str_eq(r[0].links, "nic0_UP nic4_DOWN pad0 pad4 rpad0 rpad4");                       /* rail 0 */
+    ck_assert_str_eq(r[1].links, "nic0_UP nic5_DOWN pad0 pad5 rpad0 rpad5 u0-0_UP u0-1_DOWN");      /* rail 0 -> 1 */
+    ck_assert_str_eq(r[2].links, "fab1_UP fab2_DOWN fpad1 fpad2");                                  /* one supernode */
+    /* zones of switches above the group zones (groups of 512 devices) */
+    cfg_platform big = platform(4096, 8);
+    big.ntiers = 3;
+    big.tiers[0] = (cfg_tier){.devices = 256, .oversubscription = 1, .latency_s = 0.3e-6, .rails = true};
+    big.tiers[1] = (cfg_tier){.devices = 1024, .oversubscription = 2, .latency_s = 0.5e-6};
+    big.tiers[2] = (cfg_tier){.devices = 2048, .oversubscription = 3, .latency_s = 0.9e-6};
+    big.devices_per_node = 8;
+    check_tier_routes(&big, 301, 257);
+}
+END_TEST
+
+/* A collective across tiers on an idle network takes net's closed form:
+ * flat rings whose edges leave different tiers (the slowest edge sets
+ * the step latency), a hierarchical all-reduce whose inter ring crosses
+ * the spines, and pairwise all-to-alls whose routes all have one latency
+ * (with routes of several, the engine's nearer chunks start first and the
+ * phase ends up to their latency spread earlier: docs/network.md). */
+START_TEST(test_tiers_collectives_take_net_closed_form)
+{
+    static const int flat[4] = {0, 16, 32, 48}, hier[8] = {0, 1, 16, 17, 32, 33, 48, 49}, a2a[4] = {0, 4, 8, 12}, a2a_core[2] = {4, 36};
+    const struct {
+        const int *m;
+        int n;
+        wl_coll k;
+    } cases[] = {{flat, 4, WL_ALLREDUCE}, {flat, 4, WL_ALLGATHER}, {hier, 8, WL_ALLREDUCE},
+                 {a2a, 4, WL_ALLTOALL},   {a2a_core, 2, WL_ALLTOALL}};
+    for (int rails = 0; rails < 2; rails++) {
+        cfg_platform p = tiered(64, rails);
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            double S = 64e6;
+            tw w;
+            tw_init(&w, 64);
+            tw_group(&w, WL_G_DP, cases[c].n, cases[c].m);
+            tw_coll_all(&w, cases[c].n, cases[c].m, cases[c].k, WL_G_DP, WL_S_MAIN, S);
+            outcome o = sim_ok(&p, &w, NULL);
+            char what[64];
+            snprintf(what, sizeof what, "case %zu%s", c, rails ? ", rails" : "");
+            assert_rel(o.res.step_time_s, net_time(&p, (net_coll)cases[c].k, cases[c].m, cases[c].n, S), 1e-9, what);
+        }
+    }
+    /* the flat ring's step latency is that of its slowest edge, through the core */
+    cfg_platform p = tiered(64, false);
+    double lat = p.nic_latency_s + p.spine_latency_s + p.tiers[0].latency_s + p.tiers[1].latency_s;
+    assert_rel(net_time(&p, NET_ALLREDUCE, flat, 4, 64e6), alpha_beta(&p, NET_ALLREDUCE, 4, 64e6, p.nic_bytes_per_s, lat),
+               1e-12, "flat ring across the core");
+}
+END_TEST
+
+/* Sixteen pairs cross from one spine to the other at once: with the
+ * spines' uplinks 4:1 oversubscribed, 16 NICs share 4 NICs' worth, and
+ * each pair's all-reduce moves its bytes at a quarter of the NIC's rate;
+ * the leaves (1:1) never limit. */
+START_TEST(test_tier_oversubscription_slows_by_ratio)
+{
+    double S = 128e6;
+    tw w;
+    tw_init(&w, 32);
+    for (int r = 0; r < 16; r++) {
+        const int pair[2] = {r, r + 16};
+        tw_group(&w, WL_G_DP, 2, pair);
+        tw_coll_all(&w, 2, pair, WL_ALLREDUCE, WL_G_DP, WL_S_MAIN, S);
+    }
+    cfg_platform p = platform(32, 4);
+    p.ntiers = 2;
+    p.tiers[0] = (cfg_tier){.devices = 8, .oversubscription = 1, .latency_s = 0.5e-6};
+    p.tiers[1] = (cfg_tier){.devices = 16, .oversubscription = 1, .latency_s = 0.7e-6};
+    double lat = net_route_latency_s(&p, 0, 16);
+    assert_rel(lat, p.nic_latency_s + p.spine_latency_s + 1.2e-6, 1e-12, "route through the core");
+    outcome a = sim_ok(&p, &w, NULL);
+    assert_rel(a.res.step_time_s, alpha_beta(&p, NET_ALLREDUCE, 2, S, p.nic_bytes_per_s, lat), 1e-9,
+               "1:1 tiers: no contention");
+    p.tiers[1].oversubscription = 4;
+    outcome b = sim_ok(&p, &w, NULL);
+    assert_rel(b.res.step_time_s, alpha_beta(&p, NET_ALLREDUCE, 2, S, p.nic_bytes_per_s / 4, lat), 1e-9,
+               "4:1 spine uplinks shared by 16 flows");
+    double fixed = alpha_beta(&p, NET_ALLREDUCE, 2, 0, p.nic_bytes_per_s, lat); /* latencies alone */
+    assert_rel((b.res.step_time_s - fixed) / (a.res.step_time_s - fixed), 4, 1e-9, "bytes take 4x as long");
+    /* the same oversubscription at the leaves, whose uplinks carry 8 of the flows */
+    p.tiers[1].oversubscription = 1;
+    p.tiers[0].oversubscription = 4;
+    outcome c = sim_ok(&p, &w, NULL);
+    assert_rel(c.res.step_time_s, alpha_beta(&p, NET_ALLREDUCE, 2, S, p.nic_bytes_per_s * 2 / 8, lat), 1e-9,
+               "4:1 leaf uplinks (2 NICs' worth) shared by 8 flows");
+}
+END_TEST
+
+/* }========================================================== */
+
 /* {========================================================== collectives */
 
 START_TEST(test_ring_allreduce_matches_net)
@@ -1210,6 +1363,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tp, test_xml_rejects_bad_platform);
     tcase_add_test(tp, test_routes_two_planes);
     tcase_add_test(tp, test_routes_across_zones);
+    tcase_add_test(tp, test_routes_tiers);
     suite_add_tcase(s, tp);
 
     TCase *tc = tcase_create("collectives");
@@ -1224,6 +1378,8 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_oversubscribed_uplinks_are_shared);
     tcase_add_test(tc, test_hierarchical_allreduce);
     tcase_add_test(tc, test_one_member_per_supernode_is_flat);
+    tcase_add_test(tc, test_tiers_collectives_take_net_closed_form);
+    tcase_add_test(tc, test_tier_oversubscription_slows_by_ratio);
     suite_add_tcase(s, tc);
 
     TCase *tg = tcase_create("programs");

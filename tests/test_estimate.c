@@ -252,6 +252,34 @@ START_TEST(test_hier_dp)
 }
 END_TEST
 
+/* Networks with tiers above the supernodes (leaves of 8 devices, spines
+ * of 16, a core above; 1:1, so no two flows share a link's bandwidth),
+ * with and without rails: rings whose edges leave different tiers, and
+ * pipeline transfers between leaves and spines, are the engine's to 1e-9
+ * (TP symmetry on the tiers' uplinks, refused with rails). */
+START_TEST(test_tiers)
+{
+    cfg_model m = small_model();
+    for (int rails = 0; rails < 2; rails++) {
+        cfg_platform p = plat(32, 4);
+        p.ntiers = 2;
+        p.tiers[0] = (cfg_tier){.devices = 8, .oversubscription = 1, .latency_s = 0.5e-6, .rails = rails};
+        p.tiers[1] = (cfg_tier){.devices = 16, .oversubscription = 1, .latency_s = 0.7e-6};
+        if (rails) p.devices_per_node = 2;
+        char what[64];
+        cfg_strategy s = strat(32, 1, 1);
+        snprintf(what, sizeof what, "dp 32 over 8 supernodes, 2 tiers%s", rails ? ", rails" : "");
+        check_equal(what, &m, &p, &s, 0);
+        s = strat(8, 4, 1);
+        snprintf(what, sizeof what, "dp 8 pp 4 over 2 tiers%s", rails ? ", rails" : "");
+        check_equal(what, &m, &p, &s, 0);
+        s = strat(4, 4, 2);
+        snprintf(what, sizeof what, "tp 2 dp 4 pp 4 over 2 tiers%s", rails ? ", rails" : "");
+        check_equal(what, &m, &p, &s, 0);
+    }
+}
+END_TEST
+
 /* Where flows share links (TP 2 x PP 4 x DP 2 with overlapped gradient
  * reduction on 16 H100s: reductions beside pipeline transfers), the
  * engine is slower: contention only lengthens flows, and every time of
@@ -478,6 +506,7 @@ static Suite *estimate_suite(void)
     tcase_add_test(tk, test_ep);
     tcase_add_test(tk, test_zero);
     tcase_add_test(tk, test_hier_dp);
+    tcase_add_test(tk, test_tiers);
     tcase_add_test(tk, test_contended_is_a_lower_bound);
     tcase_add_test(tk, test_check_can_fail);
     suite_add_tcase(s, tk);

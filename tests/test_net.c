@@ -97,9 +97,9 @@ static void naive_rings(const cfg_platform *p, const int *m, int n, int me, net_
         if (loc[i] == loc[me]) ac[na++] = i;
     }
     for (int k = 0; k < ni; k++)
-        if (in[k] == me) *intra = (net_ring){ni, k, m[in[(k + 1) % ni]], m[in[(k + ni - 1) % ni]], NET_FABRIC};
+        if (in[k] == me) *intra = (net_ring){ni, k, m[in[(k + 1) % ni]], m[in[(k + ni - 1) % ni]], NET_FABRIC, 0};
     for (int k = 0; k < na; k++)
-        if (ac[k] == me) *inter = (net_ring){na, k, m[ac[(k + 1) % na]], m[ac[(k + na - 1) % na]], NET_NIC};
+        if (ac[k] == me) *inter = (net_ring){na, k, m[ac[(k + 1) % na]], m[ac[(k + na - 1) % na]], NET_NIC, 0};
 }
 
 static void assert_ring(const net_ring *got, const net_ring *want)
@@ -119,7 +119,7 @@ START_TEST(test_layout_inside_one_supernode)
     ck_assert(!lo.spans);
     ck_assert(!lo.hier);
     ck_assert_int_eq(lo.local, 4);
-    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){4, 2, 7, 5, NET_FABRIC});
+    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){4, 2, 7, 5, NET_FABRIC, 0});
     ck_assert_int_eq(lo.ring[NET_RING_INTRA].n, 1);
     ck_assert_int_eq(lo.ring[NET_RING_INTER].n, 1);
     ck_assert_int_eq(net_algo_of(&lo, NET_ALLREDUCE), NET_ALGO_RING);
@@ -143,7 +143,7 @@ START_TEST(test_layout_straddling_evenly)
             ck_assert_int_eq(lo.K, 2);
             ck_assert_int_eq(lo.local, 4);
             assert_ring(&lo.ring[NET_RING_FLAT],
-                        &(net_ring){8, me, cases[c][(me + 1) % 8], cases[c][(me + 7) % 8], NET_NIC});
+                        &(net_ring){8, me, cases[c][(me + 1) % 8], cases[c][(me + 7) % 8], NET_NIC, 0});
             net_ring intra, inter;
             naive_rings(&p, cases[c], 8, me, &intra, &inter);
             assert_ring(&lo.ring[NET_RING_INTRA], &intra);
@@ -153,8 +153,8 @@ START_TEST(test_layout_straddling_evenly)
         }
     /* member 5 of the block group: intra 4 5 6 7, inter 1 5 */
     net_layout lo = layout(&p, block, 8, 5);
-    assert_ring(&lo.ring[NET_RING_INTRA], &(net_ring){4, 1, 6, 4, NET_FABRIC});
-    assert_ring(&lo.ring[NET_RING_INTER], &(net_ring){2, 1, 1, 1, NET_NIC});
+    assert_ring(&lo.ring[NET_RING_INTRA], &(net_ring){4, 1, 6, 4, NET_FABRIC, 0});
+    assert_ring(&lo.ring[NET_RING_INTER], &(net_ring){2, 1, 1, 1, NET_NIC, 0});
     /* three supernodes of two, out of order */
     const int three[6] = {9, 0, 8, 1, 4, 5};
     for (int me = 0; me < 6; me++) {
@@ -179,7 +179,7 @@ START_TEST(test_layout_straddling_unevenly)
     ck_assert(lo.spans);
     ck_assert(!lo.hier);
     ck_assert_int_eq(lo.local, 2);
-    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){5, 3, 5, 2, NET_NIC});
+    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){5, 3, 5, 2, NET_NIC, 0});
     ck_assert_int_eq(lo.ring[NET_RING_INTRA].n, 1);
     ck_assert_int_eq(net_algo_of(&lo, NET_ALLREDUCE), NET_ALGO_RING);
     /* one member per supernode: flat as well */
@@ -194,7 +194,7 @@ START_TEST(test_layout_straddling_unevenly)
     const int one[1] = {7};
     lo = layout(&p, one, 1, 0);
     ck_assert(!lo.spans);
-    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){1, 0, 7, 7, NET_FABRIC});
+    assert_ring(&lo.ring[NET_RING_FLAT], &(net_ring){1, 0, 7, 7, NET_FABRIC, 0});
 }
 END_TEST
 

@@ -115,6 +115,24 @@ sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .device.hbm_reserved_GiB: %g is not less than hbm_GiB=%g (reserve less than the capacity)",
                         f, p->hbm_reserved_bytes / SIM_GIB, p->hbm_bytes / SIM_GIB);
+    for (int t = 0; t < p->ntiers; t++) {
+        const cfg_tier *tr = &p->tiers[t];
+        int below = t > 0 ? p->tiers[t - 1].devices : p->devices_per_supernode;
+        if (tr->devices % below != 0 || tr->devices <= (t > 0 ? below : 0))
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .network.tiers[%d].devices: %d is not a multiple of %s=%d (a tier's domain holds "
+                            "whole %s: use a multiple of %d%s)",
+                            f, t, tr->devices, t > 0 ? "the tier below's devices" : "supernode.devices", below,
+                            t > 0 ? "domains of the tier below" : "supernodes", below, t > 0 ? " above it" : "");
+        if (tr->rails && t > 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
+    }
+    if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .network.oversubscription: a rail-optimised first tier takes each node's NICs one by one, "
+                        "with no supernode uplink to oversubscribe (give the leaf's in tiers[0].oversubscription)",
+                        f);
     double fp8 = p->fp8_peak_flops_per_s / 1e12;
     if (fp8 > 0 && fp8 < CFG_PEAK_TFLOPS_MIN)
         return sim_fail(err, SIM_EINVAL,

@@ -196,11 +196,23 @@ static const cfg_key supernode_rows[] = {
     ROW_END,
 };
 
+/* Rows of one tier: offsets into cfg_tier. */
+static const cfg_key tier_rows[] = {
+    ROW_STR("name", cfg_tier, name, 0),
+    ROW_INT("devices", cfg_tier, devices, 1, MAXDIM, 0, REQ),
+    ROW_DBL("oversubscription", cfg_tier, oversubscription, 1, CFG_OVERSUB_MAX, 1, 1, 0),
+    ROW_DBL("latency_us", cfg_tier, latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, 0),
+    ROW_BOOL("rails", cfg_tier, rails, 0),
+    ROW_END,
+};
+
 static const cfg_key network_rows[] = {
     ROW_DBL("nic_GBps", cfg_platform, nic_bytes_per_s, CFG_LINK_GBPS_MIN, CFG_NIC_GBPS_MAX, 0, 1e9, REQ),
     ROW_DBL("latency_us", cfg_platform, nic_latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, REQ),
     ROW_DBL("spine_latency_us", cfg_platform, spine_latency_s, 0, CFG_LATENCY_US_MAX, 0, 1e-6, 0),
     ROW_DBL("oversubscription", cfg_platform, oversubscription, 1, CFG_OVERSUB_MAX, 1, 1, 0),
+    {.key = "tiers", .type = CFG_K_LIST, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_platform, tiers),
+     .size = sizeof(cfg_tier), .max = CFG_MAX_TIERS, .count = offsetof(cfg_platform, ntiers), .sub = tier_rows},
     ROW_END,
 };
 

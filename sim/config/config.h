@@ -117,6 +117,22 @@ typedef struct cfg_calibration {
     char fitted[CFG_NAME_LEN]; /* the fitted parameters, "gemm_scale,attention" */
 } cfg_calibration;
 
+/* One tier of switches above the supernodes (network.tiers[i]): the
+ * devices under one switch of the tier (its domain: whole supernodes; the
+ * domains of a tier are whole domains of the tier below), the
+ * oversubscription of the domain's uplinks to the next tier (above the
+ * last, one core joins every domain) and the latency a route adds when it
+ * leaves the domain.  A rail-optimised first tier (rails) has one switch
+ * per node-local device index in each domain: NIC k of every node of the
+ * domain on switch k.  docs/network.md. */
+typedef struct cfg_tier {
+    char name[CFG_NAME_LEN / 2];   /* "leaf", "spine", for messages and the XML */
+    int devices;                   /* devices of one domain */
+    double oversubscription;       /* >= 1: the domain's uplink = its NICs / oversubscription */
+    double latency_s;              /* added to a route that leaves the domain */
+    bool rails;                    /* first tier only: a switch per node-local index */
+} cfg_tier;
+
 typedef struct cfg_platform {
     char name[CFG_NAME_LEN];
     char description[CFG_TEXT_LEN];
@@ -140,6 +156,8 @@ typedef struct cfg_platform {
     double nic_latency_s;          /* device to device across supernodes, without spine */
     double spine_latency_s;        /* added by the leaf-spine fabric */
     double oversubscription;       /* >= 1: supernode uplink = NICs / oversubscription */
+    int ntiers;                    /* tiers of switches above the supernodes; 0: one spine joins them */
+    cfg_tier tiers[CFG_MAX_TIERS]; /* innermost first */
 
     /* efficiencies (dimensionless fractions of peak) */
     cfg_curve gemm_efficiency;     /* x = FLOPs of one GEMM, y = fraction of peak */

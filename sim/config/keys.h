@@ -35,7 +35,9 @@ typedef enum cfg_ktype {
     CFG_K_ENUM,    /* int field = values[i] (or i) for the string names[i] */
     CFG_K_CURVE,   /* cfg_curve field from [[x, y], ...] */
     CFG_K_ORDER,   /* cfg_dim[CFG_NDIMS] field from "tp_x-tp_y-..." */
-    CFG_K_OBJECT   /* nested object whose rows (sub) use offsets of the same struct */
+    CFG_K_OBJECT,  /* nested object whose rows (sub) use offsets of the same struct */
+    CFG_K_LIST     /* array of at most max objects, element i read with rows sub into the struct at
+                    * offset + i * size; the count goes to the int at `count` */
 } cfg_ktype;
 
 /* reading and writing (every table) */
@@ -107,7 +109,8 @@ typedef struct cfg_key {
     double scale;              /* JSON unit -> SI; 0 means 1 */
     const char *const *names;  /* enum names, NULL-terminated */
     const int *values;         /* stored value of names[i]; NULL means i */
-    const struct cfg_key *sub; /* rows of a nested object */
+    const struct cfg_key *sub; /* rows of a nested object, or of one element of a list */
+    size_t count;              /* lists: offset of the int holding the element count */
 
     /* strategy keys only (zero in the other tables) */
     size_t with;               /* offset of an int field its values carry along (schedule: vpp); 0: none */

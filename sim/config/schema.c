@@ -270,6 +270,34 @@ static sim_rc read_curve(cfg_reader *r, const cfg_key *row, const cJSON *node, c
 static sim_rc read_object(cfg_reader *r, const cfg_key *rows, const cJSON *obj, void *base, const char *origin,
                           const char *path);
 
+/* A list of objects: each element read with the row's sub rows into its
+ * own struct, the count stored. */
+static sim_rc read_list(cfg_reader *r, const cfg_key *row, const cJSON *node, void *base, const char *origin,
+                        const char *path)
+{
+    char got[64];
+    if (!cJSON_IsArray(node)) {
+        cfg_json_repr(node, got, sizeof got);
+        return fail_at(r, origin, path, "expected an array of objects, got %s", got);
+    }
+    int n = cJSON_GetArraySize(node), i = 0;
+    if (n > (int)row->max) return fail_at(r, origin, path, "expected at most %d entries, got %d", (int)row->max, n);
+    char *first = (char *)base + row->offset;
+    memset(first, 0, (size_t)row->max * row->size);
+    for (const cJSON *e = node->child; e; e = e->next, i++) {
+        char epath[CFG_PATH_LEN];
+        const char *o = locate(r, e, origin, path, NULL, i, epath, sizeof epath);
+        if (!cJSON_IsObject(e)) {
+            cfg_json_repr(e, got, sizeof got);
+            return fail_at(r, o, epath, "expected an object, got %s", got);
+        }
+        sim_rc rc = read_object(r, row->sub, e, first + (size_t)i * row->size, o, epath);
+        if (rc) return rc;
+    }
+    *(int *)((char *)base + row->count) = n;
+    return SIM_OK;
+}
+
 static sim_rc read_value(cfg_reader *r, const cfg_key *row, const cJSON *node, void *base, const char *origin,
                          const char *path)
 {
@@ -333,6 +361,7 @@ static sim_rc read_value(cfg_reader *r, const cfg_key *row, const cJSON *node, v
     case CFG_K_OBJECT:
         if (!cJSON_IsObject(node)) return fail_at(r, origin, path, "expected an object, got %s", GOT);
         return read_object(r, row->sub, node, base, origin, path);
+    case CFG_K_LIST: return read_list(r, row, node, base, origin, path);
     }
     return fail_at(r, origin, path, "unsupported key type");
 #undef GOT
@@ -357,6 +386,10 @@ void cfg_schema_default(const cfg_key *row, void *base)
         break;
     }
     case CFG_K_CURVE: break;
+    case CFG_K_LIST:
+        memset(field, 0, (size_t)row->max * row->size);
+        *(int *)((char *)base + row->count) = 0;
+        break;
     case CFG_K_OBJECT:
         for (const cfg_key *k = row->sub; k->key; k++)
             if (!(k->flags & (CFG_KF_REQUIRED | CFG_KF_DERIVED))) cfg_schema_default(k, base);
@@ -449,6 +482,17 @@ static cJSON *write_value(const cfg_key *row, const void *base)
         cJSON *obj = cJSON_CreateObject();
         write_rows(row->sub, base, obj, 0);
         return obj;
+    }
+    case CFG_K_LIST: {
+        int n = *(const int *)((const char *)base + row->count);
+        if ((row->flags & CFG_KF_OMIT_ZERO) && n == 0) return NULL;
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n && i < (int)row->max; i++) {
+            cJSON *obj = cJSON_CreateObject();
+            write_rows(row->sub, (const char *)field + (size_t)i * row->size, obj, 0);
+            cJSON_AddItemToArray(arr, obj);
+        }
+        return arr;
     }
     }
     return NULL;

@@ -154,6 +154,225 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     fputs("  </zone>\n", out);
 }
 
+/* {========================================================= tiers */
+
+/* The tiered layout (net_tiers > 0; docs/network.md).  Group zone j holds
+ * domain j of tier tau, the largest tier whose domains have at most
+ * ENG_GROUP_DEVICES devices (else the first tier), with the switches of
+ * tiers 0..tau inside it: router "t<t>-<d>" for domain d of tier t (with
+ * rails, one per switch: d counts (domain, rail) pairs, net_tier_domain_of).
+ * A device's NIC and pad lead to its supernode's gateway when supernode
+ * uplinks exist, else straight to its first-tier switch; the gateway's
+ * uplink up<k> leads there.  Each switch reaches the switch of the next
+ * tier's domain holding it through its uplink "u<t>-<d>" (bandwidth: its
+ * devices' NICs / the tier's oversubscription, latency half the tier's),
+ * and tier tau's reach the group's router "g<j>-spine", which a link of no
+ * cost ("grp<j>") joins to the zone of the next tier's switch ("z<t>-<d>",
+ * one router) or, above the last tier, to the core ("spine").  So a route
+ * that leaves the domains of tiers 0..n-1 crosses their uplinks once up
+ * and once down and costs nic_latency_s + spine_latency_s + their
+ * latencies, as net_route_latency_s says.  With rails a device's fabric
+ * route gets a second, free link and its NIC route a third: shortest paths
+ * count links, and a route through another device of the node (fabric,
+ * then its NIC on the other rail) would otherwise tie with the one through
+ * the spine. */
+
+/* The tier whose domains are the group zones. */
+static int group_tier(const cfg_platform *p)
+{
+    int tau = 0;
+    for (int t = 0; t < p->ntiers; t++)
+        if (p->tiers[t].devices <= ENG_GROUP_DEVICES) tau = t;
+    return tau;
+}
+
+/* A device of domain d of tier t (its first). */
+static int domain_device(const cfg_platform *p, int t, int d)
+{
+    int r = t == 0 && net_rails(p) ? p->devices_per_node : 1;
+    return d / r * p->tiers[t].devices + d % r;
+}
+
+/* The router above domain d of tier t: the next tier's switch, or the
+ * group's router when t is the group tier. */
+static void parent_router(const cfg_platform *p, int t, int d, int tau, char *out, size_t cap)
+{
+    int dev = domain_device(p, t, d);
+    if (t == tau)
+        snprintf(out, cap, "g%d-spine", dev / p->tiers[tau].devices);
+    else
+        snprintf(out, cap, "t%d-%d", t + 1, net_tier_domain_of(p, t + 1, dev));
+}
+
+/* Whether domain d of tier t has devices in [first, last) (then all of
+ * them: domains of tiers up to the group's nest in the group). */
+static bool domain_in(const cfg_platform *p, int t, int d, int first, int last)
+{
+    int dev = domain_device(p, t, d);
+    return net_tier_domain_devices(p, t, d) > 0 && dev >= first && dev < last;
+}
+
+static void emit_tier_links(const cfg_platform *p, const mirrors *mr, FILE *out)
+{
+    for (int t = 0; t < p->ntiers; t++)
+        for (int d = 0; d < net_tier_domains(p, t); d++) {
+            int n = net_tier_domain_devices(p, t, d);
+            if (n == 0) continue;
+            char id[32];
+            snprintf(id, sizeof id, "u%d-", t);
+            emit_link(out, id, d, n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for,
+                      p->tiers[t].latency_s / 2, "SPLITDUPLEX");
+        }
+    if (net_rails(p))
+        for (int i = 0; i < p->devices; i++) {
+            emit_link(out, "fpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
+            emit_link(out, "rpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
+        }
+}
+
+/* Device i's routes in the tiered layout. */
+static void emit_tiered_device_routes(const cfg_platform *p, const mirrors *mr, FILE *out, int i)
+{
+    int k = i / p->devices_per_supernode;
+    char first[32];
+    if (mr->uplinks)
+        snprintf(first, sizeof first, "sn%d-gw", k);
+    else
+        snprintf(first, sizeof first, "t0-%d", net_tier_domain_of(p, 0, i));
+    if (net_rails(p)) {
+        fprintf(out,
+                "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/>"
+                "<link_ctn id=\"fpad%d\"/></route>\n",
+                i, k, i, i);
+        fprintf(out,
+                "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"nic%d\" direction=\"UP\"/><link_ctn id=\"pad%d\"/>"
+                "<link_ctn id=\"rpad%d\"/></route>\n",
+                i, first, i, i, i);
+        return;
+    }
+    fprintf(out, "   <route src=\"npu%d\" dst=\"sn%d-fab\"><link_ctn id=\"fab%d\" direction=\"UP\"/></route>\n", i, k, i);
+    fprintf(out,
+            "   <route src=\"npu%d\" dst=\"%s\"><link_ctn id=\"nic%d\" direction=\"UP\"/><link_ctn id=\"pad%d\"/></route>\n",
+            i, first, i, i);
+}
+
+/* Group zone j of the tiered layout: devices [first, last). */
+static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int first, int last, int tau)
+{
+    int dps = p->devices_per_supernode;
+    fprintf(out, "  <zone id=\"g%d\" routing=\"DijkstraCache\">\n   <router id=\"g%d-spine\"/>\n", j, j);
+    for (int t = 0; t <= tau; t++)
+        for (int d = 0; d < net_tier_domains(p, t); d++)
+            if (domain_in(p, t, d, first, last)) fprintf(out, "   <router id=\"t%d-%d\"/>\n", t, d);
+    for (int k = first / dps; k * dps < last; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
+    for (int k = first / dps; k * dps < last && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
+    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
+    for (int i = first; i < last; i++)
+        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
+    for (int i = first; i < last; i++)
+        if (mr->rep && simulated(mr, i))
+            fprintf(out,
+                    "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
+                    i / dps, i, i);
+    for (int i = first; i < last; i++)
+        if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
+    for (int i = first; i < last; i++)
+        if (!simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
+    for (int k = first / dps; k * dps < last && mr->uplinks; k++)
+        fprintf(out, "   <route src=\"sn%d-gw\" dst=\"t0-%d\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
+                net_tier_domain_of(p, 0, k * dps), k);
+    for (int t = 0; t <= tau; t++)
+        for (int d = 0; d < net_tier_domains(p, t); d++) {
+            if (!domain_in(p, t, d, first, last)) continue;
+            char up[32];
+            parent_router(p, t, d, tau, up, sizeof up);
+            fprintf(out, "   <route src=\"t%d-%d\" dst=\"%s\"><link_ctn id=\"u%d-%d\" direction=\"UP\"/></route>\n", t, d,
+                    up, t, d);
+        }
+    fputs("  </zone>\n", out);
+}
+
+/* The zones above the groups: a zone per switch of tiers tau+1.., the
+ * core, and the routes between them. */
+static void emit_tiered_top(const cfg_platform *p, FILE *out, int ngroups, int tau)
+{
+    for (int t = tau + 1; t < p->ntiers; t++)
+        for (int d = 0; d < net_tier_domains(p, t); d++)
+            fprintf(out, "  <zone id=\"z%d-%d\" routing=\"Full\"><router id=\"t%d-%d\"/></zone>\n", t, d, t, d);
+    fputs("  <zone id=\"core\" routing=\"Full\"><router id=\"spine\"/></zone>\n", out);
+    for (int j = 0; j < ngroups; j++)
+        fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n", j,
+                ENG_PAD_BYTES_PER_S);
+    for (int j = 0; j < ngroups; j++) {
+        int dev = j * p->tiers[tau].devices;
+        if (tau + 1 < p->ntiers) {
+            int d = net_tier_domain_of(p, tau + 1, dev);
+            fprintf(out,
+                    "  <zoneRoute src=\"g%d\" dst=\"z%d-%d\" gw_src=\"g%d-spine\" gw_dst=\"t%d-%d\">"
+                    "<link_ctn id=\"grp%d\"/></zoneRoute>\n",
+                    j, tau + 1, d, j, tau + 1, d, j);
+        } else {
+            fprintf(out,
+                    "  <zoneRoute src=\"g%d\" dst=\"core\" gw_src=\"g%d-spine\" gw_dst=\"spine\">"
+                    "<link_ctn id=\"grp%d\"/></zoneRoute>\n",
+                    j, j, j);
+        }
+    }
+    for (int t = tau + 1; t < p->ntiers; t++)
+        for (int d = 0; d < net_tier_domains(p, t); d++) {
+            int dev = domain_device(p, t, d);
+            if (t + 1 < p->ntiers) {
+                int up = net_tier_domain_of(p, t + 1, dev);
+                fprintf(out,
+                        "  <zoneRoute src=\"z%d-%d\" dst=\"z%d-%d\" gw_src=\"t%d-%d\" gw_dst=\"t%d-%d\">"
+                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
+                        t, d, t + 1, up, t, d, t + 1, up, t, d);
+            } else {
+                fprintf(out,
+                        "  <zoneRoute src=\"z%d-%d\" dst=\"core\" gw_src=\"t%d-%d\" gw_dst=\"spine\">"
+                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
+                        t, d, t, d, t, d);
+            }
+        }
+}
+
+
+/* The whole tiered platform (the layout above). */
+static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, sim_err *err)
+{
+    int dps = p->devices_per_supernode, nsn = (p->devices + dps - 1) / dps;
+    int tau = group_tier(p), G = p->tiers[tau].devices, ngroups = (p->devices + G - 1) / G;
+    fputs("<?xml version=\"1.0\"?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n",
+          out);
+    fprintf(out, "<!-- %s: %d devices, %d supernode(s) of up to %d, %d tier(s)%s, %d zone(s) -->\n",
+            p->name[0] ? p->name : "platform", p->devices, nsn, dps, p->ntiers, net_rails(p) ? " (rails)" : "", ngroups);
+    fputs("<platform version=\"4.1\">\n <zone id=\"world\" routing=\"DijkstraCache\">\n", out);
+    fputs("  <zone id=\"links\" routing=\"Full\">\n", out);
+    for (int i = 0; i < p->devices; i++) {
+        emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr->uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+    }
+    for (int k = 0; k < nsn && mr->uplinks; k++) {
+        int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
+        emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription / mr->stand_for, p->spine_latency_s / 2,
+                  "SPLITDUPLEX");
+    }
+    emit_tier_links(p, mr, out);
+    fputs("  </zone>\n", out);
+    for (int j = 0; j < ngroups; j++)
+        emit_tiered_group(p, mr, out, j, j * G, (j + 1) * G < p->devices ? (j + 1) * G : p->devices, tau);
+    emit_tiered_top(p, out, ngroups, tau);
+    fputs(" </zone>\n</platform>\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        return sim_fail(err, SIM_EIO, "platform XML: write failed (check disk space and permissions)");
+    return SIM_OK;
+}
+
+/* }========================================================= tiers */
+
 /* Writes the XML platform of p to out. Returns SIM_OK, SIM_EINVAL when p has
  * a value the layout cannot use, SIM_EIO when writing fails. The caller
  * keeps out open. */
@@ -177,6 +396,10 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bo
     mr.uplinks = p->oversubscription > 1 || mr.up_share;
     sim_rc rc = check_platform(p, err);
     if (rc != SIM_OK) return rc;
+    if (p->ntiers > 0 && mr.up_share)
+        return sim_fail(err, SIM_EINVAL, "%s: network.tiers: a replica-reduced run cannot share tier uplinks (run with "
+                        "--symmetry tp or none)", p->path[0] ? p->path : p->name);
+    if (p->ntiers > 0) return tiered_xml(p, &mr, out, err);
     int dps = p->devices_per_supernode;
     int nsn = (p->devices + dps - 1) / dps;
 

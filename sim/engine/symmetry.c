@@ -24,7 +24,12 @@
  *
  * The reduction is used only where this argument holds: TP groups of one
  * size, each inside one supernode, and every other group kind the programs
- * use made of simulated ranks only.  Otherwise it is tried on the tp_x part
+ * use made of simulated ranks only, on a network whose first tier is not
+ * rail-optimised (net_rails: the members of a TP group then reach the
+ * spine through different switches, and the links of one rail would carry
+ * the simulated rank's flows only, undivided, while those above carry
+ * everyone's).  Tier uplinks above the supernodes are shared links like
+ * the supernode uplinks: all members of a TP group cross the same ones.  Otherwise it is tried on the tp_x part
  * of 2D TP groups, then on their tp_y part; else every rank gets an actor.
  *
  * Replicas (ENG_SYM_DP) are alike but not interchangeable: they sit in
@@ -34,7 +39,8 @@
  * flow to its successor's real device and plays its unsimulated
  * predecessor's flow into it, and each supernode uplink gets, per
  * direction, the share of the full step's ring flows across it that the
- * reduced run plays. */
+ * reduced run plays.  Only supernode uplinks get shares: on a network with
+ * tiers (net_tiers) replicas are not reduced. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -236,11 +242,11 @@ static void uplink_shares(eng_sim *sim, int *m)
 void eng_symmetry_plan(eng_sim *sim)
 {
     sim->lockstep = sim->replicas = 1;
-    if (sim->opt.symmetry == ENG_SYM_NONE || !sim->w->tp_lockstep || sim->world < 2) return;
+    if (sim->opt.symmetry == ENG_SYM_NONE || !sim->w->tp_lockstep || sim->world < 2 || net_rails(sim->p)) return;
     size_t n = (size_t)sim->world;
     int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
     for (int i = 0; i < sim->world; i++) rep[i] = i;
-    if (sim->opt.symmetry == ENG_SYM_DP) {
+    if (sim->opt.symmetry == ENG_SYM_DP && net_tiers(sim->p) == 0) {
         int f = replica_groups(sim, rep, m);
         if (f > 1)
             sim->replicas = f;

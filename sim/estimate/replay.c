@@ -15,7 +15,7 @@
  * (net_coll_phases), played as the engine plays them in flow mode
  * (engine/collective.c): on a ring phase, member i's flow to its successor
  * starts when both have started the phase, carries the phase's traffic
- * (steps x chunk) in net_p2p_s on the route's plane, and the phase ends
+ * (steps x chunk) in net_p2p_between_s (its route), and the phase ends
  * for i when that flow and its predecessor's flow into i are done, plus
  * net_phase_tail_s (the other steps' latency and collective_step_s); on a
  * pairwise phase, i's flows to the members of its supernode share its
@@ -181,7 +181,7 @@ static rp_view *view_get(rp_sim *s, int rank, wl_group g)
 /* Uncontended time of one flow of `bytes` from device a to device b. */
 static double flow_s(const rp_sim *s, int a, int b, double bytes)
 {
-    return net_p2p_s(s->p, net_plane_between(s->p, a, b), bytes);
+    return net_p2p_between_s(s->p, a, b, bytes);
 }
 
 /* Plays the collective of the n members s->group[0..n) (s->index_of

@@ -6,16 +6,28 @@
  * members in each is hierarchical: a ring among my supernode's members
  * (intra), and a ring among the members with my local index, one per
  * supernode (inter).  Local indices count members in members order.  Any
- * other group has one flat ring in members order. */
+ * other group has one flat ring in members order.  A ring's step latency
+ * is that of its slowest edge: the fabric's, or the largest route latency
+ * of its edges between supernodes (they differ with network tiers). */
 #include "net.h"
 
-static void ring_set(net_ring *rg, int n, int me, int succ, int pred, net_plane plane)
+static void ring_set(net_ring *rg, int n, int me, int succ, int pred, net_plane plane, double lat_s)
 {
     rg->n = n;
     rg->me = me;
     rg->succ = succ;
     rg->pred = pred;
     rg->plane = plane;
+    rg->lat_s = lat_s;
+}
+
+/* The latency a ring edge a -> b adds to lat (the largest so far) when it
+ * leaves the supernode. */
+static double edge_lat(const cfg_platform *p, int a, int b, double lat)
+{
+    if (net_plane_between(p, a, b) == NET_FABRIC) return lat;
+    double l = net_route_latency_s(p, a, b);
+    return l > lat ? l : lat;
 }
 
 /* The intra and inter rings of member me (local index ml) of a
@@ -27,6 +39,7 @@ static void hier_rings(const cfg_platform *p, const int *m, int n, int me, int m
     int dev = m[me], mysn = net_supernode_of(p, dev);
     int lsucc = dev, lpred = dev;
     int kpos = 0, kfirst = -1, klast = -1, kprev = -1, ksucc = -1, kpred = -1;
+    double klat = 0;
     bool seen_me = false;
     for (int i = 0; i < n; i++) {
         int s = net_supernode_of(p, m[i]), loc = cnt[s]++;
@@ -35,6 +48,7 @@ static void hier_rings(const cfg_platform *p, const int *m, int n, int me, int m
             if (loc == (ml + L - 1) % L) lpred = m[i];
         }
         if (loc != ml) continue;
+        if (kprev >= 0) klat = edge_lat(p, kprev, m[i], klat);
         if (kfirst < 0) kfirst = m[i];
         klast = m[i];
         if (i == me) {
@@ -49,8 +63,9 @@ static void hier_rings(const cfg_platform *p, const int *m, int n, int me, int m
     for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
     if (ksucc < 0) ksucc = kfirst;
     if (kpred < 0) kpred = klast;
-    ring_set(&out->ring[NET_RING_INTRA], L, ml, lsucc, lpred, NET_FABRIC);
-    ring_set(&out->ring[NET_RING_INTER], n / L, kpos, ksucc, kpred, NET_NIC);
+    klat = edge_lat(p, klast, kfirst, klat);
+    ring_set(&out->ring[NET_RING_INTRA], L, ml, lsucc, lpred, NET_FABRIC, p->fabric_latency_s);
+    ring_set(&out->ring[NET_RING_INTER], n / L, kpos, ksucc, kpred, NET_NIC, klat);
 }
 
 void net_layout_of(const cfg_platform *p, const int *m, int n, int me, int *cnt, net_layout *out)
@@ -68,6 +83,11 @@ void net_layout_of(const cfg_platform *p, const int *m, int n, int me, int *cnt,
         if (cnt[net_supernode_of(p, m[i])] != maxc) even = false;
     out->local = cnt[mysn];
     for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
+    double flat = 0, remote = 0;
+    for (int i = 0; spans && i < n; i++) {
+        flat = edge_lat(p, m[i], m[(i + 1) % n], flat);
+        remote = edge_lat(p, m[me], m[i], remote);
+    }
 
     out->n = n;
     out->me = me;
@@ -75,8 +95,10 @@ void net_layout_of(const cfg_platform *p, const int *m, int n, int me, int *cnt,
     out->hier = spans && maxc >= 2 && even;
     out->L = maxc;
     out->K = maxc > 0 ? n / maxc : 1;
-    ring_set(&out->ring[NET_RING_FLAT], n, me, m[(me + 1) % n], m[(me + n - 1) % n], spans ? NET_NIC : NET_FABRIC);
-    ring_set(&out->ring[NET_RING_INTRA], 1, 0, m[me], m[me], NET_FABRIC);
-    ring_set(&out->ring[NET_RING_INTER], 1, 0, m[me], m[me], NET_NIC);
+    out->remote_lat_s = remote;
+    ring_set(&out->ring[NET_RING_FLAT], n, me, m[(me + 1) % n], m[(me + n - 1) % n], spans ? NET_NIC : NET_FABRIC,
+             spans ? flat : p->fabric_latency_s);
+    ring_set(&out->ring[NET_RING_INTRA], 1, 0, m[me], m[me], NET_FABRIC, p->fabric_latency_s);
+    ring_set(&out->ring[NET_RING_INTER], 1, 0, m[me], m[me], NET_NIC, net_latency_s(p, NET_NIC));
     if (out->hier) hier_rings(p, m, n, me, ml, maxc, cnt, out);
 }

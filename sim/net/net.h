@@ -38,8 +38,34 @@ int net_supernode_of(const cfg_platform *p, int device);
 net_plane net_plane_between(const cfg_platform *p, int a, int b);
 
 /* Route latency of one transfer on a plane, seconds: fabric_latency_s, or
- * nic_latency_s + spine_latency_s. */
+ * nic_latency_s + spine_latency_s (the NIC route that leaves no tier; see
+ * net_route_latency_s for a given pair). */
 double net_latency_s(const cfg_platform *p, net_plane pl);
+
+/* Tiers of switches above the supernodes (cfg_tier, docs/network.md): a
+ * device sits in one domain of each tier; a route between two supernodes
+ * leaves the domains of every tier below the first whose domain holds
+ * both, and pays those tiers' latencies. */
+int net_tiers(const cfg_platform *p);
+/* True when the first tier is rail-optimised (and nodes have more than one
+ * device): the devices of one node reach different switches. */
+bool net_rails(const cfg_platform *p);
+/* Domains of tier t: ceil(devices / tier devices), times node.devices
+ * with rails (one switch per node-local index). */
+int net_tier_domains(const cfg_platform *p, int t);
+/* The domain of tier t holding device d: d / tier devices, or with rails
+ * (d / tier devices) * node.devices + d's node-local index. */
+int net_tier_domain_of(const cfg_platform *p, int t, int device);
+/* Devices in domain dom of tier t. */
+int net_tier_domain_devices(const cfg_platform *p, int t, int dom);
+/* Tiers the route from device a to device b leaves: 0 when one domain of
+ * the first tier holds both (always without tiers), net_tiers when only
+ * the core joins them. */
+int net_route_tiers(const cfg_platform *p, int a, int b);
+/* Latency of the route from a to b: fabric_latency_s inside a supernode,
+ * else nic_latency_s + spine_latency_s + the latency_s of each tier it
+ * leaves.  These are the latencies of the engine's routes. */
+double net_route_latency_s(const cfg_platform *p, int a, int b);
 /* Per-device bandwidth of a plane, each direction, before efficiency. */
 double net_bytes_per_s(const cfg_platform *p, net_plane pl);
 /* Fraction of link bandwidth transfers reach: network_efficiency (1 when
@@ -49,6 +75,9 @@ double net_efficiency(const cfg_platform *p);
 /* Uncontended point-to-point transfer of `bytes` on a plane: latency +
  * bytes / (bandwidth * efficiency). */
 double net_p2p_s(const cfg_platform *p, net_plane pl, double bytes);
+/* The same from device a to device b: net_route_latency_s + bytes /
+ * (bandwidth of their plane * efficiency). */
+double net_p2p_between_s(const cfg_platform *p, int a, int b, double bytes);
 
 /* }======================================================= */
 
@@ -68,6 +97,8 @@ typedef struct net_ring {
     int me;             /* my position on it */
     int succ, pred;     /* devices of my successor and predecessor */
     net_plane plane;    /* the plane its slowest edge takes */
+    double lat_s;       /* latency of one step: fabric_latency_s on the fabric, else the largest
+                         * net_route_latency_s of its edges between supernodes */
 } net_ring;
 
 /* A group laid out over the supernodes, seen from member `me`. */
@@ -78,6 +109,7 @@ typedef struct net_layout {
     int L;              /* the largest member count of one supernode */
     int K;              /* n / L: supernodes of a hierarchical group */
     int local;          /* members in my supernode, me included */
+    double remote_lat_s; /* the largest net_route_latency_s from me to a member elsewhere (0: none) */
     net_ring ring[NET_NRINGS]; /* INTRA and INTER: n = 1 unless hier */
 } net_layout;
 

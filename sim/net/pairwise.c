@@ -1,8 +1,8 @@
 /* pairwise.c - the pairwise all-to-all: n-1 exchanges of bytes/n with every
  * other member, all in flight at once.  Chunks to members of my supernode
  * share my fabric link, the others my NIC: the phase takes as long as the
- * busier of the two, at the NIC's latency per step once it leaves the
- * supernode. */
+ * busier of the two, at the latency of my slowest route to a member
+ * elsewhere per step once it leaves the supernode. */
 #include <math.h>
 
 #include "internal.h"
@@ -24,7 +24,7 @@ int net_pairwise_phases(const cfg_platform *p, const net_layout *lo, net_coll ki
     } else {
         double wire = fmax(local / fab, remote / nic);
         double sent = (n - 1) * chunk;
-        out[0] = net_ring_phase(kind, n, bytes, net_latency_s(p, NET_NIC), wire > 0 ? sent / wire : nic);
+        out[0] = net_ring_phase(kind, n, bytes, lo->remote_lat_s, wire > 0 ? sent / wire : nic);
     }
     out[0].local_bytes = local;
     out[0].remote_bytes = remote;

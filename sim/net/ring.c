@@ -34,7 +34,7 @@ net_phase net_ring_phase(net_coll kind, int n, double bytes, double lat_s, doubl
 net_phase net_ring_on(const cfg_platform *p, const net_layout *lo, net_ring_kind rk, net_coll kind, double bytes)
 {
     const net_ring *rg = &lo->ring[rk];
-    net_phase ph = net_ring_phase(kind, rg->n, bytes, net_latency_s(p, rg->plane), net_bytes_per_s(p, rg->plane));
+    net_phase ph = net_ring_phase(kind, rg->n, bytes, rg->lat_s, net_bytes_per_s(p, rg->plane));
     ph.ring = rk;
     return ph;
 }

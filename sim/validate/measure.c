@@ -100,6 +100,8 @@ bool val_reducible(const val_run *r, char *why, int cap)
         no = "dp and pp are not the outermost dimensions of the rank order";
     else if (p->oversubscription > 1)
         no = "the network is oversubscribed";
+    else if (net_tiers(p) > 0)
+        no = "the network has tiers above the supernodes";
     if (why && cap > 0) sim_strlcpy(why, no ? no : "", (size_t)cap);
     return no == NULL;
 }
