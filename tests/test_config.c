@@ -453,6 +453,71 @@ START_TEST(model_errors)
 }
 END_TEST
 
+/* network.tiers: read into the struct in SI units, written back, and each
+ * rule refused with its message. */
+START_TEST(platform_tiers)
+{
+    cfg_platform p;
+    ck_assert_int_eq(platform(MIN_PLATFORM, &p, 0, NULL, 0), SIM_OK);
+    ck_assert_int_eq(p.ntiers, 0);
+    ck_assert_msg(platform(MIN_PLATFORM, &p, 64,
+                           ITEMS("platform.network.tiers=[{\"name\": \"leaf\", \"devices\": 16, \"rails\": true},"
+                                 " {\"devices\": 32, \"oversubscription\": 2, \"latency_us\": 1.5}]"))
+                      == SIM_OK,
+                  "%s", E.msg);
+    ck_assert_int_eq(p.ntiers, 2);
+    ck_assert_str_eq(p.tiers[0].name, "leaf");
+    ck_assert_int_eq(p.tiers[0].devices, 16);
+    ck_assert(p.tiers[0].rails && !p.tiers[1].rails);
+    ck_assert_double_eq(p.tiers[0].oversubscription, 1);
+    ck_assert_double_eq(p.tiers[0].latency_s, 0);
+    ck_assert_double_eq(p.tiers[1].oversubscription, 2);
+    ck_assert_double_eq_tol(p.tiers[1].latency_s, 1.5e-6, 1e-18);
+    cfg_platform q;
+    char *text = json_text(cfg_platform_to_json(&p));
+    ck_assert_msg(cfg_parse_platform(text, p.path, NULL, 0, &q, &E) == SIM_OK, "%s", E.msg);
+    ck_assert_msg(memcmp(&p, &q, sizeof p) == 0, "%s", text);
+    cJSON_free(text);
+#define TIERS(json) ITEMS("platform.network.tiers=" json)
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 12}]")),
+               "platforms/p.json: .network.tiers[0].devices: 12 is not a multiple of supernode.devices=8 (a tier's "
+               "domain holds whole supernodes: use a multiple of 8)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 16}, {\"devices\": 24}]")),
+               "platforms/p.json: .network.tiers[1].devices: 24 is not a multiple of the tier below's devices=16 (a "
+               "tier's domain holds whole domains of the tier below: use a multiple of 16 above it)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 16}, {\"devices\": 16}]")),
+               "platforms/p.json: .network.tiers[1].devices: 16 is not a multiple of the tier below's devices=16 (a "
+               "tier's domain holds whole domains of the tier below: use a multiple of 16 above it)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 16}, {\"devices\": 32, \"rails\": true}]")),
+               "platforms/p.json: .network.tiers[1].rails: only the first tier can be rail-optimised (remove it)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0,
+                        ITEMS("platform.network.tiers=[{\"devices\": 16, \"rails\": true}]",
+                              "platform.network.oversubscription=2")),
+               "platforms/p.json: .network.oversubscription: a rail-optimised first tier takes each node's NICs one "
+               "by one, with no supernode uplink to oversubscribe (give the leaf's in tiers[0].oversubscription)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 16, \"oversubscription\": 0.5}]")),
+               "--set platform.network.tiers=[{\"devices\": 16, \"oversubscription\": 0.5}]: "
+               ".network.tiers[0].oversubscription: expected a number in [1, 1000], got 0.5");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"devices\": 16, \"latncy_us\": 1}]")),
+               "--set platform.network.tiers=[{\"devices\": 16, \"latncy_us\": 1}]: .network.tiers[0].latncy_us: "
+               "unknown key (did you mean 'latency_us'?)");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[{\"name\": \"leaf\"}]")),
+               "--set platform.network.tiers=[{\"name\": \"leaf\"}]: .network.tiers[0].devices: required key is "
+               "missing");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("[16]")),
+               "--set platform.network.tiers=[16]: .network.tiers[0]: expected an object, got 16");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0, TIERS("{\"devices\": 16}")),
+               "--set platform.network.tiers={\"devices\": 16}: .network.tiers: expected an array of objects, got "
+               "{\"devices\":16}");
+    EXPECT_ERR(platform(MIN_PLATFORM, &p, 0,
+                        TIERS("[{\"devices\": 8}, {\"devices\": 16}, {\"devices\": 32}, {\"devices\": 64}, "
+                              "{\"devices\": 128}]")),
+               "--set platform.network.tiers=[{\"devices\": 8}, {\"devices\": 16}, {\"devices\": 32}, {\"devices\": "
+               "64}, {\"devices\": 128}]: .network.tiers: expected at most 4 entries, got 5");
+#undef TIERS
+}
+END_TEST
+
 START_TEST(platform_errors)
 {
     cfg_platform p;
@@ -1208,7 +1273,8 @@ static void naive_merge(cJSON *dst, const cJSON *over)
 START_TEST(shipped_bases_resolve)
 {
     static const char *const derived[] = {"dgx-h200", "hgx-b200", "gb200-nvl72", "ascend-910b", "dgx-a100-calibrated",
-                                          "dgx-h100-calibrated", "hgx-b200-calibrated", "ascend-910b-calibrated"};
+                                          "dgx-h100-calibrated", "hgx-b200-calibrated", "ascend-910b-calibrated",
+                                          "dgx-h100-superpod"};
     for (size_t i = 0; i < sizeof derived / sizeof *derived; i++) {
         char path[CFG_PATH_LEN], *text = NULL;
         ck_assert_int_eq(cfg_resolve("platforms", derived[i], path, sizeof path, &E), SIM_OK);
@@ -1843,6 +1909,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, resolve_names);
     tcase_add_test(tc, resolve_errors);
     tcase_add_test(tc, platform_bases_merge);
+    tcase_add_test(tc, platform_tiers);
     tcase_add_test(tc, platform_bases_errors);
     tcase_add_test(tc, shipped_bases_resolve);
     tcase_add_test(tc, unreadable_file);

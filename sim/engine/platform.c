@@ -30,7 +30,11 @@
  *
  * Routing is DijkstraCache (shortest path in links, computed per source on
  * first use and cached): Floyd is O(n^3) when a zone is sealed, which is
- * minutes for a 768-device supernode. */
+ * minutes for a 768-device supernode.
+ *
+ * A platform with network tiers (leaf, spine, ... above the supernodes)
+ * gets the tiered layout instead: see the "tiers" section below; without
+ * tiers the XML is the one above, byte for byte. */
 #include "internal.h"
 
 #include <math.h>
