@@ -355,6 +355,88 @@ END_TEST
 
 /* Measurements made by the simulator itself at known efficiencies must
  * lead the fit back to those efficiencies. */
+/* The uncalibrated presets of a directory against their nearest
+ * calibrated relatives: a's calibrated child b is a's; d (based on b,
+ * itself uncalibrated) is b's, one step away; e (based on a) meets b at a,
+ * two steps; c shares no chain with a calibrated file.  Ratios are the
+ * preset's figure over the relative's. */
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_preset_gaps)
+{
+    char dir[] = "/tmp/heptasim-presets-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *full =
+        "{\"devices\": 16, \"device\": {\"peak_tflops\": 100, \"hbm_GiB\": 32, \"hbm_TBps\": 1},"
+        " \"node\": {\"devices\": 4}, \"supernode\": {\"devices\": 8, \"fabric_GBps\": 100, \"latency_us\": 1},"
+        " \"network\": {\"nic_GBps\": 10, \"latency_us\": 2},"
+        " \"efficiency\": {\"gemm\": [[1e6, 0.1], [1e9, 0.5], [1e12, 0.8]], \"attention\": 0.5, \"memory\": 0.8,"
+        " \"network\": 0.9, \"kernel_overhead_us\": 3, \"collective_step_us\": 0}}";
+    write_file(dir, "a.json", full);
+    write_file(dir, "b.json",
+               "{\"base\": \"a.json\", \"efficiency\": {\"gemm\": [[1e6, 0.1], [1e9, 0.4], [1e12, 0.64]],"
+               " \"attention\": 0.4, \"kernel_overhead_us\": 6}, \"calibration\": {\"cases\": 2}}");
+    write_file(dir, "c.json", full);
+    write_file(dir, "d.json", "{\"base\": \"b.json\", \"efficiency\": {\"network\": 0.45}}");
+    write_file(dir, "e.json", "{\"base\": \"a.json\", \"device\": {\"hbm_GiB\": 64}}");
+    val_preset_gap g[8];
+    sim_err err = {{0}};
+    int n = val_preset_gaps(dir, g, 8, &err);
+    ck_assert_msg(n == 4, "%d presets: %s", n, err.msg);
+    ck_assert_str_eq(g[0].name, "a");
+    ck_assert_str_eq(g[0].relative, "b");
+    ck_assert_str_eq(g[0].via, "a");
+    ck_assert_int_eq(g[0].distance, 1);
+    ck_assert_double_eq_tol(g[0].ratio[VAL_GAP_GEMM], 0.8 / 0.64, 1e-12);
+    ck_assert_double_eq_tol(g[0].ratio[VAL_GAP_ATTENTION], 0.5 / 0.4, 1e-12);
+    ck_assert_double_eq(g[0].ratio[VAL_GAP_MEMORY], 1);
+    ck_assert_double_eq_tol(g[0].ratio[VAL_GAP_KERNEL_US], 0.5, 1e-12);
+    ck_assert_double_eq(g[0].ratio[VAL_GAP_COLL_STEP_US], 1); /* 0 over 0 */
+    ck_assert_str_eq(g[1].name, "c");
+    ck_assert_str_eq(g[1].relative, "");
+    ck_assert_int_eq(g[1].distance, -1);
+    ck_assert(isnan(g[1].ratio[VAL_GAP_GEMM]));
+    ck_assert_str_eq(g[2].name, "d");
+    ck_assert_str_eq(g[2].relative, "b");
+    ck_assert_str_eq(g[2].via, "b");
+    ck_assert_int_eq(g[2].distance, 1);
+    ck_assert_double_eq_tol(g[2].ratio[VAL_GAP_NETWORK], 0.5, 1e-12);
+    ck_assert_double_eq(g[2].ratio[VAL_GAP_ATTENTION], 1);
+    ck_assert_str_eq(g[3].name, "e");
+    ck_assert_str_eq(g[3].relative, "b");
+    ck_assert_str_eq(g[3].via, "a");
+    ck_assert_int_eq(g[3].distance, 2);
+    /* the table names them, and says so when there is no relative */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    val_print_preset_gaps(f, g, n);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "\nc                      uncalibrated: no calibrated platform shares its base chain\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "\na                      b                        a                    1.25x     1.25x     1.00x"));
+    free(buf);
+    /* a preset that does not load is the error */
+    write_file(dir, "f.json", "{\"base\": \"nowhere.json\"}");
+    ck_assert_int_eq(val_preset_gaps(dir, g, 8, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "f.json: .base: platform 'nowhere.json' not found"));
+    const char *names[] = {"a.json", "b.json", "c.json", "d.json", "e.json", "f.json"};
+    for (int i = 0; i < 6; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_calibrate_recovers_known_efficiencies)
 {
     val_case *c = calloc(2, sizeof *c), *before = calloc(2, sizeof *before);
@@ -411,6 +493,7 @@ static Suite *validate_suite(void)
     tcase_add_test(tc, test_narayanan_formula_reproduces_derived_step);
     tcase_add_test(tc, test_case_errors_name_file_and_key);
     tcase_add_test(tc, test_params_apply);
+    tcase_add_test(tc, test_preset_gaps);
     tcase_add_test(tc, test_overlapped_grads_not_reduced);
     tcase_add_test(tc, test_not_modelled_cases_are_skipped_with_reason);
     tcase_add_test(tc, test_every_published_case_loads);

@@ -96,12 +96,26 @@ int cmd_validate(const cli_args *a)
     }
     val_group_stats g[64];
     int ng = val_group_stats_compute(cases, n, g, 64);
+    char dir[CFG_PATH_LEN];
+    snprintf(dir, sizeof dir, "%s/platforms", cfg_data_dir());
+    val_preset_gap gaps[VAL_MAX_PRESETS];
+    int ngaps = val_preset_gaps(dir, gaps, VAL_MAX_PRESETS, &err);
+    if (ngaps < 0) {
+        free(cases);
+        return cli_fail(SIM_EINVAL, &err);
+    }
     if (!to_stdout && !(a->csv_path && strcmp(a->csv_path, "-") == 0)) {
         val_print_table(stdout, cases, n);
         printf("\n");
         val_print_groups(stdout, g, ng);
+        printf("\n");
+        val_print_preset_gaps(stdout, gaps, ngaps);
     }
-    if (a->json_path) rc = write_json(a->json_path, val_to_json(cases, n, g, ng), &err);
+    if (a->json_path) {
+        cJSON *root = val_to_json(cases, n, g, ng);
+        cJSON_AddItemToObject(root, "presets", val_preset_gaps_json(gaps, ngaps));
+        rc = write_json(a->json_path, root, &err);
+    }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *rows = val_comparisons_json(cases, n);
         rc = rpt_write_csv(a->csv_path, rows, val_csv_columns, "CSV table", &err);

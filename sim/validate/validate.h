@@ -17,7 +17,8 @@
  * child processes, the one-layer probe, data-parallel reduction),
  * analytic.c (the closed-form surrogate used by the fit), stats.c (errors,
  * tables, JSON), fit.c (calibration with GSL nonlinear least squares),
- * calibration.c (its report, JSON and platform file), golden.c (the
+ * calibration.c (its report, JSON and platform file), presets.c (the
+ * uncalibrated presets against their calibrated relatives), golden.c (the
  * regression suite). */
 #ifndef HEPTASIM_VALIDATE_H
 #define HEPTASIM_VALIDATE_H
@@ -310,6 +311,43 @@ void *val_calibration_to_json(const val_calibration *c, const char *platform_fil
  * "<base>-calibrated", with the base platform file's own device count and
  * a description of the fit (val_write_platform). */
 sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err *err);
+
+/* -------------------------------------------------------------- presets */
+
+/* The figures an uncalibrated preset is compared on (presets.c).
+ * ORDER VAL_GAP: gap_names in presets.c. */
+typedef enum val_gap {
+    VAL_GAP_GEMM = 0,      /* GEMM efficiency at the curve's largest GEMM */
+    VAL_GAP_ATTENTION,
+    VAL_GAP_MEMORY,
+    VAL_GAP_NETWORK,
+    VAL_GAP_KERNEL_US,
+    VAL_GAP_COLL_STEP_US,
+    VAL_NGAPS
+} val_gap;
+
+/* JSON name of a compared figure ("gemm", ...); static. */
+const char *val_gap_name(val_gap g);
+
+/* An uncalibrated preset against its nearest calibrated relative: the
+ * calibrated platform (a file with a calibration record) whose base chain
+ * meets the preset's in the fewest steps from both ends. */
+typedef struct val_preset_gap {
+    char name[CFG_NAME_LEN];
+    char relative[CFG_NAME_LEN]; /* "": no calibrated platform shares its chain */
+    char via[CFG_NAME_LEN];      /* the file both chains hold (its stem) */
+    int distance;                /* steps along the two chains to it; -1 without a relative */
+    double ratio[VAL_NGAPS];     /* preset's figure / relative's (NAN: none, or without a relative) */
+} val_preset_gap;
+
+/* Every uncalibrated preset of the platform directory dir (sorted by file
+ * name) into out (at most cap).  Returns their count, or -1 with the
+ * message of a preset that does not load. */
+int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err);
+/* The table: one line per preset, the ratios as "1.02x". */
+void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n);
+/* The same as a cJSON array the caller deletes. */
+void *val_preset_gaps_json(const val_preset_gap *g, int n);
 
 /* -------------------------------------------------------------- regress */
 

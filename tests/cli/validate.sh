@@ -36,6 +36,41 @@ n = [case for case in d["cases"] if case["group"] == "narayanan21-table1"][0]
 assert n["runs"][0]["simulated_as"] == "full" and n["assumptions"]
 EOF
 check "validate JSON: every comparison simulated, errors and group statistics consistent" test $? -eq 0 || cat "$tmp/py"
+# each uncalibrated preset against its nearest calibrated relative
+check "the table gives dgx-h200 against dgx-h100-calibrated through dgx-h100" \
+  grep -Eq '^dgx-h200 +dgx-h100-calibrated +dgx-h100 +1\.02x +1\.00x' "$tmp/table"
+check "the table gives hgx-b200 against its calibrated file" grep -Eq '^hgx-b200 +hgx-b200-calibrated +hgx-b200 ' "$tmp/table"
+python3 - "$tmp/v.json" "$data/platforms" >"$tmp/py" 2>&1 <<'EOF'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+pdir = sys.argv[2]
+def raw(name):
+    return json.load(open(os.path.join(pdir, name + ".json")))
+def resolved(name):  # a naive merge along the base chain
+    f = raw(name)
+    if "base" not in f:
+        return f
+    out = resolved(f["base"])
+    def lay(dst, src):
+        for k, v in src.items():
+            if isinstance(v, dict) and isinstance(dst.get(k), dict):
+                lay(dst[k], v)
+            else:
+                dst[k] = v
+    lay(out, {k: v for k, v in f.items() if k not in ("base", "name", "description", "calibration")})
+    return out
+names = sorted(os.path.basename(x)[:-5] for x in os.listdir(pdir) if x.endswith(".json"))
+uncal = [n for n in names if "calibration" not in raw(n)]
+got = {x["preset"]: x for x in d["presets"]}
+assert sorted(got) == sorted(uncal), (sorted(got), uncal)
+b, c = resolved("hgx-b200")["efficiency"], resolved("hgx-b200-calibrated")["efficiency"]
+r = got["hgx-b200"]["ratio"]
+assert abs(r["attention"] - b["attention"] / c["attention"]) < 1e-12, r
+assert abs(r["network"] - b["network"] / c["network"]) < 1e-12, r
+assert abs(r["gemm"] - b["gemm"][-1][1] / c["gemm"][-1][1]) < 1e-12, r
+assert got["ascend-a3-2048"]["calibrated_relative"] == "ascend-910b-calibrated" and got["ascend-a3-2048"]["chain_distance"] == 2
+EOF
+check "validate JSON: every uncalibrated preset with its ratios to its calibrated relative" test $? -eq 0 || cat "$tmp/py"
 
 # 2. calibrate: attention efficiency only, with leave-one-out and a platform file
 capture "$bin" calibrate -q -j 2 --fit attention,gemm_scale --loo --out "$tmp/cal.json" --json "$tmp/c.json" $cases

@@ -1,0 +1,164 @@
+/* presets.c - each uncalibrated platform preset held against the nearest
+ * calibrated platform of its base chains: how far its efficiencies are
+ * from the fitted ones.
+ *
+ * A preset is calibrated when its file carries a calibration record
+ * (cfg_calibration).  The chains of two presets are their files and their
+ * bases' (cfg_platform_chain); the nearest calibrated relative of a preset
+ * is the calibrated preset whose chain meets the preset's in the fewest
+ * steps from both ends (the sum of the two positions of the first file
+ * they share), ties broken by name. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ORDER VAL_GAP */
+static const char *const gap_names[VAL_NGAPS] = {"gemm", "attention", "memory", "network", "kernel_overhead_us",
+                                                  "collective_step_us"};
+
+const char *val_gap_name(val_gap g)
+{
+    return (unsigned)g < VAL_NGAPS ? gap_names[g] : "?";
+}
+
+/* The compared figures of p: the GEMM efficiency at its largest GEMM
+ * (the curve's last point, what large models run at), the other
+ * efficiencies and the two fixed costs. */
+static void gap_values(const cfg_platform *p, double v[VAL_NGAPS])
+{
+    const cfg_curve *c = &p->gemm_efficiency;
+    v[VAL_GAP_GEMM] = c->n > 0 ? c->y[c->n - 1] : NAN;
+    v[VAL_GAP_ATTENTION] = p->attention_efficiency;
+    v[VAL_GAP_MEMORY] = p->memory_efficiency;
+    v[VAL_GAP_NETWORK] = p->network_efficiency;
+    v[VAL_GAP_KERNEL_US] = p->kernel_overhead_s * 1e6;
+    v[VAL_GAP_COLL_STEP_US] = p->collective_step_s * 1e6;
+}
+
+/* One preset as read for the comparison. */
+typedef struct preset {
+    cfg_platform p;
+    int nchain;
+    char chain[CFG_MAX_BASES + 1][CFG_PATH_LEN]; /* real paths */
+} preset;
+
+/* Where the chains of a and b first meet: the smallest i + j with
+ * a->chain[i] == b->chain[j] (-1: never), the shared file's index in a
+ * into *at. */
+static int meet(const preset *a, const preset *b, int *at)
+{
+    int best = -1;
+    for (int i = 0; i < a->nchain; i++)
+        for (int j = 0; j < b->nchain; j++)
+            if (strcmp(a->chain[i], b->chain[j]) == 0 && (best < 0 || i + j < best)) {
+                best = i + j;
+                *at = i;
+            }
+    return best;
+}
+
+/* The name a chain's file stands for: its stem. */
+static void stem(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    if (n > 5 && strcmp(b + n - 5, ".json") == 0) n -= 5;
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), b);
+}
+
+int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
+{
+    char **paths = NULL;
+    int np = 0;
+    if (val_list_dir(dir, &paths, &np, err) != SIM_OK) return -1;
+    preset *ps = sim_xcalloc((size_t)np, sizeof *ps);
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < np && rc == SIM_OK; i++) {
+        char raw[CFG_MAX_BASES + 1][CFG_PATH_LEN];
+        rc = cfg_load_platform(paths[i], NULL, 0, &ps[i].p, err);
+        if (rc == SIM_OK) rc = cfg_platform_chain(paths[i], raw, CFG_MAX_BASES + 1, &ps[i].nchain, err);
+        for (int k = 0; rc == SIM_OK && k < ps[i].nchain; k++) {
+            char real[PATH_MAX];
+            sim_strlcpy(ps[i].chain[k], realpath(raw[k], real) ? real : raw[k], sizeof ps[i].chain[k]);
+        }
+    }
+    int n = 0;
+    for (int i = 0; i < np && rc == SIM_OK && n < cap; i++) {
+        if (ps[i].p.calibration.cases > 0) continue;
+        val_preset_gap *g = &out[n++];
+        memset(g, 0, sizeof *g);
+        sim_strlcpy(g->name, ps[i].p.name, sizeof g->name);
+        g->distance = -1;
+        int best = -1, via = 0;
+        for (int j = 0; j < np; j++) {
+            int at = 0, d = ps[j].p.calibration.cases > 0 ? meet(&ps[i], &ps[j], &at) : -1;
+            if (d < 0 || (best >= 0 && (d > g->distance || (d == g->distance &&
+                                                           strcmp(ps[j].p.name, ps[best].p.name) >= 0))))
+                continue;
+            best = j;
+            via = at;
+            g->distance = d;
+        }
+        for (int k = 0; k < VAL_NGAPS; k++) g->ratio[k] = NAN;
+        if (best < 0) continue;
+        sim_strlcpy(g->relative, ps[best].p.name, sizeof g->relative);
+        stem(ps[i].chain[via], g->via, sizeof g->via);
+        double a[VAL_NGAPS], b[VAL_NGAPS];
+        gap_values(&ps[i].p, a);
+        gap_values(&ps[best].p, b);
+        for (int k = 0; k < VAL_NGAPS; k++) g->ratio[k] = b[k] > 0 ? a[k] / b[k] : (a[k] == b[k] ? 1.0 : NAN);
+    }
+    free(ps);
+    val_free_paths(paths, np);
+    return rc == SIM_OK ? n : -1;
+}
+
+void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n)
+{
+    static const char *const heads[VAL_NGAPS] = {"gemm", "attention", "memory", "network", "kernel", "coll_step"};
+    fprintf(f, "uncalibrated presets, each figure over its nearest calibrated relative's (gemm: at the largest "
+               "GEMM):\n");
+    fprintf(f, "%-22s %-24s %-16s", "preset", "calibrated relative", "shared base");
+    for (int k = 0; k < VAL_NGAPS; k++) fprintf(f, " %9s", heads[k]);
+    fprintf(f, "\n");
+    for (int i = 0; i < n; i++) {
+        if (!g[i].relative[0]) {
+            fprintf(f, "%-22s uncalibrated: no calibrated platform shares its base chain\n", g[i].name);
+            continue;
+        }
+        fprintf(f, "%-22s %-24s %-16s", g[i].name, g[i].relative, g[i].via);
+        for (int k = 0; k < VAL_NGAPS; k++)
+            if (isfinite(g[i].ratio[k]))
+                fprintf(f, " %8.2fx", g[i].ratio[k]);
+            else
+                fprintf(f, " %9s", "-");
+        fprintf(f, "\n");
+    }
+}
+
+void *val_preset_gaps_json(const val_preset_gap *g, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "preset", g[i].name);
+        if (g[i].relative[0]) {
+            cJSON_AddStringToObject(o, "calibrated_relative", g[i].relative);
+            cJSON_AddStringToObject(o, "shared_base", g[i].via);
+            cJSON_AddNumberToObject(o, "chain_distance", g[i].distance);
+            cJSON *r = cJSON_AddObjectToObject(o, "ratio");
+            for (int k = 0; k < VAL_NGAPS; k++)
+                cJSON_AddItemToObject(r, val_gap_name((val_gap)k),
+                                      isfinite(g[i].ratio[k]) ? cJSON_CreateNumber(g[i].ratio[k]) : cJSON_CreateNull());
+        } else {
+            cJSON_AddNullToObject(o, "calibrated_relative");
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
