@@ -17,8 +17,9 @@
 #include "internal.h"
 
 /* ORDER VAL_GAP */
-static const char *const gap_names[VAL_NGAPS] = {"gemm", "attention", "memory", "network", "kernel_overhead_us",
-                                                  "collective_step_us"};
+static const char *const gap_names[VAL_NGAPS] = {"gemm",    "gemm_fp8",           "attention",
+                                                  "memory",  "network",            "kernel_overhead_us",
+                                                  "collective_step_us", "overlap_compute_slowdown"};
 
 const char *val_gap_name(val_gap g)
 {
@@ -26,17 +27,22 @@ const char *val_gap_name(val_gap g)
 }
 
 /* The compared figures of p: the GEMM efficiency at its largest GEMM
- * (the curve's last point, what large models run at), the other
- * efficiencies and the two fixed costs. */
+ * (the curve's last point, what large models run at), the same of the
+ * FP8 curve, the other efficiencies, the two fixed costs and the overlap
+ * slowdown. */
 static void gap_values(const cfg_platform *p, double v[VAL_NGAPS])
 {
     const cfg_curve *c = &p->gemm_efficiency;
     v[VAL_GAP_GEMM] = c->n > 0 ? c->y[c->n - 1] : NAN;
+    cfg_curve f8;
+    cfg_gemm_fp8_curve(p, &f8);
+    v[VAL_GAP_GEMM_FP8] = p->fp8_peak_flops_per_s > 0 && f8.n > 0 ? f8.y[f8.n - 1] : NAN;
     v[VAL_GAP_ATTENTION] = p->attention_efficiency;
     v[VAL_GAP_MEMORY] = p->memory_efficiency;
     v[VAL_GAP_NETWORK] = p->network_efficiency;
     v[VAL_GAP_KERNEL_US] = p->kernel_overhead_s * 1e6;
     v[VAL_GAP_COLL_STEP_US] = p->collective_step_s * 1e6;
+    v[VAL_GAP_OVERLAP_SLOWDOWN] = p->overlap_compute_slowdown;
 }
 
 /* One preset as read for the comparison. */
@@ -120,7 +126,8 @@ int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
 
 void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n)
 {
-    static const char *const heads[VAL_NGAPS] = {"gemm", "attention", "memory", "network", "kernel", "coll_step"};
+    static const char *const heads[VAL_NGAPS] = {"gemm",   "gemm_fp8",  "attention", "memory",
+                                                 "network", "kernel", "coll_step", "overlap"};
     fprintf(f, "uncalibrated presets, each figure over its nearest calibrated relative's (gemm: at the largest "
                "GEMM):\n");
     fprintf(f, "%-22s %-24s %-16s", "preset", "calibrated relative", "shared base");

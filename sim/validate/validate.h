@@ -318,11 +318,13 @@ sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err 
  * ORDER VAL_GAP: gap_names in presets.c. */
 typedef enum val_gap {
     VAL_GAP_GEMM = 0,      /* GEMM efficiency at the curve's largest GEMM */
+    VAL_GAP_GEMM_FP8,      /* the FP8 curve's (cfg_gemm_fp8_curve) at its largest; none without an FP8 peak */
     VAL_GAP_ATTENTION,
     VAL_GAP_MEMORY,
     VAL_GAP_NETWORK,
     VAL_GAP_KERNEL_US,
     VAL_GAP_COLL_STEP_US,
+    VAL_GAP_OVERLAP_SLOWDOWN,
     VAL_NGAPS
 } val_gap;
 
