@@ -435,6 +435,11 @@ static void name_from_origin(const char *origin, char *out, size_t cap)
     sim_utf8_scrub(out); /* a file name may hold any byte; the name goes into JSON */
 }
 
+void cfg_default_name(const char *origin, char *out, size_t cap)
+{
+    name_from_origin(origin, out, cap);
+}
+
 /* ----------------------------------------------------------------- model */
 
 /* A model dtype of "fp8" is refused by the schema (the weights and

@@ -273,6 +273,11 @@ const char *cfg_data_dir(void);
  * directory; checked once before any command runs. */
 sim_rc cfg_data_check(sim_err *err);
 
+/* The name of an object read from file `origin` without "name": its file
+ * stem ("platforms/x.json" -> "x"; ".../llama-3-8b/config.json" ->
+ * "llama-3-8b"). */
+void cfg_default_name(const char *origin, char *out, size_t cap);
+
 /* Resolve "NAME" or a path into a readable file path: an existing path is
  * used as is, else <data>/<kind>/<NAME>.json (kind: "models", "platforms",
  * "strategies").  Returns SIM_EINVAL with a message listing what was tried. */

@@ -120,6 +120,26 @@ static void emit_device_routes(const cfg_platform *p, const mirrors *mr, FILE *o
             i, gw, i, i);
 }
 
+/* The hosts of devices [first, last), their mirrors and the mirrors'
+ * routes.  Mirror routes come first, then (the caller's) the simulated
+ * ranks' devices: SimGrid finds the hop from a router to the next node by
+ * scanning the router's edges in the order the routes were declared, and
+ * the flows of a reduced run go to mirrors and simulated ranks (a tenth of
+ * the run time). */
+static void emit_hosts(const cfg_platform *p, const mirrors *mr, FILE *out, int first, int last)
+{
+    int dps = p->devices_per_supernode;
+    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
+    for (int i = first; i < last; i++)
+        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
+    for (int i = first; i < last; i++)
+        if (mr->rep && simulated(mr, i))
+            fprintf(out,
+                    "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
+                    "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
+                    i / dps, i, i);
+}
+
 /* Supernodes [k0, k1) in group zone j. */
 static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int k0, int k1)
 {
@@ -128,19 +148,7 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
     for (int k = k0; k < k1 && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
-    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
-    for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
-    /* Mirror routes first, then the simulated ranks' devices: SimGrid finds
-     * the hop from a router to the next node by scanning the router's edges
-     * in the order the routes were declared, and the flows of a reduced run
-     * go to mirrors and simulated ranks (a tenth of the run time). */
-    for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i))
-            fprintf(out,
-                    "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
-                    "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
-                    i / dps, i, i);
+    emit_hosts(p, mr, out, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
     for (int i = first; i < last; i++)
@@ -270,15 +278,7 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
             if (domain_in(p, t, d, first, last)) fprintf(out, "   <router id=\"t%d-%d\"/>\n", t, d);
     for (int k = first / dps; k * dps < last; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
     for (int k = first / dps; k * dps < last && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
-    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
-    for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
-    for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i))
-            fprintf(out,
-                    "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
-                    "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
-                    i / dps, i, i);
+    emit_hosts(p, mr, out, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int i = first; i < last; i++)

@@ -67,16 +67,6 @@ static int meet(const preset *a, const preset *b, int *at)
     return best;
 }
 
-/* The name a chain's file stands for: its stem. */
-static void stem(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t n = strlen(b);
-    if (n > 5 && strcmp(b + n - 5, ".json") == 0) n -= 5;
-    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), b);
-}
-
 int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
 {
     char **paths = NULL;
@@ -113,7 +103,7 @@ int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
         for (int k = 0; k < VAL_NGAPS; k++) g->ratio[k] = NAN;
         if (best < 0) continue;
         sim_strlcpy(g->relative, ps[best].p.name, sizeof g->relative);
-        stem(ps[i].chain[via], g->via, sizeof g->via);
+        cfg_default_name(ps[i].chain[via], g->via, sizeof g->via);
         double a[VAL_NGAPS], b[VAL_NGAPS];
         gap_values(&ps[i].p, a);
         gap_values(&ps[best].p, b);
