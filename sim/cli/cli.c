@@ -2,9 +2,11 @@
  * each subcommand's options parsed from one option table. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../search/search.h"
 #include "commands.h"
@@ -22,30 +24,31 @@ typedef struct command {
 } command;
 
 #define INPUTS (CLI_OPT_INPUTS | CLI_OPT_QUIET)
+#define PROGRESS CLI_OPT_PROGRESS
 
 static const command commands[] = {
-    {"run", INPUTS | CLI_OPT_JSON | CLI_OPT_ENGINE | CLI_OPT_TRACE | CLI_OPT_REPORT, "",
+    {"run", INPUTS | PROGRESS | CLI_OPT_JSON | CLI_OPT_ENGINE | CLI_OPT_TRACE | CLI_OPT_REPORT, "",
      "simulate one training step and print step time, MFU, memory and where the time goes", cmd_run},
     {"memory", INPUTS | CLI_OPT_JSON | CLI_OPT_CSV, "", "memory per device for every pipeline stage, without simulating",
      cmd_memory},
     {"estimate", INPUTS | CLI_OPT_JSON, "",
      "the analytic estimate of one step (time, breakdown, memory), instantly, without simulating", cmd_estimate},
-    {"sweep", INPUTS | CLI_OPT_SEARCH | CLI_OPT_SPACE | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
+    {"sweep", INPUTS | PROGRESS | CLI_OPT_SEARCH | CLI_OPT_SPACE | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
      "search the strategy space: prune by memory, rank analytically, simulate the best", cmd_sweep},
-    {"compare", INPUTS | CLI_OPT_SEARCH | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
+    {"compare", INPUTS | PROGRESS | CLI_OPT_SEARCH | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY, "",
      "the best Megatron-style strategy against the best 7D strategy", cmd_compare},
     {"merge", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_QUIET | CLI_OPT_OUT, " FILE.jsonl...",
      "join the shards of a sweep into one ranking", cmd_merge},
-    {"study", CLI_OPT_FILES | CLI_OPT_STUDY | CLI_OPT_JOBS | CLI_OPT_QUIET, " STUDY.json",
+    {"study", PROGRESS | CLI_OPT_FILES | CLI_OPT_STUDY | CLI_OPT_JOBS | CLI_OPT_QUIET, " STUDY.json",
      "run the compares of a study file into one folder: a Markdown table, a CSV, the HTML reports", cmd_study},
-    {"validate", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
+    {"validate", PROGRESS | CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_FULL,
      " [CASES.json...]",
      "simulate published measurements and report the error", cmd_validate},
     {"calibrate",
-     CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_OUT | CLI_OPT_FULL |
-         CLI_OPT_FIT,
+     PROGRESS | CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_CASES | CLI_OPT_OUT |
+         CLI_OPT_FULL | CLI_OPT_FIT,
      " [CASES.json...]", "fit the platform's efficiency parameters to published measurements", cmd_calibrate},
-    {"regress", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_BLESS, " [SUITE...]",
+    {"regress", PROGRESS | CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_JOBS | CLI_OPT_QUIET | CLI_OPT_BLESS, " [SUITE...]",
      "compare the golden scenarios with the current model (--bless to store new ones)", cmd_regress},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
@@ -80,6 +83,30 @@ static void command_help(const command *c)
                DEFAULT_STRATEGY);
 }
 
+/* Runs command c with a: with its progress reporter on (sim_progress_*)
+ * when the command takes --progress and either stderr is a terminal and
+ * -q is not given, or --progress names a log. */
+static int run_command(const command *c, const cli_args *a)
+{
+    FILE *log = NULL;
+    sim_err err;
+    if (a->progress_path && strcmp(a->progress_path, "-") == 0)
+        return cli_fail(sim_fail(&err, SIM_EINVAL, "heptasim %s: '--progress -': progress never goes to stdout (name "
+                                 "a file)", c->name), &err);
+    if (a->progress_path && !(log = fopen(a->progress_path, "w")))
+        return cli_fail(sim_fail(&err, SIM_EIO, "%s: cannot write the progress log: %s (check the directory exists "
+                                 "and is writable)", a->progress_path, strerror(errno)), &err);
+    char label[64];
+    snprintf(label, sizeof label, "heptasim %s", c->name);
+    if (c->options & CLI_OPT_PROGRESS) sim_progress_begin(label, !a->quiet && isatty(STDERR_FILENO) == 1, log);
+    int status = c->run(a);
+    sim_progress_end();
+    if (log && fclose(log) != 0 && status == 0)
+        status = cli_fail(sim_fail(&err, SIM_EIO, "%s: cannot write the progress log: %s (check free space and "
+                                   "permissions)", a->progress_path, strerror(errno)), &err);
+    return status;
+}
+
 int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -109,7 +136,7 @@ int cli_main(int argc, char **argv)
         else if (a->help)
             command_help(c);
         else
-            status = c->run(a);
+            status = run_command(c, a);
         free(a);
         return status;
     }

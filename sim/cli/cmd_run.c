@@ -85,6 +85,45 @@ static sim_rc register_simgrid(const cli_args *a, sim_err *err)
     return rc;
 }
 
+/* {======================================================== progress */
+
+/* The replay's progress: the simulated clock against the analytic
+ * estimate of the step, the wall time, and what is left at this pace. */
+static void run_progress(void *ctx, double simulated_s)
+{
+    const double *expected_s = ctx;
+    double wall_s = sim_progress_wall_s();
+    char wall[32], left[32];
+    sim_duration(wall_s, wall, sizeof wall);
+    if (simulated_s < *expected_s) {
+        sim_duration(wall_s / simulated_s * (*expected_s - simulated_s), left, sizeof left);
+        sim_progress_report(false, "simulated %.3f s of about %.3f s (%.0f %%), %s wall, about %s left", simulated_s,
+                            *expected_s, 100 * simulated_s / *expected_s, wall, left);
+    } else {
+        sim_progress_report(false, "simulated %.3f s, past the estimate of %.3f s, %s wall", simulated_s, *expected_s,
+                            wall);
+    }
+}
+
+/* With the reporter on, asks the engine for progress reports against the
+ * analytic estimate of c's step (kept in *expected_s); without an estimate,
+ * none. */
+static void progress_options(const run_case *c, eng_options *opt, double *expected_s)
+{
+    if (!sim_progress_on()) return;
+    sim_err ignored = {{0}};
+    est_result est = {0};
+    est_estimator *e = est_new(&c->model, &c->platform, &ignored);
+    sim_rc rc = e ? est_step(e, &c->strategy, &est, &ignored) : SIM_EINVAL;
+    est_free(e);
+    if (rc != SIM_OK || !(est.step_s > 0)) return;
+    *expected_s = est.step_s;
+    opt->progress = run_progress;
+    opt->progress_ctx = expected_s;
+}
+
+/* }======================================================== progress */
+
 /* Simulates c with opt and the views v, then writes the views of run; the
  * trace is closed whatever happened, so that a failed step still leaves a
  * readable trace of what it did. */
@@ -92,6 +131,12 @@ static sim_rc simulate(const cli_args *a, run_case *c, eng_options *opt, rpt_vie
                        sim_err *err)
 {
     sim_rc rc = runner_simulate_here(c, opt);
+    if (rc == SIM_OK) {
+        char wall[32];
+        sim_duration(sim_progress_wall_s(), wall, sizeof wall);
+        sim_progress_report(true, "simulated %.3f s in %s wall, done", c->result.step_time_s, wall);
+    }
+    sim_progress_clear();
     if (rc == SIM_OK) {
         run->sim = &c->result;
         if (opt->symmetry == ENG_SYM_DP && run->sim->replicas == 1)
@@ -144,6 +189,8 @@ int cmd_run(const cli_args *a)
         opt.trace_ctx = &views;
         opt.trace_rank = views.ranks;
     }
+    double expected_s = 0;
+    if (rc == SIM_OK) progress_options(c, &opt, &expected_s);
     if (rc == SIM_OK) rc = simulate(a, c, &opt, &views, &run, t0, &err);
     rpt_views_free(&views);
     free(c);

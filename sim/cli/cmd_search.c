@@ -15,55 +15,20 @@
 #define COMPARE_TOP 4       /* per space, for compare */
 #define EXTRA_ESTIMATED 10  /* best estimates beyond the simulated ones, listed for context */
 
-/* {======================================================== progress bar */
+/* {======================================================== progress */
 
-/* A one-line bar on stderr, drawn only when stderr is a terminal. */
-typedef struct bar {
-    bool on;
-    const char *what;
-    int last;
-} bar;
-
-static void bar_init(bar *b, const char *what)
+/* The search's progress (the simulations report theirs from the runner). */
+static void search_progress(void *ctx, long long done, long long total)
 {
-    b->on = isatty(STDERR_FILENO) == 1;
-    b->what = what;
-    b->last = -1;
+    (void)ctx;
+    if (total <= 0) return;
+    char wall[32];
+    sim_duration(sim_progress_wall_s(), wall, sizeof wall);
+    sim_progress_report(done == total, "searched %lld/%lld (%lld %%), %s wall", done, total, 100 * done / total,
+                        wall);
 }
 
-static void bar_show(bar *b, long long done, long long total)
-{
-    if (!b->on || total <= 0) return;
-    int pct = (int)(100 * done / total);
-    if (pct == b->last) return;
-    b->last = pct;
-    int fill = pct * 30 / 100;
-    fprintf(stderr, "\r%-9s [%.*s%*s] %3d%% (%lld/%lld)", b->what, fill, "##############################", 30 - fill,
-            "", pct, done, total);
-    fflush(stderr);
-}
-
-static void bar_end(bar *b)
-{
-    if (b->on && b->last >= 0) fprintf(stderr, "\r\033[K");
-    fflush(stderr);
-    b->last = -1;
-}
-
-static void search_progress(void *ctx, long long done, long long total) { bar_show(ctx, done, total); }
-
-/* The simulations' progress: the search's bar gives way to this one. */
-static void sim_progress(void *ctx, long long done, long long total)
-{
-    bar *b = ctx;
-    if (strcmp(b->what, "simulate") != 0) {
-        bar_end(b);
-        bar_init(b, "simulate");
-    }
-    bar_show(b, done, total);
-}
-
-/* }======================================================== progress bar */
+/* }======================================================== progress */
 
 /* One sweep or compare: its inputs and the request made of the options. */
 typedef struct session {
@@ -71,7 +36,6 @@ typedef struct session {
     cfg_model model;
     cfg_platform platform;
     srch_sweep_request rq;
-    bar bar;
 } session;
 
 /* Model, platform, base strategy and the request the options make. */
@@ -95,10 +59,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.pinned = srch_pins_of_overrides(&ov, base);
     rq->search.space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
     rq->search.baseline = a->megatron_cp && strcmp(a->megatron_cp, "a2a") == 0 ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
-    bar_init(&x->bar, "search");
     rq->search.progress = search_progress;
-    rq->search.progress_ctx = rq->sim_progress_ctx = &x->bar;
-    rq->sim_progress = sim_progress;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;
     rq->jobs = cli_jobs(a);
@@ -164,7 +125,7 @@ int cmd_sweep(const cli_args *a)
     sim_rc rc = session_load(&x, a, "sweep", SWEEP_TOP, &err);
     x.rq.extra = EXTRA_ESTIMATED;
     if (rc == SIM_OK) rc = srch_sweep_run(&x.rq, &s, &err);
-    bar_end(&x.bar);
+    sim_progress_clear();
     if (rc != SIM_EINVAL && a->out_path) srch_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
     if (rc == SIM_OK && !a->quiet) srch_print_sweep(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, false, &err);
@@ -180,7 +141,7 @@ int cmd_compare(const cli_args *a)
     srch_sweep s = {0};
     sim_rc rc = session_load(&x, a, "compare", COMPARE_TOP, &err);
     if (rc == SIM_OK) rc = srch_compare_run(&x.rq, &s, &err);
-    bar_end(&x.bar);
+    sim_progress_clear();
     if (rc != SIM_EINVAL && a->out_path) srch_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
     if (rc == SIM_OK && !a->quiet) srch_print_compare(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, true, &err);

@@ -51,6 +51,7 @@ static void progress(void *ctx, const val_case *c, const val_run *r)
 {
     int *done = ctx;
     (*done)++;
+    sim_progress_clear(); /* the runner draws its counts again */
     if (r->rc != SIM_OK)
         fprintf(stderr, "  [%d] %s/%s: failed: %s\n", *done, c->id, r->name, r->msg);
     else if (r->method == VAL_ANALYTIC)

@@ -17,7 +17,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST
+    O_FULL, O_LOO, O_FIT, O_LIST, O_PROGRESS
 } opt_id;
 
 typedef struct opt_row {
@@ -79,6 +79,8 @@ static const opt_row options[] = {
     {O_FULL, "full", 0, NULL, CLI_OPT_FULL, "simulate every data-parallel replica (no reduction to two)", PLAIN},
     {O_FIT, "fit", 0, "LIST", CLI_OPT_FIT, "parameters to fit, comma-separated (default gemm_scale,attention)", PLAIN},
     {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error", PLAIN},
+    {O_PROGRESS, "progress", 0, "FILE", CLI_OPT_PROGRESS,
+     "also write progress lines to FILE (stderr shows them when a terminal, unless -q)", PATH},
     {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary", PLAIN},
     {O_HELP, "help", 'h', NULL, 0, "show this help", PLAIN},
 };
@@ -311,6 +313,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_LOO: a->loo = true; break;
     case O_FIT: a->fit = val; break;
     case O_LIST: a->list = true; break;
+    case O_PROGRESS: a->progress_path = val; break;
     case O_QUIET: a->quiet = true; break;
     case O_HELP: a->help = true; break;
     }
@@ -369,7 +372,7 @@ static sim_rc distinct_outputs(const char *command, const cli_args *a, sim_err *
 {
     const struct { const char *option, *path; } outs[] = {
         {"--json", a->json_path},   {"--trace", a->trace_path}, {"--report", a->report_path},
-        {"--out", a->out_path},     {"--dump-platform", a->dump_platform},
+        {"--out", a->out_path},     {"--dump-platform", a->dump_platform}, {"--progress", a->progress_path},
     };
     int n = (int)(sizeof outs / sizeof outs[0]);
     for (int i = 0; i < n; i++)

@@ -19,6 +19,7 @@ typedef struct cli_args {
     const char *symmetry;        /* --symmetry tp|dp|none */
     const char *simgrid[CLI_MAX_SIMGRID]; /* --cfg KEY:VALUE */
     int nsimgrid;
+    const char *progress_path;   /* --progress FILE */
     bool quiet;
     bool help;
     /* search */
@@ -65,7 +66,8 @@ enum {
     CLI_OPT_SYMMETRY = 1 << 14,  /* --symmetry alone */
     CLI_OPT_SPACE = 1 << 15,     /* --space --shard: one space searched, in shards (sweep) */
     CLI_OPT_CSV = 1 << 16,       /* --csv */
-    CLI_OPT_STUDY = 1 << 17      /* --out DIR --resume --shard --list of a study */
+    CLI_OPT_STUDY = 1 << 17,     /* --out DIR --resume --shard --list of a study */
+    CLI_OPT_PROGRESS = 1 << 18   /* --progress */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

@@ -74,6 +74,34 @@ void sim_strlcpy(char *dst, const char *src, size_t cap);
  * itself, never a simulated figure). */
 double sim_now_s(void);
 
+/* {================================================ progress (progress.c) */
+
+/* The process's progress reporter, for commands that run long: a line
+ * redrawn in place on stderr when terminal is set, and a line per report
+ * appended to log when not NULL (the caller opens and closes it).  Off
+ * (every call below a no-op) until begun with either; label starts every
+ * line ("heptasim run").  Never writes stdout. */
+void sim_progress_begin(const char *label, bool terminal, FILE *log);
+bool sim_progress_on(void);
+/* Wall seconds since sim_progress_begin. */
+double sim_progress_wall_s(void);
+/* One report, printf-style: dropped when the previous one is less than a
+ * second of wall time old, unless force. */
+void sim_progress_report(bool force, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "done/total WHAT, R running, W wall, about L left": a report of counts,
+ * the time left from the rate since since_s (sim_now_s() when the counted
+ * work began); W is the command's wall time. */
+void sim_progress_counts(bool force, const char *what, int done, int total, int running, double since_s);
+/* Erase the terminal's line (before other text goes to stderr); the next
+ * report draws it again. */
+void sim_progress_clear(void);
+/* Erase the line, flush the log, turn the reporter off. */
+void sim_progress_end(void);
+/* A duration for people: "4.2 s", "3m07s", "1h02m". */
+void sim_duration(double s, char *out, size_t cap);
+
+/* }================================================ */
+
 /* Read the whole file at path into *out, NUL-terminated (the caller
  * frees it), its length in *len (the bytes may hold NULs).  Refuses with
  * one line that says what the path is: a name longer than SIM_MAX_PATH, a

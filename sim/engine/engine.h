@@ -64,6 +64,11 @@ typedef enum eng_symmetry {
     ENG_SYM_DP      /* also one data-parallel replica for all (approximate) */
 } eng_symmetry;
 
+/* Called now and then during a replay (a few times per second of wall
+ * time, from the rank actors: see progress.c) with the simulated time it
+ * has reached; it must not touch the simulation. */
+typedef void (*eng_progress_fn)(void *ctx, double simulated_s);
+
 typedef struct eng_options {
     eng_comm_mode comm_mode;
     eng_symmetry symmetry;
@@ -71,6 +76,8 @@ typedef struct eng_options {
     eng_trace_fn trace;          /* NULL: no tracing */
     void *trace_ctx;
     const bool *trace_rank;      /* world-sized; NULL with trace set: every rank */
+    eng_progress_fn progress;    /* NULL: no progress reports */
+    void *progress_ctx;
 } eng_options;
 
 /* The programs to replay (callbacks, see wl_programs) and what the engine

@@ -1,6 +1,7 @@
 /* internal.h - the engine's private state, shared by its files: platform.c
  * (XML generation), collective.c (collective algorithms as flows), actors.c
  * (rank and stream actors), symmetry.c (which ranks get an actor),
+ * progress.c (reports of how far a replay has come),
  * footprint.c (what a replay costs, and the refusal of one too large) and
  * run.c (SimGrid set-up, results).
  *
@@ -160,6 +161,11 @@ void eng_symmetry_spread(eng_sim *sim);
 /* symmetry.c: hand instruction `in` of r to the trace for r and every
  * traced rank it stands for. */
 void eng_trace(eng_rank *r, const wl_instr *in, int stream, double t0, double t1);
+
+/* progress.c: the workload w as the actors are to see it: *w, with its
+ * instruction fetches reporting the replay's progress when opt asks for
+ * it (opt may be NULL). */
+void eng_progress_wrap(const eng_workload *w, const eng_options *opt, eng_workload *out);
 
 /* collective.c: the view of (rank, group, stream), built on first use;
  * NULL after recording a failure in r->sim when the group is invalid. */

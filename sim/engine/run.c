@@ -276,8 +276,10 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
     if (!p || !w || !res) return sim_fail(err, SIM_EINVAL, "engine: missing platform, workload or result");
     sim_rc rc = wl_programs_check(&w->progs, p, "engine", err);
     if (rc != SIM_OK) return rc;
+    eng_workload seen;
+    eng_progress_wrap(w, opt, &seen);
     eng_sim sim;
-    eng_sim_init(&sim, p, w, opt);
+    eng_sim_init(&sim, p, &seen, opt);
     eng_footprint fp;
     eng_footprint_of(&sim, &fp);
     rc = eng_footprint_check(&fp, p, w->model, w->strategy, err);

@@ -2,7 +2,8 @@
  *
  * The child builds the cost model and the plan, runs the engine and writes
  * a fixed-size message (rc, error line, eng_result, wall time) on a pipe;
- * the parent polls the pipes and reaps children as they finish.
+ * the parent polls the pipes and reaps children as they finish, and
+ * reports the counts (sim_progress_counts) when progress is on.
  *
  * Signals: a child runs in a process group of its own with the default
  * actions, so the terminal's Ctrl-C reaches the parent only (SimGrid's own
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +178,8 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
     if (jobs < 1) jobs = 1;
     child *running = sim_xcalloc((size_t)jobs, sizeof *running);
     struct pollfd *fds = sim_xcalloc((size_t)jobs, sizeof *fds);
-    int nrun = 0, next = 0, finished = 0, stopped = 0;
+    int nrun = 0, next = 0, finished = 0, stopped = 0, shown = -1;
+    double t0_s = sim_now_s();
     bool stopping = false;
     sim_rc rc = SIM_OK;
     pid_t parent = getpid();
@@ -210,10 +213,14 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
             running[nrun++] = (child){pid, pfd[0], next++};
         }
         if (nrun == 0) break;
+        sim_progress_counts(finished != shown, "simulated", finished, n, nrun, t0_s);
+        shown = finished;
         for (int i = 0; i < nrun; i++) fds[i] = (struct pollfd){running[i].fd, POLLIN, 0};
-        /* the stop signals are blocked but here, so none is missed */
+        /* the stop signals are blocked but here, so none is missed; with
+         * progress shown, the wall time and what is left go forward too */
         nfds_t nfds = (nfds_t)(nrun > 0 && nrun <= jobs ? nrun : 1);
-        if (ppoll(fds, nfds, NULL, &old) < 0) {
+        struct timespec tick = {1, 0};
+        if (ppoll(fds, nfds, sim_progress_on() ? &tick : NULL, &old) < 0) {
             if (errno == EINTR) continue;
             rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot wait for the simulations: %s", strerror(errno));
             stopping = true;
@@ -231,6 +238,8 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
             running[i] = running[--nrun];
         }
     }
+    sim_progress_counts(true, "simulated", finished, n, 0, t0_s);
+    sim_progress_clear();
     sim_signals_restore(&old);
     free(running);
     free(fds);
