@@ -95,7 +95,9 @@ static void run_progress(void *ctx, double simulated_s)
     double wall_s = sim_progress_wall_s();
     char wall[32], left[32];
     sim_duration(wall_s, wall, sizeof wall);
-    if (simulated_s < *expected_s) {
+    if (!(simulated_s > 0)) {
+        sim_progress_report(false, "simulated 0 s of about %.3f s (0 %%), %s wall", *expected_s, wall);
+    } else if (simulated_s < *expected_s) {
         sim_duration(wall_s / simulated_s * (*expected_s - simulated_s), left, sizeof left);
         sim_progress_report(false, "simulated %.3f s of about %.3f s (%.0f %%), %s wall, about %s left", simulated_s,
                             *expected_s, 100 * simulated_s / *expected_s, wall, left);

@@ -97,7 +97,7 @@ void sim_progress_counts(bool force, const char *what, int done, int total, int 
 void sim_progress_clear(void);
 /* Erase the line, flush the log, turn the reporter off. */
 void sim_progress_end(void);
-/* A duration for people: "4.2 s", "3m07s", "1h02m". */
+/* A duration for people: "4.2 s", "3m07s", "1h02m", "more than 99 h". */
 void sim_duration(double s, char *out, size_t cap);
 
 /* }================================================ */

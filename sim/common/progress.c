@@ -79,6 +79,10 @@ void sim_progress_report(bool force, const char *fmt, ...)
 void sim_duration(double s, char *out, size_t cap)
 {
     if (!(s >= 0)) s = 0;
+    if (s > 99 * 3600.0) {
+        snprintf(out, cap, "more than 99 h");
+        return;
+    }
     if (s < 60) {
         snprintf(out, cap, "%.1f s", s);
         return;
