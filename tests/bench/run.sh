@@ -2,73 +2,184 @@
 # run.sh - benchmark of the simulator at scale (not a test: it prints
 # figures and asserts nothing).
 #
-# Two tables.  The reference scenarios: the 2,048-die default (gpt-310b),
-# Mixtral 8x22B with a 7D strategy using EP and CP on the same 2,048 dies,
-# and Llama 3 405B on 16,384 H100s as Meta trained it.  Then the cost curve:
-# the default strategy (TP 8, PP 16, vpp 2) on 256 to 16,384 dies, DP
-# growing with the devices and 64 micro-batches per replica, so the work
-# per rank stays the same and only the number of ranks changes.
+# The cases: the 2,048-die default (gpt-310b, TP 8), Llama 3 405B on 16,384
+# H100s as Meta trained it, Mixtral 8x22B with its 7D strategy (2D TP,
+# Ulysses CP, EP) on 2,048 dies, a sweep of gpt-310b over 2,048 dies (top
+# 16, 2 at a time), TP 16 on GB200 NVL72 racks (576 GPUs: the TP groups
+# straddle the 72-GPU NVLink domains), and DeepSeek-V3 on 2,048 H100s with
+# EP 64, PP 16 and no TP.  With --large, also 65,536 H100s: Llama 3 405B
+# with TP 8 (DP 512) and DeepSeek-V3 with EP 64 (DP 4,096).  With --curve,
+# the default strategy on 256 to 16,384 dies, DP growing with the devices
+# and 64 micro-batches per replica, so that only the number of ranks
+# changes.
 #
-# For each run: wall time, peak RSS (of the heptasim process), ranks that
-# had an actor, simulated events (program instructions and network flows)
-# and events per second of wall time.
+# For each case, a row of a Markdown table: devices, ranks with an actor
+# (the JSON's simulator.ranks_simulated), exact or approximate
+# (simulator.approximate), wall time, peak RSS (of heptasim and its
+# children: getrusage), simulated events (program instructions and flows)
+# and events per second, and the step time.  A case still running after
+# the timeout is stopped and reported with how far it got (its --progress
+# line); the script never waits longer.
 #
-# usage: tests/bench/run.sh path/to/heptasim [MAX_DEVICES [SCENARIOS]]
-#   MAX_DEVICES  largest point of the curve (default 16384)
-#   SCENARIOS    "all" (default), "targets" or "curve"
+# usage: tests/bench/run.sh [options] path/to/heptasim
+#   --cases LIST   only the cases whose names match one of the comma-separated
+#                  shell patterns of LIST (e.g. 'default,sweep*'); any group
+#   --large        also the 65,536-device cases (slow)
+#   --curve        also the scaling curve of the default strategy
+#   --timeout S    seconds per case (default 900)
+#   --out FILE     also write the table (with its machine line) to FILE
+#   --smoke        one tiny case (seconds), to check the table's form
+#   --list         list the cases and exit
 # Extra heptasim options for every run go in HEPTASIM_BENCH_ARGS, e.g.
-#   HEPTASIM_BENCH_ARGS="--symmetry none" tests/bench/run.sh build/heptasim 2048
+#   HEPTASIM_BENCH_ARGS="--symmetry dp" tests/bench/run.sh build/heptasim
 set -u
-bin=${1:?usage: run.sh path/to/heptasim [MAX_DEVICES [all|targets|curve]]}
-max=${2:-16384}
-which=${3:-all}
+usage() {
+  sed -n '/^# usage:/,/^#   HEPTASIM_BENCH_ARGS=/s/^# \{0,1\}//p' "$0" >&2
+  exit 2
+}
+filter="" large=0 curve=0 timeout=900 out="" smoke=0 list=0 bin=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cases) filter=${2:?--cases needs a LIST}; shift ;;
+    --large) large=1 ;;
+    --curve) curve=1 ;;
+    --timeout) timeout=${2:?--timeout needs seconds}; shift ;;
+    --out) out=${2:?--out needs a FILE}; shift ;;
+    --smoke) smoke=1 ;;
+    --list) list=1 ;;
+    -h | --help) usage ;;
+    -*) echo "run.sh: unknown option '$1'" >&2; usage ;;
+    *) bin=$1 ;;
+  esac
+  shift
+done
+[[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] || { echo "run.sh: --timeout takes whole seconds" >&2; exit 2; }
 read -r -a extra <<<"${HEPTASIM_BENCH_ARGS:-}"
+
+# name|group|description|heptasim arguments (one line each)
+cases() {
+  cat <<'EOF'
+default|std|gpt-310b, default (TP 8), 2,048 dies|run
+llama3-16k|std|llama3-405b-h100-16k (TP 8), 16,384 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384
+mixtral-7d|std|mixtral-8x22b-a3-7d (2D TP, Ulysses, EP 8), 2,048 dies|run -m mixtral-8x22b -p ascend-a3-2048 -s mixtral-8x22b-a3-7d
+sweep|std|`sweep --top 16 -j 2`, gpt-310b, 2,048 dies|sweep -m gpt-310b -p ascend-a3-2048 --top 16 -j 2
+nvl72-tp16|std|gpt-310b, TP 16 PP 4 DP 9 on gb200-nvl72 (TP groups straddle the 72-GPU domains), 576 GPUs|run -p gb200-nvl72 -s gpt-310b-a3-megatron --set tp_x=16 --set pp=4 --set dp=9 --set global_batch=1152
+deepseek-v3|std|deepseek-v3, EP 64 PP 16 no TP (full recompute), 2,048 H100|run -m deepseek-v3 -p dgx-h100 --devices 2048 -s deepseek-v3-h800 --set recompute=full
+llama3-65k|large|llama3-405b, TP 8 PP 16 DP 512, 65,536 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 65536 --set dp=512 --set global_batch=8192
+deepseek-v3-65k|large|deepseek-v3, EP 64 PP 16 DP 4,096 (full recompute), 65,536 H100|run -m deepseek-v3 -p dgx-h100 --devices 65536 -s deepseek-v3-h800 --set recompute=full --set dp=4096 --set global_batch=65536
+smoke|smoke|gpt-1.7b, TP 2 PP 2 DP 2, 8 A100|run -m gpt-1.7b -p dgx-a100 --devices 8 --set model.layers=4 --set tp_x=2 --set pp=2 --set dp=2 --set vpp=1 --set schedule=1f1b --set global_batch=16
+EOF
+  local n dp
+  for n in 256 512 1024 2048 4096 8192 16384; do
+    dp=$((n / 128))
+    echo "curve-$n|curve|gpt-310b, TP 8 PP 16 vpp 2 DP $dp, $n dies|run --devices $n --set dp=$dp --set global_batch=$((64 * dp))"
+  done
+}
+
+# selected NAME GROUP: whether the options pick the case.
+selected() {
+  local pat
+  if [ "$smoke" = 1 ]; then [ "$2" = smoke ]; return; fi
+  if [ -n "$filter" ]; then
+    IFS=',' read -r -a pats <<<"$filter"
+    for pat in "${pats[@]}"; do
+      # shellcheck disable=SC2053 # the pattern is a glob on purpose
+      [[ $1 == $pat ]] && return 0
+    done
+    return 1
+  fi
+  [ "$2" = std ] || { [ "$2" = large ] && [ "$large" = 1 ]; } || { [ "$2" = curve ] && [ "$curve" = 1 ]; }
+}
+
+if [ "$list" = 1 ]; then
+  cases | while IFS='|' read -r name group desc args; do printf '%-16s %-6s %s\n  heptasim %s\n' "$name" "$group" "$desc" "$args"; done
+  exit 0
+fi
+[ -n "$bin" ] || usage
+[ -x "$bin" ] || { echo "run.sh: '$bin' is not an executable heptasim" >&2; exit 2; }
+command -v python3 >/dev/null 2>&1 || { echo "run.sh: needs python3 (to time the runs and read their JSON)" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export HEPTASIM_DATA=${HEPTASIM_DATA:-$top}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# bench NAME ARGS...: run heptasim ARGS once and print a row of the table.
-bench() {
-  local name=$1
-  shift
-  python3 - "$name" "$tmp/out.json" "$bin" "$@" "${extra[@]}" --json "$tmp/out.json" -q <<'EOF'
-import json, resource, subprocess, sys, time
-name, out, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+# measure NAME DESCRIPTION ARGS...: run heptasim ARGS once under the
+# timeout and print a row of the table.
+measure() {
+  local name=$1 desc=$2
+  shift 2
+  rm -f "$tmp/out.json" "$tmp/progress.log"
+  python3 - "$timeout" "$desc" "$tmp" "$bin" "$@" "${extra[@]}" --json "$tmp/out.json" --progress "$tmp/progress.log" \
+    -q <<'EOF'
+import json, os, resource, signal, subprocess, sys, time
+timeout, desc, tmp, cmd = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 t0 = time.monotonic()
-p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "err"), "w"))
+late = False
+try:
+    p.wait(timeout=timeout)
+except subprocess.TimeoutExpired:
+    late = True
+    p.send_signal(signal.SIGTERM)  # a sweep stops and reaps its own simulations
+    try:
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
 wall = time.monotonic() - t0
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB
-if p.returncode != 0:
-    print(f"{name:<34} failed (status {p.returncode}): {p.stderr.strip()[:200]}")
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB, largest of heptasim and its children
+def last_progress():
+    try:
+        lines = open(os.path.join(tmp, "progress.log")).read().splitlines()
+    except OSError:
+        return ""
+    return lines[-1].split(": ", 1)[-1] if lines else ""
+def row(devices="–", actors="–", mode="–", wall_cell="–", events="–", rate="–", step="–"):
+    print(f"| {desc} | {devices} | {actors} | {mode} | {wall_cell} | {rss:,.0f} MiB | {events} | {rate} | {step} |",
+          flush=True)
+if late:
+    row(wall_cell=f"stopped after {timeout:,.0f} s ({last_progress() or 'no progress line'})")
     sys.exit(0)
-d = json.load(open(out))
-s = d["simulator"]
-events = s["instructions"] + s["flows"]
-print(f"{name:<34} {d['devices']:>7} {s['ranks_simulated']:>7} {wall:>8.2f} {rss:>8.0f} "
-      f"{s['instructions'] / 1e6:>8.2f} {s['flows'] / 1e6:>7.2f} {events / wall / 1e6:>8.2f} "
-      f"{d['step_time_s']:>8.3f}")
+if p.returncode != 0:
+    err = open(os.path.join(tmp, "err")).read().strip().splitlines()
+    row(wall_cell=f"failed, exit status {p.returncode}: {(err[-1] if err else '')[:160]}")
+    sys.exit(0)
+d = json.load(open(os.path.join(tmp, "out.json")))
+if "simulator" in d:  # run
+    s = d["simulator"]
+    events = s["instructions"] + s["flows"]
+    row(f"{d['devices']:,}", f"{s['ranks_simulated']:,}", "approximate" if s.get("approximate") else "exact",
+        f"{wall:,.1f} s", f"{events:,}", f"{events / wall / 1e6:,.2f} M/s", f"{d['step_time_s']:.4f} s")
+else:  # sweep: the best simulated candidate's step
+    best = next((r for r in d.get("ranking", []) if r.get("simulated")), None)
+    c, t = d.get("counts", {}), d.get("timing", {})
+    mode = "approximate" if any(x == "dp" for x in cmd) else "exact"
+    detail = f"{wall:,.1f} s ({t.get('search_s', 0):,.1f} s search, {c.get('simulated', 0)} simulated in " \
+             f"{t.get('simulate_s', 0):,.1f} s)"
+    row(f"{d['devices']:,}", "–", mode, detail, step=f"{best['step_time_s']:.4f} s" if best else "–")
 EOF
 }
 
 header() {
-  printf '%-34s %7s %7s %8s %8s %8s %7s %8s %8s\n' "$1" devices actors "wall s" "RSS MiB" "instr M" "flows M" \
-    "Mev/s" "step s"
+  local machine
+  machine=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+  printf 'Machine: %s cores (%s), %s of memory, load average %s at the start; %s, %s; timeout %s s per case%s.\n\n' \
+    "$(nproc)" "${machine:-unknown CPU}" "$(free -g 2>/dev/null | awk '/^Mem:/ { print $2 " GiB" }')" \
+    "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)" \
+    "$("$bin" --version)" "$(date -u +%F)" "$timeout" "${HEPTASIM_BENCH_ARGS:+, options $HEPTASIM_BENCH_ARGS}"
+  echo "| case | devices | actors | mode | wall | peak RSS | events | events/s | step time |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 }
 
-printf 'heptasim benchmark: %s cores, %s, %s %s\n' "$(nproc)" "$(date -u +%FT%TZ)" "$("$bin" --version)" \
-  "${HEPTASIM_BENCH_ARGS:-}"
-if [ "$which" = all ] || [ "$which" = targets ]; then
-  header "scenario"
-  bench "gpt-310b, default (2,048 dies)" run
-  bench "mixtral-8x22b, 7D EP+CP (2,048)" run -m mixtral-8x22b -p ascend-a3-2048 -s mixtral-8x22b-a3-7d
-  [ "$max" -ge 16384 ] &&
-    bench "llama3-405b, 16,384 H100" run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384
-  echo
-fi
-if [ "$which" = all ] || [ "$which" = curve ]; then
-  header "gpt-310b, tp 8 pp 16 vpp 2, dp n/128"
-  for n in 256 512 1024 2048 4096 8192 16384; do
-    [ "$n" -gt "$max" ] && break
-    dp=$((n / 128))
-    bench "  $n dies" run --devices "$n" --set "dp=$dp" --set "global_batch=$((64 * dp))"
-  done
-fi
+{
+  header
+  n=0 total=0
+  while IFS='|' read -r name group desc args; do selected "$name" "$group" && total=$((total + 1)); done < <(cases)
+  while IFS='|' read -r name group desc args; do
+    selected "$name" "$group" || continue
+    n=$((n + 1))
+    echo "run.sh: [$n/$total] $name: heptasim $args ${HEPTASIM_BENCH_ARGS:-}" >&2
+    read -r -a argv <<<"$args"
+    measure "$name" "$desc" "${argv[@]}"
+  done < <(cases)
+} | if [ -n "$out" ]; then tee "$out"; else cat; fi
