@@ -15,9 +15,10 @@
 #
 # For each case, a row of a Markdown table: devices, ranks with an actor
 # (the JSON's simulator.ranks_simulated), exact or approximate
-# (simulator.approximate), wall time, peak RSS (of heptasim and its
-# children: getrusage), simulated events (program instructions and flows)
-# and events per second, and the step time.  A case still running after
+# (simulator.approximate), wall time, CPU time (user + system) and peak
+# RSS (of heptasim and its children: getrusage), simulated events (program
+# instructions and flows) and events per second of wall time, and the
+# step time.  On a shared machine the CPU time is the steadier figure.  A case still running after
 # the timeout is stopped and reported with how far it got (its --progress
 # line); the script never waits longer.
 #
@@ -127,7 +128,9 @@ except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
 wall = time.monotonic() - t0
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB, largest of heptasim and its children
+use = resource.getrusage(resource.RUSAGE_CHILDREN)  # heptasim and its children
+rss = use.ru_maxrss / 1024  # KiB -> MiB, the largest of them
+cpu = use.ru_utime + use.ru_stime
 def last_progress():
     try:
         lines = open(os.path.join(tmp, "progress.log")).read().splitlines()
@@ -135,8 +138,8 @@ def last_progress():
         return ""
     return lines[-1].split(": ", 1)[-1] if lines else ""
 def row(devices="–", actors="–", mode="–", wall_cell="–", events="–", rate="–", step="–"):
-    print(f"| {desc} | {devices} | {actors} | {mode} | {wall_cell} | {rss:,.0f} MiB | {events} | {rate} | {step} |",
-          flush=True)
+    print(f"| {desc} | {devices} | {actors} | {mode} | {wall_cell} | {cpu:,.1f} s | {rss:,.0f} MiB | {events} | "
+          f"{rate} | {step} |", flush=True)
 if late:
     row(wall_cell=f"stopped after {timeout:,.0f} s ({last_progress() or 'no progress line'})")
     sys.exit(0)
@@ -167,8 +170,8 @@ header() {
     "$(nproc)" "${machine:-unknown CPU}" "$(free -g 2>/dev/null | awk '/^Mem:/ { print $2 " GiB" }')" \
     "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)" \
     "$("$bin" --version)" "$(date -u +%F)" "$timeout" "${HEPTASIM_BENCH_ARGS:+, options $HEPTASIM_BENCH_ARGS}"
-  echo "| case | devices | actors | mode | wall | peak RSS | events | events/s | step time |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| case | devices | actors | mode | wall | CPU | peak RSS | events | events/s | step time |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
 }
 
 {
