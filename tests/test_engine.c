@@ -158,7 +158,7 @@ static void tw_p2p(tw *w, int rank, wl_op op, int peer, double bytes, wl_tag tag
 
 static eng_workload tw_workload(tw *w)
 {
-    eng_workload ew = {{w->world, w, tw_new, tw_next, tw_free, tw_members}, false, 0, NULL, NULL};
+    eng_workload ew = {{w->world, w, tw_new, tw_next, tw_free, tw_members}, false, 0, NULL, NULL, false, 0, 0};
     return ew;
 }
 
@@ -1208,9 +1208,9 @@ START_TEST(test_plan_parallel_step_runs)
     ck_assert(o.res.bytes_total[WL_DIM_PP] > 0);
     ck_assert(o.res.bytes_total[WL_DIM_DP] > 0);
     ck_assert(o.res.critical.bubble_s > 0);
-    /* TP groups in lockstep: one simulated rank traces for its group */
-    ck_assert_int_eq(o.res.lockstep, 2);
-    ck_assert_int_eq(o.res.ranks_simulated, 4);
+    /* a stage (TP 2 x DP 2) in lockstep: one simulated rank traces for its class */
+    ck_assert_int_eq(o.res.lockstep, 4);
+    ck_assert_int_eq(o.res.ranks_simulated, 2);
     ck_assert_int_eq(o.traced, (int)o.res.instructions * o.res.lockstep);
     ck_assert_int_eq(o.trace_bad, 0);
     wl_plan_free(plan);
@@ -1267,12 +1267,12 @@ START_TEST(test_plan_lockstep_is_exact)
     s = tiny_strategy(4, 1, 4);
     s.zero = 3;
     s.sequence_parallel = true;
-    check_lockstep_exact(&m, &p, &s, 4);
+    check_lockstep_exact(&m, &p, &s, 16); /* the whole stage, over two supernodes */
     /* 2D TP: all-to-alls inside the group, through the mirror */
     s = tiny_strategy(2, 2, 2);
     s.tp_y = 2;
     s.sequence_parallel = true;
-    check_lockstep_exact(&m, &p, &s, 4);
+    check_lockstep_exact(&m, &p, &s, 8); /* a stage fills a supernode */
 }
 END_TEST
 

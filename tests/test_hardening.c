@@ -198,20 +198,20 @@ static eng_footprint footprint(const char *const *items, int n, int devices, eng
 START_TEST(layer_step_limit_boundary)
 {
     const char *at[] = {"model.layers=128", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
-    ck_assert_msg(load_replay(at, 5, 8, ENG_SYM_TP) == SIM_OK, "%s", E.msg);
+    ck_assert_msg(load_replay(at, 5, 8, ENG_SYM_NONE) == SIM_OK, "%s", E.msg);
     const char *over[] = {"model.layers=129", "pp=1", "tp_x=1", "dp=8", "global_batch=524288"};
-    ASSERT_ONE_LINE_ERROR(load_replay(over, 5, 8, ENG_SYM_TP),
+    ASSERT_ONE_LINE_ERROR(load_replay(over, 5, 8, ENG_SYM_NONE),
                           "strategies/s.json: .global_batch: 8 ranks x 65536 micro-batches x 129 layers per stage = "
                           "6.76e+07 layer steps to simulate");
     ck_assert_ptr_nonnull(strstr(E.msg, "more than the limit of 67108864"));
     run_case *c = calloc(1, sizeof *c);
     ck_assert_int_eq(load_case(c, over, 5, 8), SIM_OK);
     free(c);
-    /* the shipped default (2048 ranks, TP 8, 6 layers per stage) at the
-     * limit of 65536 micro-batches: one rank per TP group is simulated,
-     * 256 x 65536 x 6 = 1e8 layer steps, days of simulation */
-    const char *big[] = {"global_batch=1048576", "schedule=1f1b", "vpp=1"};
-    cfg_overrides ov = {3, big};
+    /* the shipped default (2048 ranks, TP 8, DP 16) with 72 layers per
+     * stage at the limit of 65536 micro-batches: one rank per stage is
+     * simulated, 16 x 65536 x 72 = 7.5e7 layer steps, days of simulation */
+    const char *big[] = {"global_batch=1048576", "schedule=1f1b", "vpp=1", "model.layers=1152"};
+    cfg_overrides ov = {4, big};
     c = calloc(1, sizeof *c);
     memset(&E, 0, sizeof E);
     ck_assert_int_eq(cfg_load_model("gpt-310b", &ov, &c->model, &E), SIM_OK);
@@ -219,7 +219,7 @@ START_TEST(layer_step_limit_boundary)
     ck_assert_int_eq(cfg_load_strategy("gpt-310b-a3-megatron", &ov, &c->strategy, &E), SIM_OK);
     ck_assert_int_eq(cfg_check(&c->model, &c->platform, &c->strategy, &E), SIM_OK);
     ck_assert_int_eq(runner_check_replay(c, NULL, &E), SIM_EINVAL);
-    ck_assert_msg(strstr(E.msg, ".global_batch: 256 ranks simulated of 2048 devices x 65536 micro-batches x 6 layers "
+    ck_assert_msg(strstr(E.msg, ".global_batch: 16 ranks simulated of 2048 devices x 65536 micro-batches x 72 layers "
                                 "per stage"),
                   "%s", E.msg);
     free(c);
@@ -228,7 +228,8 @@ END_TEST
 
 /* The layer steps count the ranks the engine simulates: 8 devices in TP
  * groups of 2 at 2^26 layer steps per simulated rank set (4 x 65536 x
- * 256) are accepted in lockstep and refused with every rank simulated. */
+ * 256) are accepted in lockstep (one class of all 8: 2^24) and refused
+ * with every rank simulated. */
 START_TEST(layer_steps_count_simulated_ranks)
 {
     const char *items[] = {"model.layers=256", "pp=1", "tp_x=2", "dp=4", "global_batch=262144"};
@@ -237,11 +238,11 @@ START_TEST(layer_steps_count_simulated_ranks)
                           "strategies/s.json: .global_batch: 8 ranks x 65536 micro-batches x 256 layers per stage");
     eng_footprint tp = footprint(items, 5, 8, ENG_SYM_TP), none = footprint(items, 5, 8, ENG_SYM_NONE);
     ck_assert_int_eq(tp.devices, 8);
-    ck_assert_int_eq(tp.ranks_simulated, 4);
-    ck_assert_int_eq(tp.lockstep, 2);
+    ck_assert_int_eq(tp.ranks_simulated, 1);
+    ck_assert_int_eq(tp.lockstep, 8);
     ck_assert_int_eq(none.ranks_simulated, 8);
-    ck_assert_int_eq(tp.layer_steps, 4LL * 65536 * 256);
-    ck_assert_int_eq(none.layer_steps, 2 * tp.layer_steps);
+    ck_assert_int_eq(tp.layer_steps, 1LL * 65536 * 256);
+    ck_assert_int_eq(none.layer_steps, 8 * tp.layer_steps);
     /* one data-parallel replica for all: the two ranks of one TP group */
     eng_footprint dp = footprint(items, 5, 8, ENG_SYM_DP);
     ck_assert_int_eq(dp.ranks_simulated, 1);
@@ -249,14 +250,14 @@ START_TEST(layer_steps_count_simulated_ranks)
     /* every device costs its host; every simulated rank its actors */
     double per_device = ENG_DEVICE_RESIDENT_BYTES * 8 + ENG_BASE_RESIDENT_BYTES;
     ck_assert_double_eq_tol(none.resident_bytes, per_device + 8 * ENG_RANK_RESIDENT_BYTES, 1e-6);
-    ck_assert_double_eq_tol(tp.resident_bytes,
-                            per_device + 4 * (ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES), 1e-6);
+    ck_assert_double_eq_tol(tp.resident_bytes, per_device + ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES, 1e-6);
 }
 END_TEST
 
 /* 131072 ranks with every rank simulated need about 37 GiB of address
  * space: refused under a 16 GiB ulimit -v (or, on a small machine, for lack
- * of memory), not attempted.  One rank per TP group of 8 needs a fifth. */
+ * of memory), not attempted.  One rank for all (TP 8 and DP over the NICs
+ * are alike everywhere) needs the platform's hosts alone. */
 START_TEST(address_space_limit)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -264,7 +265,7 @@ START_TEST(address_space_limit)
 #endif
     const char *items[] = {"tp_x=8", "pp=1", "dp=0", "global_batch=16384"};
     eng_footprint tp = footprint(items, 4, 131072, ENG_SYM_TP), none = footprint(items, 4, 131072, ENG_SYM_NONE);
-    ck_assert_int_eq(tp.ranks_simulated, 16384);
+    ck_assert_int_eq(tp.ranks_simulated, 1);
     ck_assert(none.address_bytes > 16.0 * SIM_GIB && tp.address_bytes < 16.0 * SIM_GIB);
     struct rlimit rl = {16ULL << 30, 16ULL << 30};
     struct rlimit old;

@@ -202,6 +202,47 @@ END_TEST
 
 /* {========================================================== algorithms */
 
+/* net_layout_all gives every member what net_layout_of gives it, on flat,
+ * even (strided and interleaved) and uneven groups. */
+START_TEST(test_layout_all_is_layout_of_each)
+{
+    cfg_platform p = platform(48, 4);
+    int groups[][12] = {
+        {0, 1, 2, 3},                                   /* one supernode */
+        {0, 4, 8, 12, 16, 20},                          /* one per supernode */
+        {0, 1, 4, 5, 8, 9},                             /* two per supernode */
+        {5, 1, 9, 4, 0, 8, 13, 12},                     /* two per supernode, interleaved order */
+        {0, 1, 2, 4, 8, 9},                             /* uneven */
+        {3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8},         /* whole supernodes, reversed inside */
+    };
+    int sizes[] = {4, 6, 6, 8, 6, 12};
+    for (int g = 0; g < 6; g++) {
+        int n = sizes[g], cnt[64] = {0}, scratch[4 * 12];
+        net_layout all[12];
+        net_layout_all(&p, groups[g], n, cnt, scratch, all);
+        for (int i = 0; i < 64; i++) ck_assert_int_eq(cnt[i], 0);
+        for (int me = 0; me < n; me++) {
+            net_layout one = layout(&p, groups[g], n, me);
+            ck_assert_int_eq(all[me].n, one.n);
+            ck_assert_int_eq(all[me].me, one.me);
+            ck_assert_int_eq(all[me].spans, one.spans);
+            ck_assert_int_eq(all[me].hier, one.hier);
+            ck_assert_int_eq(all[me].L, one.L);
+            ck_assert_int_eq(all[me].K, one.K);
+            ck_assert_int_eq(all[me].local, one.local);
+            ck_assert(all[me].remote_lat_s == one.remote_lat_s);
+            for (int k = 0; k < NET_NRINGS; k++) {
+                ck_assert_msg(all[me].ring[k].n == one.ring[k].n && all[me].ring[k].me == one.ring[k].me &&
+                                  all[me].ring[k].succ == one.ring[k].succ && all[me].ring[k].pred == one.ring[k].pred &&
+                                  all[me].ring[k].plane == one.ring[k].plane &&
+                                  all[me].ring[k].lat_s == one.ring[k].lat_s,
+                              "group %d member %d ring %d", g, me, k);
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_ring_closed_forms)
 {
     cfg_platform p = platform(16, 4);
@@ -386,6 +427,7 @@ static Suite *net_suite(void)
     tcase_add_test(tc, test_layout_inside_one_supernode);
     tcase_add_test(tc, test_layout_straddling_evenly);
     tcase_add_test(tc, test_layout_straddling_unevenly);
+    tcase_add_test(tc, test_layout_all_is_layout_of_each);
     suite_add_tcase(s, tc);
     tc = tcase_create("algorithms");
     tcase_add_test(tc, test_ring_closed_forms);

@@ -63,6 +63,7 @@ static void p2p_claim_neighbours(eng_rank *r, wl_group g)
     if (n < 2 || n > sim->world || me < 0 || me >= n) return;
     int peers[2] = {sim->scratch[(me + n - 1) % n], sim->scratch[(me + 1) % n]};
     for (int i = 0; i < 2; i++) {
+        if (sim->rep && peers[i] >= 0 && peers[i] < sim->world) peers[i] = sim->rep[peers[i]];
         if (peers[i] < 0 || peers[i] >= sim->world || peers[i] == r->rank || (i == 1 && peers[1] == peers[0]))
             continue;
         p2p_mailbox(r, peers[i], r->rank, g, WL_TAG_FWD, true);
@@ -243,24 +244,27 @@ static bool step(eng_rank *r, const wl_instr *in)
         r->debt_s += tail;
         break;
     case WL_SEND:
-    case WL_RECV:
+    case WL_RECV: {
+        /* in a reduced run, the peer's class is played by its simulated rank */
+        int peer = in->peer >= 0 && in->peer < sim->world && sim->rep ? sim->rep[in->peer] : in->peer;
         if (in->peer < 0 || in->peer >= sim->world || in->peer == r->rank || in->group >= WL_NGROUPS ||
-            (sim->rep && sim->rep[in->peer] != in->peer)) {
+            peer == r->rank) {
             eng_fail(sim, "rank %d: instruction %lld: invalid %s peer %d (world %d)", r->rank, r->pc,
                      in->op == WL_SEND ? "send" : "recv", in->peer, sim->world);
             return false;
         }
         if (in->op == WL_SEND) {
-            sg_mailbox_t mb = p2p_mailbox(r, r->rank, in->peer, in->group, in->tag, false);
+            sg_mailbox_t mb = p2p_mailbox(r, r->rank, peer, in->group, in->tag, false);
             /* detached from the start: a started comm cannot be detached */
             sg_comm_detach(sg_mailbox_put_init(mb, ENG_PAYLOAD, eng_wire_bytes(sim, in->bytes)), NULL);
             r->flows++;
             r->st.bytes_sent[wl_instr_dim(in)] += in->bytes > 0 ? in->bytes : 0;
         } else {
-            sg_mailbox_t mb = p2p_mailbox(r, in->peer, r->rank, in->group, in->tag, true);
+            sg_mailbox_t mb = p2p_mailbox(r, peer, r->rank, in->group, in->tag, true);
             sg_mailbox_get(mb);
         }
         break;
+    }
     case WL_WAIT:
         if (in->stream >= WL_NSTREAMS) {
             eng_fail(sim, "rank %d: instruction %lld: wait on invalid stream %d", r->rank, r->pc, in->stream);

@@ -72,12 +72,38 @@ long eng_wire_bytes(eng_sim *sim, double bytes)
     return (long)llround(b);
 }
 
-static void ring_mailboxes(eng_view *v, net_ring_kind k, int rank)
+/* The simulated rank standing for rank x (x itself in a full run). */
+static int stand_in(const eng_sim *sim, int x)
+{
+    return sim->rep ? sim->rep[x] : x;
+}
+
+/* Where r's flows to member y go when y's class is r's: the mirror behind
+ * r's link of the plane the full step's flow takes; NULL after recording
+ * a failure when the platform has no such mirror. */
+static sg_mailbox_t mirror_of(eng_rank *r, int y, sg_host_t *host)
+{
+    bool fabric = net_plane_between(r->sim->p, r->rank, y) == NET_FABRIC;
+    sg_mailbox_t mb = fabric ? r->mirror : r->nmirror;
+    if (host) *host = fabric ? r->mirror_host : r->nmirror_host;
+    if (!mb) eng_fail(r->sim, "rank %d: no %s mirror for its flow to rank %d", r->rank, fabric ? "fabric" : "NIC", y);
+    return mb;
+}
+
+/* Ring k of v: my flow goes to my successor's simulated rank, or to my
+ * mirror when that is me (the successor is in my class); I receive from
+ * my predecessor's simulated rank unless that is me.  In a full run these
+ * are the successor and the predecessor. */
+static void ring_mailboxes(eng_rank *r, eng_view *v, net_ring_kind k)
 {
     const net_ring *nr = &v->lo.ring[k];
     if (nr->n <= 1) return;
-    v->ring[k].out = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, rank, nr->succ);
-    v->ring[k].in = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, nr->pred, rank);
+    int rank = r->rank, succ = stand_in(r->sim, nr->succ), pred = stand_in(r->sim, nr->pred);
+    if (succ == rank)
+        mirror_of(r, nr->succ, &v->ring[k].to);
+    else
+        v->ring[k].out = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, rank, succ);
+    if (pred != rank) v->ring[k].in = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, pred, rank);
 }
 
 /* Rings of a reduced view: my flow goes to my successor's device, and the
@@ -180,25 +206,15 @@ eng_view *eng_view_get(eng_rank *r, wl_group g, int stream)
     const int *m = sim->scratch;
     net_layout_of(sim->p, m, n, me, sim->sn_count, &v->lo);
     v->reduced = eng_group_reduced(sim, g);
-    v->inside = r->mirror != NULL && !v->reduced;
-    for (int i = 0; i < n && v->inside; i++) v->inside = sim->rep[m[i]] == r->rank;
-    if (v->inside && v->lo.spans) {
-        /* eng_symmetry_plan keeps a TP group in lockstep only inside one supernode */
-        eng_fail(sim, "rank %d: group %s: lockstep members in several supernodes", r->rank, wl_group_name(g));
-        free(v);
-        return NULL;
-    }
-    if (v->inside) {
-        v->ring[NET_RING_FLAT].to = r->mirror_host; /* the group's other members are not simulated */
-    } else if (v->reduced) {
+    if (v->reduced) {
         /* most members are not simulated: my flows go to the real devices */
         for (int k = 0; k < NET_NRINGS; k++) ring_target(sim, v, (net_ring_kind)k);
         inflow_start(r, v);
     } else if (v->lo.hier) {
-        ring_mailboxes(v, NET_RING_INTRA, r->rank);
-        ring_mailboxes(v, NET_RING_INTER, r->rank);
+        ring_mailboxes(r, v, NET_RING_INTRA);
+        ring_mailboxes(r, v, NET_RING_INTER);
     } else {
-        ring_mailboxes(v, NET_RING_FLAT, r->rank);
+        ring_mailboxes(r, v, NET_RING_FLAT);
     }
     v->comm_cap = 2;
     v->comms = sim_xcalloc(2, sizeof *v->comms);
@@ -232,13 +248,11 @@ static void comms_reserve(eng_view *v, int cap)
     v->bufs = sim_xcalloc((size_t)cap, sizeof *v->bufs);
 }
 
-/* Builds the all-to-all mailboxes of v on first use; false on failure. */
+/* Builds the all-to-all mailboxes of v on first use: to each member's
+ * simulated rank, or to my mirror of the plane when that is me; from each
+ * member's simulated rank unless that is me (NULL).  False on failure. */
 static bool a2a_prepare(eng_rank *r, eng_view *v)
 {
-    if (v->inside) {
-        comms_reserve(v, v->lo.n);
-        return true;
-    }
     if (v->members) return true;
     int me = 0, n = fetch_members(r, v->g, &me);
     if (n == 0) return false;
@@ -254,8 +268,14 @@ static bool a2a_prepare(eng_rank *r, eng_view *v)
     for (int i = 0; i < n; i++) v->members[i] = r->sim->scratch[i];
     for (int i = 0; i < n; i++) {
         if (i == me) continue;
-        v->a2a_out[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, r->rank, v->members[i]);
-        v->a2a_in[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, v->members[i], r->rank);
+        int y = stand_in(r->sim, v->members[i]);
+        if (y == r->rank) {
+            v->a2a_out[i] = mirror_of(r, v->members[i], NULL);
+            if (!v->a2a_out[i]) return false;
+            continue;
+        }
+        v->a2a_out[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, r->rank, y);
+        v->a2a_in[i] = eng_mailbox("c%d.%d:%d>%d", (int)v->g, v->stream, y, r->rank);
     }
     comms_reserve(v, 2 * n);
     return true;
@@ -295,7 +315,7 @@ static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double b
 {
     long wire = eng_wire_bytes(r->sim, bytes);
     r->flows++;
-    if (rg->to) { /* one-sided: my flow; my predecessor's is played by the inflow actor, or stood for */
+    if (rg->to && !rg->in) { /* one-sided: my flow; my predecessor's is played by the inflow actor, or stood for */
         if (rg->from) inflow_post(v, rg, (double)wire);
         sg_host_sendto(r->host, rg->to, (double)wire);
         if (rg->from) {
@@ -304,20 +324,22 @@ static void ring_exchange(eng_rank *r, eng_view *v, const eng_ring *rg, double b
         }
         return;
     }
-    v->comms[0] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);
-    v->comms[1] = sg_mailbox_get_async(rg->in, &v->bufs[0]);
-    wait_all(v, 2);
+    int c = 0;
+    if (rg->in) v->comms[c++] = sg_mailbox_get_async(rg->in, &v->bufs[0]);
+    if (rg->to)
+        sg_host_sendto(r->host, rg->to, (double)wire);
+    else
+        v->comms[c++] = sg_mailbox_put_async(rg->out, ENG_PAYLOAD, wire);
+    wait_all(v, c);
 }
 
 /* One pairwise all-to-all edge: post the send to member `to` and the
  * receive from member `from` at v->comms[c]; returns the comms posted. */
 static int a2a_post(eng_rank *r, eng_view *v, int c, int to, int from, long wire)
 {
-    if (v->inside) {
-        v->comms[c] = sg_mailbox_put_async(r->mirror, ENG_PAYLOAD, wire);
-        return 1;
-    }
+    (void)r;
     v->comms[c] = sg_mailbox_put_async(v->a2a_out[to], ENG_PAYLOAD, wire);
+    if (!v->a2a_in[from]) return 1; /* from my class: its flow is my mirror's */
     v->comms[c + 1] = sg_mailbox_get_async(v->a2a_in[from], &v->bufs[c]);
     return 2;
 }

@@ -38,7 +38,8 @@ typedef struct eng_result {
     long long instructions;               /* program instructions executed by simulated ranks */
     long long flows;                      /* SimGrid comms started */
     int ranks_simulated;                  /* ranks with an actor */
-    int lockstep;                         /* TP group members one actor stands for (1: none) */
+    int lockstep;                         /* ranks one actor stands for exactly (1: none) */
+    unsigned lockstep_dims;               /* bits 1u << cfg_dim: coordinates that differ among them */
     int replicas;                         /* data-parallel replicas one stands for (1: none) */
 } eng_result;
 
@@ -93,6 +94,13 @@ typedef struct eng_workload {
      * steps, messages); NULL for hand-written programs. */
     const cfg_model *model;
     const cfg_strategy *strategy;
+    /* Set when all ranks of a pipeline stage (coordinates of strategy)
+     * run the same program, their pipeline peers at the same rank offsets:
+     * lets the engine look for larger exact classes (symmetry.c). */
+    bool stage_programs;
+    /* With stage_programs: the group kinds of the ring collectives and of
+     * the all-to-alls (bits 1u << g, see wl_groups_by_kind). */
+    unsigned ring_groups, alltoall_groups;
 } eng_workload;
 
 /* {=================================================== replay footprint */

@@ -21,7 +21,7 @@
 /* The SimGrid side of one ring of a view; the ring itself (size, position,
  * successor, predecessor, plane) is in the view's net_layout. */
 typedef struct eng_ring {
-    sg_host_t to;       /* one-sided views: where my flow goes (the successor's device or my mirror) */
+    sg_host_t to;       /* where my flow goes when not to a mailbox: my mirror, or in a reduced view the successor's device */
     sg_host_t from;     /* reduced views: the predecessor's device when it is not simulated */
     sg_mailbox_t out;   /* me -> succ */
     sg_mailbox_t in;    /* pred -> me */
@@ -33,7 +33,6 @@ typedef struct eng_view {
     wl_group g;
     int stream;
     net_layout lo;      /* members, supernodes, flat/intra/inter rings (net_layout_of) */
-    bool inside;        /* lockstep: all members in my TP group, flows go to my mirror */
     bool reduced;       /* DP or EDP of a replica-reduced run: flows to the real members */
     eng_ring ring[NET_NRINGS]; /* indexed by net_ring_kind */
     int *members;       /* all-to-all only: the members (n), built lazily */
@@ -81,8 +80,10 @@ typedef struct eng_rank {
     bool traced;                        /* it, or a rank it stands for, is traced */
     const int *mates;                   /* reduced runs: the ranks it stands for (itself first) */
     int nmates;
-    sg_mailbox_t mirror;                /* lockstep: the sink of its TP group's flows, */
-    sg_host_t mirror_host;              /* on this host */
+    sg_mailbox_t mirror;                /* lockstep: the sink of its class's fabric flows, */
+    sg_host_t mirror_host;              /* on this host (behind its fabric link) */
+    sg_mailbox_t nmirror;               /* exact classes: the sink of its class's NIC flows, */
+    sg_host_t nmirror_host;             /* on this host (behind its NIC link) */
     void *prog;                         /* the workload's program cursor */
     eng_view *views[WL_NGROUPS][WL_NSTREAMS];
     eng_stream *streams[WL_NSTREAMS];
@@ -105,7 +106,9 @@ typedef struct eng_sim {
     int world;
     int nsn;                            /* supernodes (net_supernodes) */
     double eff;                         /* network efficiency, in (0, 1] (net_efficiency) */
-    int lockstep;                       /* TP members one actor stands for (1: none) */
+    int lockstep;                       /* ranks one actor stands for exactly (1: none) */
+    unsigned lockstep_dims;             /* bits 1u << cfg_dim: the coordinates that differ inside a class */
+    unsigned mirrors;                   /* ENG_MIRROR_* bits: the mirror hosts the platform needs */
     int replicas;                       /* DP replicas one actor stands for (1: none) */
     int *rep;                           /* reduced runs: world ints, the simulated rank of each rank */
     int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
@@ -117,16 +120,24 @@ typedef struct eng_sim {
     char fail_msg[SIM_ERR_LEN];
 } eng_sim;
 
+/* Mirror hosts of a reduced run (eng_platform_xml_for): behind the fabric
+ * link of each simulated rank, behind its NIC link, and whether the links
+ * joining group zones are left unlimited (classes spread over supernodes:
+ * the simulated ranks' flows no longer share them as the full step's do,
+ * and in the full step they never limit a flow). */
+enum { ENG_MIRROR_FABRIC = 1u, ENG_MIRROR_NIC = 2u, ENG_MIRROR_OPEN_SPINE = 4u };
+
 /* platform.c: the host of a device (a lookup by name: not per message). */
 sg_host_t eng_device(int device);
 
 /* platform.c: the XML of p as eng_platform_xml, for a reduced run when
- * rep is not NULL: with mirrors, a host "mirror<i>" behind the fabric link
- * of every simulated rank i (rep[i] == i, i < world); the links shared by
+ * rep is not NULL: with mirrors (ENG_MIRROR_* bits), a host "mirror<i>"
+ * behind the fabric link of every simulated rank i (rep[i] == i, i <
+ * world), a host "nmirror<i>" behind its NIC link; the links shared by
  * several devices get 1/stand_for of their bandwidth, or with up_share and
  * down_share (not NULL), supernode k's uplink becomes two links, one per
  * direction, with those shares of its bandwidth (see symmetry.c). */
-sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool mirrors, int stand_for,
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, unsigned mirrors, int stand_for,
                             const double *up_share, const double *down_share, FILE *out, sim_err *err);
 
 /* run.c: the simulation's state before SimGrid: p, w, opt, sizes and

@@ -97,6 +97,8 @@ typedef struct mirrors {
     int stand_for;   /* shared links carry 1/stand_for of the devices' flows */
     const double *up_share, *down_share; /* per supernode, or NULL */
     bool uplinks;    /* false: devices' NIC links reach the group spine directly */
+    bool fabric, nic; /* mirror hosts behind the fabric, behind the NIC link */
+    bool open_spine; /* links between group zones unlimited */
 } mirrors;
 
 static bool simulated(const mirrors *mr, int i)
@@ -126,18 +128,30 @@ static void emit_device_routes(const cfg_platform *p, const mirrors *mr, FILE *o
  * scanning the router's edges in the order the routes were declared, and
  * the flows of a reduced run go to mirrors and simulated ranks (a tenth of
  * the run time). */
-static void emit_hosts(const cfg_platform *p, const mirrors *mr, FILE *out, int first, int last)
+static void emit_hosts(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int first, int last)
 {
     int dps = p->devices_per_supernode;
     for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
+        if (mr->rep && mr->fabric && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
     for (int i = first; i < last; i++)
-        if (mr->rep && simulated(mr, i))
+        if (mr->rep && mr->nic && simulated(mr, i)) fprintf(out, "   <host id=\"nmirror%d\" speed=\"1f\"/>\n", i);
+    for (int i = first; i < last; i++)
+        if (mr->rep && mr->fabric && simulated(mr, i))
             fprintf(out,
                     "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
                     i / dps, i, i);
+    /* a NIC mirror is reached from group zone j's spine through a pad of
+     * its own and the device's NIC link down: a flow to it crosses the
+     * links and pays the latency of a route between supernodes (exact
+     * classes use it only without uplinks or tiers, see symmetry.c) */
+    for (int i = first; i < last; i++)
+        if (mr->rep && mr->nic && simulated(mr, i))
+            fprintf(out,
+                    "   <route src=\"g%d-spine\" dst=\"nmirror%d\" symmetrical=\"NO\"><link_ctn id=\"npad%d\"/>"
+                    "<link_ctn id=\"nic%d\" direction=\"DOWN\"/></route>\n",
+                    j, i, i, i);
 }
 
 /* Supernodes [k0, k1) in group zone j. */
@@ -148,7 +162,7 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
     for (int k = k0; k < k1 && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
-    emit_hosts(p, mr, out, first, last);
+    emit_hosts(p, mr, out, j, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
     for (int i = first; i < last; i++)
@@ -278,7 +292,7 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
             if (domain_in(p, t, d, first, last)) fprintf(out, "   <router id=\"t%d-%d\"/>\n", t, d);
     for (int k = first / dps; k * dps < last; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
     for (int k = first / dps; k * dps < last && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
-    emit_hosts(p, mr, out, first, last);
+    emit_hosts(p, mr, out, j, first, last); /* no NIC mirrors with tiers */
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int i = first; i < last; i++)
@@ -382,13 +396,15 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
  * keeps out open. */
 sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 {
-    return eng_platform_xml_for(p, NULL, 0, false, 1, NULL, NULL, out, err);
+    return eng_platform_xml_for(p, NULL, 0, 0, 1, NULL, NULL, out, err);
 }
 
-sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bool with_mirrors, int stand_for,
+sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, unsigned with_mirrors, int stand_for,
                             const double *up_share, const double *down_share, FILE *out, sim_err *err)
 {
-    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true};
+    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true,
+                  (with_mirrors & ENG_MIRROR_FABRIC) != 0, (with_mirrors & ENG_MIRROR_NIC) != 0,
+                  (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0};
     if (up_share && down_share) {
         mr.up_share = up_share;
         mr.down_share = down_share;
@@ -403,6 +419,8 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bo
     if (p->ntiers > 0 && mr.up_share)
         return sim_fail(err, SIM_EINVAL, "%s: network.tiers: a replica-reduced run cannot share tier uplinks (run with "
                         "--symmetry tp or none)", p->path[0] ? p->path : p->name);
+    if (p->ntiers > 0 && (mr.nic || mr.open_spine))
+        return sim_fail(err, SIM_EINTERNAL, "platform XML: NIC mirrors on a network with tiers");
     if (p->ntiers > 0) return tiered_xml(p, &mr, out, err);
     int dps = p->devices_per_supernode;
     int nsn = (p->devices + dps - 1) / dps;
@@ -420,6 +438,8 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bo
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+        if (mr.nic && simulated(&mr, i))
+            emit_link(out, "npad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
     }
     for (int k = 0; k < nsn && mr.uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
@@ -437,8 +457,10 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, bo
     for (int j = 0; j < ngroups; j++) {
         /* all the group's uplinks together: never the bottleneck */
         int first = j * spg * dps, last = (j + 1) * spg * dps < p->devices ? (j + 1) * spg * dps : p->devices;
+        double bw = mr.open_spine ? ENG_PAD_BYTES_PER_S
+                                  : (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.stand_for;
         fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-                j, (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.stand_for);
+                j, bw);
     }
     for (int j = 0; j < ngroups; j++)
         fprintf(out,

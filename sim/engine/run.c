@@ -101,7 +101,7 @@ static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out,
     if (!sim || !sim->rep) return eng_platform_xml(p, out, err);
     /* reduced replicas send their own data-parallel traffic: shared links
      * only carry one flow for the lockstep TP group */
-    return eng_platform_xml_for(p, sim->rep, sim->world, sim->lockstep > 1, sim->lockstep, sim->up_share,
+    return eng_platform_xml_for(p, sim->rep, sim->world, sim->mirrors, sim->lockstep, sim->up_share,
                                 sim->down_share, out, err);
 }
 
@@ -226,6 +226,7 @@ static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
     }
     res->ranks_simulated = sim->world / (sim->lockstep * sim->replicas);
     res->lockstep = sim->lockstep;
+    res->lockstep_dims = sim->lockstep_dims;
     res->replicas = sim->replicas;
     res->critical_rank = crit;
     res->critical = sim->ranks[crit].st;
@@ -371,10 +372,15 @@ sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, 
 
 void eng_plan_workload(const wl_plan *plan, eng_workload *w)
 {
+    unsigned ring, alltoall;
+    wl_groups_by_kind(plan, &ring, &alltoall);
     *w = (eng_workload){
+        .ring_groups = ring,
+        .alltoall_groups = alltoall,
         .progs = wl_plan_programs(plan),
         .tp_lockstep = true,
         .groups_used = wl_groups_used(plan),
+        .stage_programs = true,
         .model = wl_model(plan),
         .strategy = wl_strategy(plan),
     };

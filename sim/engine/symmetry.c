@@ -45,6 +45,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <simgrid/actor.h>
 #include <simgrid/host.h>
@@ -239,10 +240,355 @@ static void uplink_shares(eng_sim *sim, int *m)
     free(play_down);
 }
 
+/* {=========================================================== exact classes */
+
+/* Edge labels of the rank graph (label << 1 | plane): per group kind, the
+ * successor and predecessor on each ring of its layout and its pairwise
+ * partners; then the pipeline's other stages by offset. */
+enum { EDGE_PAIR = 2 * NET_NRINGS, EDGE_KINDS = 2 * NET_NRINGS + 1 };
+#define LAYOUT_KEYS 9             /* per group kind: a member's layout, see layout_key */
+#define MAX_REFINE_ROUNDS 64      /* colour refinement rounds before giving up */
+#define MAX_EDGES (1LL << 25)     /* edges of the rank graph before giving up */
+
+/* The rank graph: per rank its edges (label << 32 | neighbour), CSR. */
+typedef struct rgraph {
+    int world;
+    int *off, *len;
+    uint64_t *e;
+    long long n, cap;
+    int *fill;                    /* per rank: edges added so far (building) */
+} rgraph;
+
+/* The ordering of ranks by (colour, signature), for qsort. */
+static const uint64_t *cmp_sig;
+static const int *cmp_off, *cmp_len, *cmp_col;
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int sig_diff(int x, int y)
+{
+    if (cmp_col[x] != cmp_col[y]) return cmp_col[x] < cmp_col[y] ? -1 : 1;
+    if (cmp_len[x] != cmp_len[y]) return cmp_len[x] < cmp_len[y] ? -1 : 1;
+    const uint64_t *a = cmp_sig + cmp_off[x], *b = cmp_sig + cmp_off[y];
+    for (int k = 0; k < cmp_len[x]; k++)
+        if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+static int sig_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b, c = sig_diff(x, y);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Sorts idx by (col, signature) and gives each rank the index of its
+ * signature among the distinct ones, in order, into out; returns how
+ * many there are. */
+static int recolour(int world, const uint64_t *sig, const int *off, const int *len, const int *col, int *idx,
+                    int *out)
+{
+    cmp_sig = sig;
+    cmp_off = off;
+    cmp_len = len;
+    cmp_col = col;
+    for (int i = 0; i < world; i++) idx[i] = i;
+    qsort(idx, (size_t)world, sizeof *idx, sig_cmp);
+    int c = 0;
+    for (int i = 0; i < world; i++) {
+        if (i > 0 && sig_diff(idx[i - 1], idx[i]) != 0) c++;
+        out[idx[i]] = c;
+    }
+    return world > 0 ? c + 1 : 0;
+}
+
+/* The layout of a member as LAYOUT_KEYS ints: what its collectives' phases
+ * depend on besides the bytes (sizes, spread, rings). */
+static void layout_key(const net_layout *lo, int *k)
+{
+    k[0] = lo->n;
+    k[1] = lo->spans;
+    k[2] = lo->hier;
+    k[3] = lo->L;
+    k[4] = lo->K;
+    k[5] = lo->local;
+    for (int r = 0; r < NET_NRINGS; r++) k[6 + r] = lo->ring[r].n;
+}
+
+static int edge_label(int g, int kind, net_plane pl)
+{
+    return (g * EDGE_KINDS + kind) << 1 | (int)pl;
+}
+
+/* Adds, in pass 0, one to rank x's edge count; in pass 1 the edge. */
+static void edge_put(rgraph *gr, int pass, int x, int label, int y)
+{
+    if (pass == 0) {
+        gr->len[x]++;
+        return;
+    }
+    gr->e[gr->off[x] + gr->fill[x]++] = (uint64_t)(uint32_t)label << 32 | (uint32_t)y;
+}
+
+/* The pipeline edges (pass 0 counts, pass 1 stores): from each rank to
+ * every other stage's rank of its pipeline, labelled by the stage offset.
+ * False when the pipelines are not usable. */
+static bool pipeline_edges(eng_sim *sim, rgraph *gr, int pass, int *m)
+{
+    const eng_workload *w = sim->w;
+    for (int x = 0; x < sim->world; x++) {
+        int me = -1, n = w->progs.group_members(w->progs.ctx, x, WL_G_PP, m, &me);
+        if (n < 1 || n > sim->world || me < 0 || me >= n || m[me] != x) return false;
+        for (int j = 0; j < n; j++) {
+            if (j == me) continue;
+            if (m[j] < 0 || m[j] >= sim->world) return false;
+            edge_put(gr, pass, x, edge_label(WL_NGROUPS, j - me + n, net_plane_between(sim->p, x, m[j])), m[j]);
+        }
+    }
+    return true;
+}
+
+/* The edges of the groups of kind g (pass 0 counts, pass 1 stores) and,
+ * in pass 0, the layout keys of their members at key[rank * nkey + slot].
+ * False when the groups are not usable (a member list that is not the
+ * same from every member). */
+static bool group_edges_with(eng_sim *sim, rgraph *gr, int pass, int g, bool ring, bool pair, int *key, int nkey,
+                             int slot, int *m, int *seen, net_layout *all, int *scratch)
+{
+    const eng_workload *w = sim->w;
+    int world = sim->world;
+    for (int x = 0; x < world; x++) {
+        int me = -1, n = w->progs.group_members(w->progs.ctx, x, (wl_group)g, m, &me);
+        if (n < 1 || n > world || me < 0 || me >= n || m[me] != x) return false;
+        if (m[0] != x) continue; /* each group once, from its first member */
+        for (int i = 0; i < n; i++)
+            if (m[i] < 0 || m[i] >= world) return false;
+        net_layout_all(sim->p, m, n, sim->sn_count, scratch, all);
+        for (int i = 0; i < n; i++) {
+            int d = m[i];
+            seen[d]++;
+            const net_layout lo = all[i];
+            if (pass == 0) layout_key(&lo, key + (size_t)d * nkey + slot);
+            if (ring)
+                for (int k = 0; k < NET_NRINGS; k++) {
+                    const net_ring *rg = &lo.ring[k];
+                    if (rg->n <= 1 || (k == NET_RING_FLAT) == lo.hier) continue;
+                    edge_put(gr, pass, d, edge_label(g, 2 * k, net_plane_between(sim->p, d, rg->succ)), rg->succ);
+                    edge_put(gr, pass, d, edge_label(g, 2 * k + 1, net_plane_between(sim->p, rg->pred, d)), rg->pred);
+                }
+            if (pair)
+                for (int j = 0; j < n; j++)
+                    if (j != i) edge_put(gr, pass, d, edge_label(g, EDGE_PAIR, net_plane_between(sim->p, d, m[j])), m[j]);
+        }
+    }
+    return true;
+}
+
+static bool group_edges(eng_sim *sim, rgraph *gr, int pass, int g, bool ring, bool pair, int *key, int nkey, int slot,
+                        int *m, int *seen)
+{
+    net_layout *all = sim_xcalloc((size_t)sim->world, sizeof *all);
+    int *scratch = sim_xcalloc(4 * (size_t)sim->world, sizeof *scratch);
+    bool ok = group_edges_with(sim, gr, pass, g, ring, pair, key, nkey, slot, m, seen, all, scratch);
+    free(all);
+    free(scratch);
+    return ok;
+}
+
+/* The coarsest partition of the ranks into classes that the argument of
+ * the banner makes exact, as class[] (a colour per rank); returns the
+ * number of classes, or 0 when none can be computed (no stage
+ * information, unusable groups, too large a graph, no fixpoint). */
+static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
+{
+    const eng_workload *w = sim->w;
+    const cfg_strategy *s = w->strategy;
+    int world = sim->world, pp = s->pp > 0 ? s->pp : 1;
+    int *stage = sim_xcalloc((size_t)world, sizeof *stage);
+    for (int i = 0; i < world; i++) {
+        int c[CFG_NDIMS];
+        wl_strategy_coords(s, i, c);
+        stage[i] = c[CFG_DIM_PP];
+        if (stage[i] < 0 || stage[i] >= pp) {
+            free(stage);
+            return 0;
+        }
+    }
+    unsigned ring = w->ring_groups & ~(1u << WL_G_PP), pair = w->alltoall_groups & ~(1u << WL_G_PP);
+    bool ok = true, p2p = (w->groups_used & 1u << WL_G_PP) != 0;
+    int nused = 0;
+    for (int g = 0; g < WL_NGROUPS; g++) nused += ((ring | pair) >> g & 1u) != 0;
+    int nkey = 1 + LAYOUT_KEYS * nused;
+    rgraph gr = {world, sim_xcalloc((size_t)world, sizeof(int)), sim_xcalloc((size_t)world, sizeof(int)), NULL, 0, 0,
+                 sim_xcalloc((size_t)world, sizeof(int))};
+    int *key = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *key);
+    int *m = sim_xcalloc((size_t)world, sizeof *m), *seen = sim_xcalloc((size_t)world, sizeof *seen);
+    for (int i = 0; i < world; i++) key[(size_t)i * nkey] = stage[i];
+    /* pass 0 counts the edges (and keys the layouts), pass 1 stores them */
+    for (int pass = 0; pass < 2 && ok; pass++) {
+        int slot = 1;
+        for (int g = 0; g < WL_NGROUPS && ok; g++) {
+            bool r = ring >> g & 1u, q = pair >> g & 1u;
+            if (!r && !q) continue;
+            memset(seen, 0, (size_t)world * sizeof *seen);
+            ok = group_edges(sim, &gr, pass, g, r, q, key, nkey, slot, m, seen);
+            for (int i = 0; i < world && ok; i++) ok = seen[i] == 1;
+            slot += LAYOUT_KEYS;
+        }
+        if (p2p) ok = ok && pipeline_edges(sim, &gr, pass, m);
+        if (pass == 0 && ok) {
+            long long total = 0;
+            for (int i = 0; i < world; i++) {
+                gr.off[i] = (int)total;
+                total += gr.len[i];
+            }
+            ok = total < MAX_EDGES;
+            if (ok) gr.e = sim_xcalloc((size_t)total + 1, sizeof *gr.e);
+            gr.n = total;
+        }
+    }
+    free(stage);
+    free(seen);
+    int ncls = 0;
+    if (ok) {
+        /* colour refinement (Weisfeiler-Leman): start from the stage and the
+         * layouts, split by the multiset of (edge label, neighbour colour)
+         * until no class splits: an equitable partition */
+        int *col = sim_xcalloc((size_t)world, sizeof *col), *idx = m, *klen = sim_xcalloc((size_t)world, sizeof *klen);
+        int *koff = sim_xcalloc((size_t)world, sizeof *koff), *zero = sim_xcalloc((size_t)world, sizeof *zero);
+        uint64_t *k64 = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *k64);
+        for (int i = 0; i < world; i++) {
+            klen[i] = nkey;
+            koff[i] = i * nkey;
+            for (int j = 0; j < nkey; j++) k64[(size_t)i * nkey + j] = (uint64_t)(uint32_t)key[(size_t)i * nkey + j];
+        }
+        ncls = recolour(world, k64, koff, klen, zero, idx, col);
+        free(k64);
+        free(klen);
+        free(koff);
+        free(zero);
+        uint64_t *sig = sim_xcalloc((size_t)gr.n + 1, sizeof *sig);
+        int round = 0;
+        for (; round < MAX_REFINE_ROUNDS; round++) {
+            for (int i = 0; i < world; i++) {
+                uint64_t *a = sig + gr.off[i];
+                const uint64_t *e = gr.e + gr.off[i];
+                for (int k = 0; k < gr.len[i]; k++) a[k] = (e[k] >> 32) << 32 | (uint32_t)col[(uint32_t)e[k]];
+                qsort(a, (size_t)gr.len[i], sizeof *a, u64_cmp);
+            }
+            int n = recolour(world, sig, gr.off, gr.len, col, idx, cls);
+            memcpy(col, cls, (size_t)world * sizeof *col);
+            if (n == ncls) break;
+            ncls = n;
+        }
+        free(sig);
+        free(col);
+        if (round == MAX_REFINE_ROUNDS) ncls = 0;
+        XBT_DEBUG("%d classes after %d refinement rounds", ncls, round);
+    }
+    free(gr.fill);
+    gr.fill = NULL;
+    *out = gr;
+    free(key);
+    free(m);
+    return ncls;
+}
+
+static void rgraph_release(rgraph *gr)
+{
+    free(gr->off);
+    free(gr->len);
+    free(gr->e);
+    free(gr->fill);
+}
+
+/* The exact classes as sim's reduction: one simulated rank (the smallest)
+ * per class; true when taken.  Refused unless every class has the same
+ * size, every class lies in one supernode when uplinks are shared, and
+ * every flow of a simulated rank to another class's simulated rank takes
+ * the plane its full-step flows take. */
+static bool exact_plan(eng_sim *sim)
+{
+    const eng_workload *w = sim->w;
+    if (!w->stage_programs || !w->strategy || sim->opt.comm_mode != ENG_FLOWS) return false;
+    int world = sim->world;
+    int *cls = sim_xcalloc((size_t)world, sizeof *cls);
+    rgraph gr = {0};
+    int ncls = rank_classes(sim, cls, &gr);
+    if (ncls < 1 || ncls == world || world % ncls != 0) {
+        rgraph_release(&gr);
+        free(cls);
+        return false;
+    }
+    int s = world / ncls;
+    int *rep = sim_xcalloc((size_t)world, sizeof *rep), *first = sim_xcalloc((size_t)ncls, sizeof *first);
+    int *count = sim_xcalloc((size_t)ncls, sizeof *count);
+    for (int c = 0; c < ncls; c++) first[c] = -1;
+    for (int i = 0; i < world; i++) {
+        if (first[cls[i]] < 0) first[cls[i]] = i;
+        rep[i] = first[cls[i]];
+        count[cls[i]]++;
+    }
+    bool ok = true, uplinks = sim->p->oversubscription > 1;
+    unsigned mirrors = 0, dims = 0;
+    for (int c = 0; c < ncls && ok; c++) ok = count[c] == s;
+    for (int i = 0; i < world && ok; i++) {
+        bool apart = net_supernode_of(sim->p, i) != net_supernode_of(sim->p, rep[i]);
+        ok = !(apart && uplinks);
+        if (apart) mirrors |= ENG_MIRROR_OPEN_SPINE;
+        int a[CFG_NDIMS], b[CFG_NDIMS];
+        wl_strategy_coords(w->strategy, i, a);
+        wl_strategy_coords(w->strategy, rep[i], b);
+        for (int d = 0; d < CFG_NDIMS; d++)
+            if (a[d] != b[d]) dims |= 1u << d;
+    }
+    free(first);
+    free(count);
+    free(cls);
+    /* the flows of the simulated ranks: to their own class (a mirror of the
+     * plane), or to another's simulated rank on the plane of the full step */
+    for (int r = 0; r < world && ok; r++) {
+        if (rep[r] != r) continue;
+        for (int k = 0; k < gr.len[r] && ok; k++) {
+            uint64_t e = gr.e[gr.off[r] + k];
+            int y = (int)(uint32_t)e;
+            net_plane pl = (net_plane)(e >> 32 & 1u);
+            if (rep[y] == r)
+                mirrors |= pl == NET_FABRIC ? ENG_MIRROR_FABRIC : ENG_MIRROR_NIC;
+            else
+                ok = net_plane_between(sim->p, r, rep[y]) == pl;
+        }
+    }
+    rgraph_release(&gr);
+    int *mates = sim_xcalloc((size_t)world, sizeof *mates);
+    ok = ok && list_mates(sim, rep, s, mates);
+    if (!ok) {
+        XBT_DEBUG("%d exact classes of %d ranks refused", ncls, s);
+        free(rep);
+        free(mates);
+        return false;
+    }
+    sim->lockstep = s;
+    sim->lockstep_dims = dims;
+    sim->mirrors = mirrors;
+    sim->rep = rep;
+    sim->mates = mates;
+    XBT_DEBUG("%d exact classes of %d ranks", ncls, s);
+    return true;
+}
+
+/* }=========================================================== */
+
 void eng_symmetry_plan(eng_sim *sim)
 {
     sim->lockstep = sim->replicas = 1;
-    if (sim->opt.symmetry == ENG_SYM_NONE || !sim->w->tp_lockstep || sim->world < 2 || net_rails(sim->p)) return;
+    sim->lockstep_dims = sim->mirrors = 0;
+    if (sim->opt.symmetry == ENG_SYM_NONE || sim->world < 2) return;
+    if (sim->opt.symmetry == ENG_SYM_TP && net_tiers(sim->p) == 0 && exact_plan(sim)) return;
+    if (!sim->w->tp_lockstep || net_rails(sim->p)) return;
     size_t n = (size_t)sim->world;
     int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
     for (int i = 0; i < sim->world; i++) rep[i] = i;
@@ -259,6 +605,10 @@ void eng_symmetry_plan(eng_sim *sim)
         int t = tp_groups(sim, kinds[k], rep, cls, m);
         if (t > 1 && groups_reducible(sim, kinds[k], cls, m)) {
             sim->lockstep = t;
+            sim->lockstep_dims = kinds[k] == WL_G_TPX   ? 1u << CFG_DIM_TP_X
+                                 : kinds[k] == WL_G_TPY ? 1u << CFG_DIM_TP_Y
+                                                        : 1u << CFG_DIM_TP_X | 1u << CFG_DIM_TP_Y;
+            sim->mirrors = ENG_MIRROR_FABRIC;
             for (int i = 0; i < sim->world; i++) rep[i] = cls[rep[i]];
         }
     }
@@ -270,6 +620,7 @@ void eng_symmetry_plan(eng_sim *sim)
         if (sim->replicas > 1) uplink_shares(sim, m);
     } else {
         sim->lockstep = sim->replicas = 1;
+        sim->lockstep_dims = sim->mirrors = 0;
     }
     free(rep);
     free(cls);
@@ -282,23 +633,24 @@ static void mirror_main(int argc, char *argv[])
 {
     (void)argc;
     (void)argv;
-    eng_rank *r = sg_actor_self_get_data();
-    char name[32];
-    snprintf(name, sizeof name, "mirror%d", r->rank);
-    sg_mailbox_set_receiver(name);
+    sg_mailbox_t mb = sg_actor_self_get_data();
+    sg_mailbox_set_receiver(sg_mailbox_get_name(mb));
     sg_actor_daemonize(sg_actor_self());
-    for (;;) sg_mailbox_get(r->mirror);
+    for (;;) sg_mailbox_get(mb);
 }
 
-static void mirror_start(eng_rank *r)
+/* Starts the mirror actor "<kind><rank>" of r on the host of that name;
+ * returns its mailbox and host. */
+static sg_mailbox_t mirror_start(eng_rank *r, const char *kind, sg_host_t *host)
 {
     char name[32];
-    snprintf(name, sizeof name, "mirror%d", r->rank);
-    r->mirror = sg_mailbox_by_name(name);
-    r->mirror_host = sg_host_by_name(name);
-    sg_actor_t a = sg_actor_init(name, r->mirror_host);
-    sg_actor_set_data(a, r);
+    snprintf(name, sizeof name, "%s%d", kind, r->rank);
+    sg_mailbox_t mb = sg_mailbox_by_name(name);
+    *host = sg_host_by_name(name);
+    sg_actor_t a = sg_actor_init(name, *host);
+    sg_actor_set_data(a, mb);
     sg_actor_start(a, mirror_main, 0, NULL);
+    return mb;
 }
 
 void eng_symmetry_start(eng_sim *sim)
@@ -310,7 +662,8 @@ void eng_symmetry_start(eng_sim *sim)
         r->mates = &sim->mates[c];
         r->nmates = stand_for;
         for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim->ranks[r->mates[k]].traced;
-        if (sim->lockstep > 1) mirror_start(r);
+        if (sim->mirrors & ENG_MIRROR_FABRIC) r->mirror = mirror_start(r, "mirror", &r->mirror_host);
+        if (sim->mirrors & ENG_MIRROR_NIC) r->nmirror = mirror_start(r, "nmirror", &r->nmirror_host);
     }
     XBT_DEBUG("%d of %d ranks simulated", sim->world / stand_for, sim->world);
 }

@@ -102,3 +102,75 @@ void net_layout_of(const cfg_platform *p, const int *m, int n, int me, int *cnt,
     ring_set(&out->ring[NET_RING_INTER], 1, 0, m[me], m[me], NET_NIC, net_latency_s(p, NET_NIC));
     if (out->hier) hier_rings(p, m, n, me, ml, maxc, cnt, out);
 }
+
+void net_layout_all(const cfg_platform *p, const int *m, int n, int *cnt, int *scratch, net_layout *out)
+{
+    int *loc = scratch, *by_sn = scratch + n, *kcount = scratch + 2 * n, *by_loc = scratch + 3 * n;
+    int sn0 = net_supernode_of(p, m[0]), maxc = 0, other = -1;
+    bool spans = false;
+    for (int i = 0; i < n; i++) {
+        int s = net_supernode_of(p, m[i]);
+        if (s != sn0 && other < 0) other = i;
+        spans = spans || s != sn0;
+        loc[i] = cnt[s]++;
+        if (cnt[s] > maxc) maxc = cnt[s];
+    }
+    double flat = 0;
+    for (int i = 0; spans && i < n; i++) flat = edge_lat(p, m[i], m[(i + 1) % n], flat);
+    /* without tiers every route between supernodes has one latency */
+    double remote_any = spans ? edge_lat(p, m[0], m[other], 0) : 0;
+    bool even = true;
+    for (int i = 0; i < n; i++) {
+        int c = cnt[net_supernode_of(p, m[i])];
+        if (c != maxc) even = false;
+        net_layout *o = &out[i];
+        o->n = n;
+        o->me = i;
+        o->spans = spans;
+        o->L = maxc;
+        o->K = maxc > 0 ? n / maxc : 1;
+        o->local = c;
+        double remote = 0;
+        if (spans && net_tiers(p) == 0)
+            remote = c < n ? remote_any : 0;
+        else
+            for (int j = 0; spans && j < n; j++) remote = edge_lat(p, m[i], m[j], remote);
+        o->remote_lat_s = remote;
+        ring_set(&o->ring[NET_RING_FLAT], n, i, m[(i + 1) % n], m[(i + n - 1) % n], spans ? NET_NIC : NET_FABRIC,
+                 spans ? flat : p->fabric_latency_s);
+        ring_set(&o->ring[NET_RING_INTRA], 1, 0, m[i], m[i], NET_FABRIC, p->fabric_latency_s);
+        ring_set(&o->ring[NET_RING_INTER], 1, 0, m[i], m[i], NET_NIC, net_latency_s(p, NET_NIC));
+    }
+    for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
+    bool hier = spans && maxc >= 2 && even;
+    for (int i = 0; i < n; i++) out[i].hier = hier;
+    if (!hier) return;
+    /* hier: supernodes numbered by first appearance (cnt holds number + 1),
+     * by_sn[ord * L + loc] and by_loc[loc * K + kpos] the members' indices */
+    int L = maxc, K = n / maxc, next = 0;
+    for (int i = 0; i < L; i++) kcount[i] = 0;
+    for (int i = 0; i < n; i++) {
+        int s = net_supernode_of(p, m[i]);
+        if (loc[i] == 0) cnt[s] = ++next;
+        by_sn[(cnt[s] - 1) * L + loc[i]] = i;
+        int kpos = kcount[loc[i]]++;
+        by_loc[loc[i] * K + kpos] = i;
+        out[i].ring[NET_RING_INTER].me = kpos;
+    }
+    /* the inter ring of local index l: its slowest edge, wrap included */
+    for (int l = 0; l < L; l++) {
+        double klat = 0;
+        for (int k = 0; k < K; k++) klat = edge_lat(p, m[by_loc[l * K + k]], m[by_loc[l * K + (k + 1) % K]], klat);
+        kcount[l] = 0;
+        for (int k = 0; k < K; k++) out[by_loc[l * K + k]].ring[NET_RING_INTER].lat_s = klat;
+    }
+    for (int i = 0; i < n; i++) {
+        int base = (cnt[net_supernode_of(p, m[i])] - 1) * L, ml = loc[i], kpos = out[i].ring[NET_RING_INTER].me;
+        double klat = out[i].ring[NET_RING_INTER].lat_s;
+        ring_set(&out[i].ring[NET_RING_INTRA], L, ml, m[by_sn[base + (ml + 1) % L]], m[by_sn[base + (ml + L - 1) % L]],
+                 NET_FABRIC, p->fabric_latency_s);
+        ring_set(&out[i].ring[NET_RING_INTER], K, kpos, m[by_loc[ml * K + (kpos + 1) % K]],
+                 m[by_loc[ml * K + (kpos + K - 1) % K]], NET_NIC, klat);
+    }
+    for (int i = 0; i < n; i++) cnt[net_supernode_of(p, m[i])] = 0;
+}

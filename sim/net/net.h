@@ -119,6 +119,10 @@ typedef struct net_layout {
  * members with my local index, in members order).  sn_count: scratch of
  * net_supernodes(p) ints, zero on entry and on return. */
 void net_layout_of(const cfg_platform *p, const int *members, int n, int me, int *sn_count, net_layout *out);
+/* The layouts of every member of the group at once, out[i] for member i
+ * (what net_layout_of gives each), in O(n) rather than O(n^2).
+ * scratch: 4n ints; sn_count as above. */
+void net_layout_all(const cfg_platform *p, const int *members, int n, int *sn_count, int *scratch, net_layout *out);
 
 /* }======================================================= */
 

@@ -91,40 +91,50 @@ int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, in
     return wl_layout_members(&plan->layout, rank, g, members, my_index);
 }
 
+/* The group kinds of collectives, as two masks: [0] ring collectives
+ * (all-reduce, all-gather, reduce-scatter), [1] all-to-alls. */
 static void add_group(void *ctx, const wl_instr *phase)
 {
-    *(unsigned *)ctx |= 1u << phase->group;
+    unsigned *mask = ctx;
+    mask[phase->coll == WL_ALLTOALL] |= 1u << phase->group;
 }
 
-static unsigned ops_groups(const wl_ops *ops)
+static void ops_groups(const wl_ops *ops, unsigned mask[2])
 {
-    unsigned mask = 0;
     for (int i = 0; i < ops->n; i++)
-        if (ops->a[i].op != WL_COMPUTE && ops->a[i].op != WL_WAIT) mask |= 1u << ops->a[i].group;
-    return mask;
+        if (ops->a[i].op == WL_COLL) add_group(mask, &ops->a[i]);
 }
 
-static unsigned layer_groups(const wl_layer_ops *lo)
+void wl_groups_by_kind(const wl_plan *plan, unsigned *ring, unsigned *alltoall)
 {
-    return ops_groups(&lo->fwd) | ops_groups(&lo->bwd) | ops_groups(&lo->recompute);
+    const wl_edge_ops *e = &plan->edge;
+    /* the program adds the gradient and parameter syncs */
+    unsigned mask[2] = {1u << WL_G_DP, 0};
+    bool edp = e->head_params_edp > 0;
+    for (int k = 0; k < WL_NKINDS; k++) {
+        edp = edp || plan->layer[k].params_edp > 0;
+        ops_groups(&plan->layer[k].fwd, mask);
+        ops_groups(&plan->layer[k].bwd, mask);
+        ops_groups(&plan->layer[k].recompute, mask);
+    }
+    if (edp) {
+        wl_instr sync = {.op = WL_COLL, .coll = WL_ALLREDUCE, .group = WL_G_EDP, .bytes = 1};
+        wl_coll_phases(plan->s, &sync, add_group, mask);
+    }
+    ops_groups(&e->embed_fwd, mask);
+    ops_groups(&e->embed_bwd, mask);
+    ops_groups(&e->head_fwd, mask);
+    ops_groups(&e->head_bwd, mask);
+    *ring = mask[0];
+    *alltoall = mask[1];
 }
 
 unsigned wl_groups_used(const wl_plan *plan)
 {
-    const wl_edge_ops *e = &plan->edge;
-    /* the program adds pipeline p2p and the gradient and parameter syncs */
-    unsigned mask = 1u << WL_G_PP | 1u << WL_G_DP;
-    bool edp = e->head_params_edp > 0;
-    for (int k = 0; k < WL_NKINDS; k++) {
-        edp = edp || plan->layer[k].params_edp > 0;
-        mask |= layer_groups(&plan->layer[k]);
-    }
-    if (edp) {
-        wl_instr sync = {.op = WL_COLL, .coll = WL_ALLREDUCE, .group = WL_G_EDP, .bytes = 1};
-        wl_coll_phases(plan->s, &sync, add_group, &mask);
-    }
-    mask |= ops_groups(&e->embed_fwd) | ops_groups(&e->embed_bwd) | ops_groups(&e->head_fwd) | ops_groups(&e->head_bwd);
-    return mask;
+    unsigned ring, alltoall;
+    wl_groups_by_kind(plan, &ring, &alltoall);
+    /* and the pipeline's p2p */
+    return ring | alltoall | 1u << WL_G_PP;
 }
 
 int wl_group_id(const wl_plan *plan, int rank, wl_group g)

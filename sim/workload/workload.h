@@ -142,6 +142,10 @@ int wl_group_members(const wl_plan *plan, int rank, wl_group g, int *members, in
 /* The group kinds the plan's programs run collectives or p2p on, as a
  * mask of bits 1u << wl_group. */
 unsigned wl_groups_used(const wl_plan *plan);
+/* The group kinds the programs run collectives on, by algorithm family:
+ * ring collectives (all-reduce, all-gather, reduce-scatter) into *ring,
+ * all-to-alls into *alltoall (masks of bits 1u << wl_group). */
+void wl_groups_by_kind(const wl_plan *plan, unsigned *ring, unsigned *alltoall);
 
 /* A stable id of rank's group g (equal for all its members, distinct
  * between groups of the same kind). */
