@@ -421,15 +421,20 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
     bool ok = true, p2p = (w->groups_used & 1u << WL_G_PP) != 0;
     int nused = 0;
     for (int g = 0; g < WL_NGROUPS; g++) nused += ((ring | pair) >> g & 1u) != 0;
-    int nkey = 1 + LAYOUT_KEYS * nused;
+    int nkey = 2 + LAYOUT_KEYS * nused;
     rgraph gr = {world, sim_xcalloc((size_t)world, sizeof(int)), sim_xcalloc((size_t)world, sizeof(int)), NULL, 0, 0,
                  sim_xcalloc((size_t)world, sizeof(int))};
     int *key = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *key);
     int *m = sim_xcalloc((size_t)world, sizeof *m), *seen = sim_xcalloc((size_t)world, sizeof *seen);
-    for (int i = 0; i < world; i++) key[(size_t)i * nkey] = stage[i];
+    /* shared uplinks carry the flows of a supernode: classes stay inside one */
+    bool uplinks = sim->p->oversubscription > 1;
+    for (int i = 0; i < world; i++) {
+        key[(size_t)i * nkey] = stage[i];
+        key[(size_t)i * nkey + 1] = uplinks ? net_supernode_of(sim->p, i) : 0;
+    }
     /* pass 0 counts the edges (and keys the layouts), pass 1 stores them */
     for (int pass = 0; pass < 2 && ok; pass++) {
-        int slot = 1;
+        int slot = 2;
         for (int g = 0; g < WL_NGROUPS && ok; g++) {
             bool r = ring >> g & 1u, q = pair >> g & 1u;
             if (!r && !q) continue;

@@ -268,12 +268,12 @@ static void summary_table(FILE *f, const rpt_run *run)
              run->memory.total_bytes <= cap ? "- fits" : "- DOES NOT FIT (not simulated)");
     ROW("peak memory", line);
     if (run->sim) {
-        snprintf(line, sizeof line, "%lld instructions, %lld flows, %.2f s of wall time; %d of %d ranks simulated%s",
+        char how[160];
+        rpt_lockstep_text(run->sim, how, sizeof how);
+        snprintf(line, sizeof line, "%lld instructions, %lld flows, %.2f s of wall time; %d of %d ranks simulated%s%s%s",
                  run->sim->instructions, run->sim->flows, run->wall_s, run->sim->ranks_simulated,
-                 run->sim->ranks_simulated * run->sim->lockstep * run->sim->replicas,
-                 run->sim->replicas > 1   ? " (APPROXIMATE: one data-parallel replica for all)"
-                 : run->sim->lockstep > 1 ? " (one per TP group, exact)"
-                                          : "");
+                 run->sim->ranks_simulated * run->sim->lockstep * run->sim->replicas, how[0] ? ", " : "", how,
+                 run->sim->replicas > 1 ? " (APPROXIMATE: one data-parallel replica for all)" : "");
         ROW("simulator", line);
     }
 #undef ROW

@@ -191,6 +191,22 @@ const char *rpt_dim_key(int d)
     return wl_dim_name((wl_dim)d);
 }
 
+void rpt_lockstep_text(const eng_result *sim, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (sim->lockstep <= 1) return;
+    unsigned tp = 1u << CFG_DIM_TP_X | 1u << CFG_DIM_TP_Y;
+    if (sim->lockstep_dims && !(sim->lockstep_dims & ~tp)) {
+        snprintf(out, cap, "one per TP group of %d (exact)", sim->lockstep);
+        return;
+    }
+    size_t used = (size_t)snprintf(out, cap, "one per class of %d alike ranks, differing in", sim->lockstep);
+    for (int d = 0, k = 0; d < CFG_NDIMS && used < cap; d++)
+        if (sim->lockstep_dims >> d & 1u)
+            used += (size_t)snprintf(out + used, cap - used, "%s %s", k++ ? "," : "", cfg_dim_name((cfg_dim)d));
+    if (used < cap) snprintf(out + used, cap - used, " (exact)");
+}
+
 void rpt_strategy_label(const cfg_strategy *s, char *out, int cap)
 {
     char compact[CFG_TEXT_LEN];
@@ -263,6 +279,10 @@ void *rpt_run_to_json(const rpt_run *run)
         add_num(sim, "flows", (double)run->sim->flows);
         add_num(sim, "ranks_simulated", run->sim->ranks_simulated);
         add_num(sim, "lockstep", run->sim->lockstep);
+        cJSON *dims = cJSON_CreateArray();
+        for (int d = 0; d < CFG_NDIMS; d++)
+            if (run->sim->lockstep_dims >> d & 1u) cJSON_AddItemToArray(dims, cJSON_CreateString(cfg_dim_name((cfg_dim)d)));
+        cJSON_AddItemToObject(sim, "lockstep_dims", dims);
         add_num(sim, "replicas", run->sim->replicas);
         cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1);
         cJSON_AddStringToObject(sim, "version", rpt_version());

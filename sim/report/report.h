@@ -125,6 +125,11 @@ int rpt_rank_stage(const cfg_strategy *s, int rank);
 
 /* JSON key of a report dimension: "tp", "cp", "ep", "dp", "pp" (static). */
 const char *rpt_dim_key(int d);
+/* What one simulated rank stood for in sim, for the summary and the HTML
+ * report: "one per TP group of 8 (exact)", "one per class of 128 alike
+ * ranks, differing in tp_x, dp (exact)", or "" when every rank had an
+ * actor. */
+void rpt_lockstep_text(const eng_result *sim, char *out, size_t cap);
 
 /* Simulator version string (static). */
 const char *rpt_version(void);

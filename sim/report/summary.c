@@ -242,7 +242,9 @@ void rpt_summary(FILE *out, const rpt_run *run)
     if (stand_for > 1)
         fprintf(out, "; %s of %s ranks simulated", sim_fmt_count((double)sim->ranks_simulated, b2, sizeof b2),
                 sim_fmt_count((double)sim->ranks_simulated * stand_for, b3, sizeof b3));
-    if (sim->lockstep > 1) fprintf(out, ", one per TP group of %d (exact)", sim->lockstep);
+    char how[160];
+    rpt_lockstep_text(sim, how, sizeof how);
+    if (how[0]) fprintf(out, ", %s", how);
     fputs(")\n", out);
     if (sim->replicas > 1)
         fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): its data-parallel flows go "

@@ -1,0 +1,231 @@
+/* test_symmetry.c - every reduction the engine takes by itself is exact:
+ * small cases of every 7D kind (ZeRO 0-3 with and without overlap, the
+ * pipeline schedules, 1D and 2D TP, ring and Ulysses CP, experts with and
+ * without ETP, the fused tp_y x CP group, data parallel hierarchical over
+ * supernodes with and without shared uplinks) give, with the default
+ * symmetry, the figures of the run with one actor per rank to 1e-9, and
+ * say what one simulated rank stood for. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+
+/* Loads MODEL on PLATFORM of `devices` with STRATEGY and the --set items
+ * sets[0..n), checked; fails the test on any error. */
+static void load(run_case *c, const char *model, const char *platform, int devices, const char *strategy,
+                 const char *const *sets, int n)
+{
+    cfg_overrides ov = {n, sets};
+    sim_err err = {{0}};
+    memset(c, 0, sizeof *c);
+    ck_assert_msg(cfg_load_model(model, &ov, &c->model, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_platform(platform, &ov, devices, &c->platform, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_load_strategy(strategy, &ov, &c->strategy, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
+}
+
+static void assert_close(double a, double b, const char *what, const char *name)
+{
+    double scale = fmax(fabs(a), fabs(b));
+    ck_assert_msg(fabs(a - b) <= 1e-9 * scale + 1e-15, "%s: %s: %.15g with the reduction, %.15g without", name, what, a,
+                  b);
+}
+
+/* Simulates c with the default symmetry and with one actor per rank and
+ * checks that they agree in every figure; returns the ranks one simulated
+ * rank stood for. */
+static int check_exact(const char *name, run_case *c)
+{
+    static eng_options none, exact;
+    none.symmetry = ENG_SYM_NONE;
+    exact.symmetry = ENG_SYM_TP;
+    run_case two[2] = {*c, *c};
+    two[0].options = &exact;
+    two[1].options = &none;
+    sim_err err = {{0}};
+    ck_assert_int_eq(runner_simulate_all(two, 2, 2, NULL, NULL, &err), SIM_OK);
+    ck_assert_msg(two[0].rc == SIM_OK && two[1].rc == SIM_OK, "%s: %s %s", name, two[0].msg, two[1].msg);
+    const eng_result *a = &two[0].result, *b = &two[1].result;
+    int world = cfg_world_size(&c->strategy);
+    ck_assert_int_eq(b->ranks_simulated, world);
+    ck_assert_int_eq(b->lockstep, 1);
+    ck_assert_int_eq(a->replicas, 1);
+    ck_assert_int_eq(a->ranks_simulated * a->lockstep, world);
+    ck_assert_msg(a->lockstep == 1 || a->lockstep_dims != 0, "%s: classes of %d with no coordinate named", name,
+                  a->lockstep);
+    ck_assert_int_eq(a->instructions * a->lockstep, b->instructions);
+    assert_close(a->step_time_s, b->step_time_s, "step time", name);
+    assert_close(a->critical.finish_s, b->critical.finish_s, "critical finish", name);
+    assert_close(a->critical.compute_s, b->critical.compute_s, "compute", name);
+    assert_close(a->critical.bubble_s + b->step_time_s, b->critical.bubble_s + b->step_time_s, "bubble", name);
+    for (int d = 0; d < WL_NDIMS; d++) {
+        char what[64];
+        snprintf(what, sizeof what, "exposed %s", wl_dim_name((wl_dim)d));
+        assert_close(a->critical.exposed_comm_s[d] + b->step_time_s, b->critical.exposed_comm_s[d] + b->step_time_s,
+                     what, name);
+        snprintf(what, sizeof what, "%s in flight", wl_dim_name((wl_dim)d));
+        assert_close(a->critical.comm_s[d] + b->step_time_s, b->critical.comm_s[d] + b->step_time_s, what, name);
+        snprintf(what, sizeof what, "%s bytes", wl_dim_name((wl_dim)d));
+        assert_close(a->bytes_total[d], b->bytes_total[d], what, name);
+    }
+    return a->lockstep;
+}
+
+/* A dense case: gpt-7.5b cut to 4 layers on 16 H100s, TP 2, PP 4, DP 2,
+ * with the extra items. */
+static int dense(const char *name, const char *const *extra, int nextra)
+{
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    fx_small_case(c, extra, nextra);
+    int k = check_exact(name, c);
+    free(c);
+    return k;
+}
+
+START_TEST(test_data_parallel_zero)
+{
+    static const char *const cases[][3] = {
+        {"zero=0", "overlap_grad_reduce=false", NULL},
+        {"zero=0", "overlap_grad_reduce=true", NULL},
+        {"zero=1", "overlap_grad_reduce=false", "overlap_param_gather=false"},
+        {"zero=1", "overlap_grad_reduce=true", "overlap_param_gather=true"},
+        {"zero=2", "overlap_grad_reduce=true", "overlap_param_gather=true"},
+        {"zero=3", "overlap_grad_reduce=false", NULL},
+        {"zero=3", "overlap_grad_reduce=true", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int n = cases[i][2] ? 3 : 2;
+        char name[128];
+        snprintf(name, sizeof name, "%s %s%s%s", cases[i][0], cases[i][1], n == 3 ? " " : "", n == 3 ? cases[i][2] : "");
+        /* TP 2 x DP 2 of a stage in one 8-GPU node: one rank per stage */
+        ck_assert_int_eq(dense(name, cases[i], n), 4);
+    }
+}
+END_TEST
+
+START_TEST(test_pipeline_schedules)
+{
+    static const char *const cases[][3] = {
+        {"schedule=1f1b", "vpp=1", "pp=4"},
+        {"schedule=interleaved", "vpp=2", "pp=2"},
+        {"schedule=zb-h1", "vpp=1", "pp=4"},
+        {"schedule=zb-v", "vpp=1", "pp=2"},
+        {"schedule=dualpipe-v", "vpp=1", "pp=2"},
+        {"schedule=gpipe", "vpp=1", "pp=4"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *sets[] = {cases[i][0], cases[i][1], cases[i][2], "dp=0"};
+        ck_assert_int_ge(dense(cases[i][0], sets, 4), 2);
+    }
+}
+END_TEST
+
+START_TEST(test_tensor_parallel)
+{
+    /* 1D with SP and overlapped ring exchanges; 2D (all-to-alls inside TP) */
+    const char *one[] = {"tp_x=4", "pp=2", "dp=2", "sequence_parallel=true", "overlap_tp_comm=true"};
+    ck_assert_int_ge(dense("1D TP", one, 5), 4);
+    const char *two[] = {"tp_x=2", "tp_y=2", "pp=2", "dp=2", "sequence_parallel=true"};
+    ck_assert_int_ge(dense("2D TP", two, 5), 4);
+    /* TP straddling two 8-GPU nodes: its flows cross the NICs */
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    const char *sets[] = {"model.layers=2", "tp_x=16", "pp=1", "dp=1", "vpp=1", "schedule=1f1b", "global_batch=4",
+                          "micro_batch=1", "sequence_parallel=true"};
+    load(c, "gpt-7.5b", "dgx-h100", 16, "gpt-310b-a3-megatron", sets, 9);
+    check_exact("TP 16 over two nodes", c);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_context_parallel)
+{
+    const char *ring[] = {"tp_x=2", "cp_ring=2", "pp=2", "dp=2", "model.seq_len=8192"};
+    ck_assert_int_ge(dense("ring CP", ring, 5), 2);
+    const char *uly[] = {"tp_x=2", "cp_ulysses=2", "pp=2", "dp=2", "model.seq_len=8192"};
+    ck_assert_int_ge(dense("Ulysses CP", uly, 5), 2);
+    /* data parallel inside context parallel in the rank order */
+    const char *order[] = {"tp_x=2", "cp_ring=2", "pp=2", "dp=2", "model.seq_len=8192",
+                           "order=tp_x-tp_y-ep-dp-cp_ulysses-cp_ring-pp"};
+    ck_assert_int_ge(dense("CP outside DP", order, 6), 2);
+    /* the tp_y x Ulysses fused group */
+    const char *fused[] = {"tp_x=2", "tp_y=2", "cp_ulysses=2", "fuse_tpy_cp=true", "pp=2", "dp=1", "model.seq_len=8192",
+                           "sequence_parallel=true"};
+    ck_assert_int_ge(dense("fused tp_y x CP", fused, 8), 2);
+}
+END_TEST
+
+/* mixtral-8x22b cut to 2 layers on 32 dies of a two-plane platform of
+ * supernodes of `per_sn`: TP 2, PP 2, DP 8, EP 4 with the extra items. */
+static int moe(const char *name, int per_sn, const char *const *extra, int nextra)
+{
+    const char *sets[16] = {"model.layers=2", "model.seq_len=2048", "tp_x=2", "pp=2", "dp=8", "ep=4", "vpp=1",
+                            "schedule=1f1b", "global_batch=16", "micro_batch=1", NULL};
+    char sn[64], node[64];
+    snprintf(sn, sizeof sn, "platform.supernode.devices=%d", per_sn);
+    snprintf(node, sizeof node, "platform.node.devices=%d", per_sn < 16 ? per_sn : 16);
+    int n = 10;
+    sets[n++] = sn;
+    sets[n++] = node;
+    for (int i = 0; i < nextra && n < 16; i++) sets[n++] = extra[i];
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(c, "mixtral-8x22b", "ascend-a3-2048", 32, "mixtral-8x22b-a3-megatron", sets, n);
+    int k = check_exact(name, c);
+    free(c);
+    return k;
+}
+
+START_TEST(test_experts)
+{
+    const char *etp1[] = {"etp=1"};
+    ck_assert_int_ge(moe("EP 4 etp 1, one supernode", 32, etp1, 1), 2);
+    const char *etp2[] = {"etp=2"};
+    ck_assert_int_ge(moe("EP 4 etp 2, one supernode", 32, etp2, 1), 2);
+    /* experts over supernodes of 8: the all-to-all crosses the NICs */
+    ck_assert_int_ge(moe("EP 4 etp 1, supernodes of 8", 8, etp1, 1), 2);
+    ck_assert_int_ge(moe("EP 4 etp 2, supernodes of 4", 4, etp2, 1), 2);
+}
+END_TEST
+
+START_TEST(test_hierarchical_data_parallel)
+{
+    /* DP 8 with 4 replicas per 8-GPU node: hierarchical over two nodes */
+    const char *flat[] = {"tp_x=2", "pp=1", "dp=8", "global_batch=16"};
+    ck_assert_int_eq(dense("DP over two nodes", flat, 4), 16);
+    /* with shared uplinks: classes stay inside a supernode (TP 2 x 4 replicas) */
+    const char *over[] = {"tp_x=2", "pp=1", "dp=8", "global_batch=16", "platform.network.oversubscription=4"};
+    ck_assert_int_eq(dense("DP over two nodes, uplinks 4:1", over, 5), 8);
+    /* stages straddling supernodes (uneven): fewer alike ranks, still exact */
+    const char *uneven[] = {"tp_x=2", "pp=2", "dp=3", "global_batch=12", "platform.supernode.devices=8"};
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    const char *sets[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", uneven[0], uneven[1], uneven[2],
+                          uneven[3]};
+    load(c, "gpt-7.5b", "dgx-h100", 12, "gpt-310b-a3-megatron", sets, 8);
+    check_exact("stages straddling nodes", c);
+    free(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("symmetry");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_data_parallel_zero);
+    tcase_add_test(tc, test_pipeline_schedules);
+    tcase_add_test(tc, test_tensor_parallel);
+    tcase_add_test(tc, test_context_parallel);
+    tcase_add_test(tc, test_experts);
+    tcase_add_test(tc, test_hierarchical_data_parallel);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
