@@ -1261,7 +1261,7 @@ START_TEST(test_plan_lockstep_is_exact)
     cfg_platform p = platform(16, 4);
     p.oversubscription = 4;
     cfg_strategy s = tiny_strategy(4, 2, 2);
-    check_lockstep_exact(&m, &p, &s, 2);
+    check_lockstep_exact(&m, &p, &s, 4); /* TP 2 x the 2 replicas of a supernode */
     /* ZeRO-3 gathers on the DP stream next to TP traffic on the same links */
     p = platform(16, 8);
     s = tiny_strategy(4, 1, 4);
