@@ -51,7 +51,7 @@ static const opt_row options[] = {
     {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE,
      "collectives as one flow per ring edge (default) or step by step", PLAIN},
     {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE | CLI_OPT_SYMMETRY,
-     "tp (default): one actor per TP group when exact; dp: also one data-parallel replica for all "
+     "tp (default): one actor per class of alike ranks (exact); dp: also one data-parallel replica for all "
      "(approximate); none: one actor per rank", PLAIN},
     {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)", PLAIN},
     {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SPACE, "strategy space to search (default 7d)", PLAIN},

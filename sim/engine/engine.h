@@ -3,7 +3,7 @@
  * The only module that includes the SimGrid headers.  The platform JSON becomes a
  * SimGrid XML platform with two network planes per device (supernode fabric
  * and RDMA NIC to a leaf-spine), one actor per rank runs its program (one
- * per TP group by default, standing for its members: see eng_symmetry), and
+ * per class of alike ranks by default, standing for them: see eng_symmetry), and
  * one actor per (rank, async stream) runs the stream's collectives in order.
  * Collectives are concurrent flows playing the phases of the algorithm net
  * picks (net/net.h) plus its latency steps; SimGrid's max-min sharing gives
@@ -52,15 +52,15 @@ typedef enum eng_comm_mode {
     ENG_STEPS      /* every ring step is its own comm (checking the flow mode) */
 } eng_comm_mode;
 
-/* Which ranks get an actor.  The members of a TP group run the same
- * program at the same times (the platform treats them alike), so by
- * default one member per group is simulated and stands for the others:
- * exact, see symmetry.c.  Data-parallel replicas are alike too, but not
- * exactly (they sit in different places of the network): simulating one
- * of them is an approximation, used only when asked for.  The engine
- * falls back to more ranks when the workload does not allow a reduction. */
+/* Which ranks get an actor.  Ranks that run the same program and see the
+ * same network (the ranks of a pipeline stage, of a TP group...) finish
+ * every instruction at the same times, so by default one rank per class
+ * of alike ranks is simulated and stands for the others: exact, see
+ * symmetry.c.  Data-parallel replicas that are not provably alike may
+ * still be reduced to one on request: an approximation.  The engine falls
+ * back to more ranks when the workload does not allow a reduction. */
 typedef enum eng_symmetry {
-    ENG_SYM_TP = 0, /* one actor per TP group when exact (default) */
+    ENG_SYM_TP = 0, /* one actor per class of alike ranks, exact (default) */
     ENG_SYM_NONE,   /* one actor per rank */
     ENG_SYM_DP      /* also one data-parallel replica for all (approximate) */
 } eng_symmetry;

@@ -1,36 +1,66 @@
-/* symmetry.c - which ranks get an actor: one per tensor-parallel group
- * (exact, the default), and on request one data-parallel replica for all
- * (approximate).
+/* symmetry.c - which ranks get an actor: one per class of alike ranks
+ * (exact, the default), or per TP group when no larger class is found;
+ * on request one data-parallel replica for all (approximate).
  *
- * The members of a TP group run the same program, on devices with the same
- * links, with partners that differ only in their tp coordinates: renumbering
- * the tp coordinates maps the whole step onto itself, so under max-min
- * sharing the members' flows get the same rates and every member finishes
- * each instruction at the same time.  The engine therefore runs only the
- * first member of each group (its "simulated rank"), which stands for the
- * others:
+ * Exact classes.  Ranks are alike when they run the same program (the
+ * ranks of a pipeline stage do: programs are the stage's, with pipeline
+ * peers at fixed rank offsets) and see the same network: the coarsest
+ * partition of the ranks such that two ranks of one class have groups of
+ * the same layout (sizes, spread over supernodes, rings) and, for every
+ * kind of edge (successor and predecessor on each ring of a group,
+ * pairwise partner of an all-to-all, pipeline peer at a given stage
+ * offset) and every plane, as many partners in each class.  Colour
+ * refinement (Weisfeiler-Leman) computes it: start from (stage, layouts),
+ * split classes by the multiset of (edge, plane, partner's class) until
+ * none splits.  With shared uplinks (oversubscription > 1) the supernode
+ * is part of the starting colour: classes stay inside one.
  *
- *  - a collective inside the group (TP and its tp_x, tp_y and ETP parts)
- *    sends each of its flows from the device to the device's "mirror", a
- *    host reached back through the same device's fabric link: the flow loads
- *    the device's own links up and down exactly as the ring or all-to-all
- *    edges of the full run do;
- *  - a group whose members are all simulated ranks (DP, PP, CP, EP: they
- *    share the tp coordinates) runs between them as in the full run;
- *  - a link shared by several devices (a supernode's uplink to the spine)
- *    carries one flow where the full run has one per member, so its
- *    bandwidth is divided by the group size: each flow keeps its max-min
- *    share.
+ * Why one rank may stand for its class.  Under SimGrid's max-min sharing
+ * (CM02, no correction factors) a flow's rate is set by progressive
+ * filling over the links it crosses.  Take the partition of the flows of
+ * the full step by (collective phase, sender's class, receiver's class,
+ * plane) and of the links by (kind, direction, the class of its device):
+ * a device's fabric and NIC links up carry the flows it sends, down the
+ * flows it receives; pads and the links joining group zones never limit
+ * a flow.  By induction on events, if every class has been in lockstep so
+ * far, every member of a class starts the same flows at the same time; by
+ * the partition's definition each link of a link class carries as many
+ * flows of each flow class, so all links of a class fill up together and
+ * all flows of a class get the same rate and end together: the members
+ * stay in lockstep.  The reduced run keeps, per class, the links of its
+ * simulated rank and, per flow class, the same number of flows on them:
  *
- * The reduction is used only where this argument holds: TP groups of one
- * size, each inside one supernode, and every other group kind the programs
- * use made of simulated ranks only, on a network whose first tier is not
+ *  - a flow to a member of the sender's own class goes to the sender's
+ *    mirror for the plane the full step's flow takes, a host behind the
+ *    device's fabric link ("mirror<i>") or behind its NIC link through a
+ *    pad of its own ("nmirror<i>"): it crosses the device's link up and
+ *    its link down, which in the full step carries as many such flows
+ *    received (each member receives as many, and the class receives what
+ *    it sends), at the route latency of that plane;
+ *  - a flow to another class goes to that class's simulated rank, which
+ *    receives it (it has as many such partners, the classes being of one
+ *    size), on the plane of the full step's flow: refused otherwise;
+ *  - a link shared by several devices carries one flow where the full
+ *    step has one per member: a supernode's uplink (classes inside the
+ *    supernode) gets 1/size of its bandwidth; the links joining group
+ *    zones, which in the full step carry no more than the NICs below them,
+ *    are left unlimited when classes spread over supernodes.
+ *
+ * Classes must have one size; the run must use flow mode (in step mode
+ * the pairwise steps pair partners by index) on a network without tiers
+ * above the supernodes (routes between supernodes then differ in latency
+ * and shared tier uplinks, which the classes do not tell apart).
+ * Otherwise the TP groups are tried as before: TP groups of one size,
+ * each inside one supernode, and every other group kind the programs use
+ * made of simulated ranks only, on a network whose first tier is not
  * rail-optimised (net_rails: the members of a TP group then reach the
- * spine through different switches, and the links of one rail would carry
- * the simulated rank's flows only, undivided, while those above carry
- * everyone's).  Tier uplinks above the supernodes are shared links like
- * the supernode uplinks: all members of a TP group cross the same ones.  Otherwise it is tried on the tp_x part
- * of 2D TP groups, then on their tp_y part; else every rank gets an actor.
+ * spine through different switches, and the links of one rail would
+ * carry the simulated rank's flows only, undivided, while those above
+ * carry everyone's).  Tier uplinks above the supernodes are shared links
+ * like the supernode uplinks: all members of a TP group cross the same
+ * ones.  Else the tp_x part of 2D TP groups, then their tp_y part; else
+ * every rank gets an actor.  The argument for TP groups is the one above
+ * with classes the TP groups.
  *
  * Replicas (ENG_SYM_DP) are alike but not interchangeable: they sit in
  * different places of the network.  The ranks reachable from rank 0
@@ -40,7 +70,7 @@
  * predecessor's flow into it, and each supernode uplink gets, per
  * direction, the share of the full step's ring flows across it that the
  * reduced run plays.  Only supernode uplinks get shares: on a network with
- * tiers (net_tiers) replicas are not reduced. */
+ * tiers (net_tiers) replicas are not reduced.  See docs/network.md. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -53,7 +83,7 @@
 #include <xbt/log.h>
 
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
-XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_sym, heptasim_engine, "heptasim lockstep TP groups");
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_sym, heptasim_engine, "heptasim classes of alike ranks");
 
 /* The groups that span data-parallel replicas. */
 static bool data_parallel(int g)
