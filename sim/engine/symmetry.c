@@ -390,12 +390,19 @@ static bool group_edges_with(eng_sim *sim, rgraph *gr, int pass, int g, bool rin
 {
     const eng_workload *w = sim->w;
     int world = sim->world;
+    /* each group once, from the first of its members met: listing every
+     * member's group would take world x group size */
+    bool *done = sim_xcalloc((size_t)world, sizeof *done);
     for (int x = 0; x < world; x++) {
+        if (done[x]) continue;
         int me = -1, n = w->progs.group_members(w->progs.ctx, x, (wl_group)g, m, &me);
-        if (n < 1 || n > world || me < 0 || me >= n || m[me] != x) return false;
-        if (m[0] != x) continue; /* each group once, from its first member */
-        for (int i = 0; i < n; i++)
-            if (m[i] < 0 || m[i] >= world) return false;
+        bool usable = n >= 1 && n <= world && me >= 0 && me < n && m[me] == x;
+        for (int i = 0; usable && i < n; i++) usable = m[i] >= 0 && m[i] < world && !done[m[i]];
+        if (!usable) {
+            free(done);
+            return false;
+        }
+        for (int i = 0; i < n; i++) done[m[i]] = true;
         net_layout_all(sim->p, m, n, sim->sn_count, scratch, all);
         for (int i = 0; i < n; i++) {
             int d = m[i];
@@ -414,6 +421,7 @@ static bool group_edges_with(eng_sim *sim, rgraph *gr, int pass, int g, bool rin
                     if (j != i) edge_put(gr, pass, d, edge_label(g, EDGE_PAIR, net_plane_between(sim->p, d, m[j])), m[j]);
         }
     }
+    free(done);
     return true;
 }
 
