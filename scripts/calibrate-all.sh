@@ -9,7 +9,7 @@
 #
 # Each fit prints the parameters with their uncertainty, every case before
 # and after with its leave-one-out error, and the statistics per source
-# (the README's "Measured error" tables come from this output).  Cases that
+# (docs/calibration.md and the README's "How accurate" table come from this output).  Cases that
 # are loose or not modelled (results/published/*.json with "not_modelled",
 # or a model dtype the cost model does not run yet, such as fp8) are left
 # out by calibrate itself: once the model runs them, they join the fit
@@ -49,7 +49,7 @@ cases_of() {
     hgx-b200) ls "$pub"/simumax-b200-*.json ;;
     # Left out of the fit, still validated: mixtral-8x7b-32k, which runs at
     # 20 % MFU where heptasim gives 46 % with any efficiencies that fit the
-    # dense cases (MoE costs the model does not have; see the README).
+    # dense cases (MoE costs the model does not have; see docs/calibration.md).
     ascend-910b) ls "$pub"/mindspeed-rc3-910b-*.json | grep -v -e mixtral-8x7b-32k ;;
   esac
 }
