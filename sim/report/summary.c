@@ -88,14 +88,16 @@ static void strategy_words(FILE *out, const cfg_strategy *s)
     precision_items(out, s, " | ");
 
     /* the overlap switches that are on and do something for s */
-    static const char *const keys[4] = {"overlap_grad_reduce", "overlap_param_gather", "overlap_tp_comm",
-                                        "overlap_cp_comm"};
-    const char *names[4] = {"grad", "param", "tp", "cp"};
-    bool on[4] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm, s->overlap_cp_comm};
+    /* tp-bwd: overlap_tp_backward alone (overlap_tp_comm implies it) */
+    static const char *const keys[5] = {"overlap_grad_reduce", "overlap_param_gather", "overlap_tp_comm",
+                                        "overlap_tp_backward", "overlap_cp_comm"};
+    const char *names[5] = {"grad", "param", "tp", "tp-bwd", "cp"};
+    bool on[5] = {s->overlap_grad_reduce, s->overlap_param_gather, s->overlap_tp_comm,
+                  s->overlap_tp_backward && !s->overlap_tp_comm, s->overlap_cp_comm};
     int any = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         const cfg_key *k = cfg_strategy_key(keys[i]);
-        if (!on[i] || (k && !cfg_key_matters(k, s)) || (i == 2 && cfg_tp(s) <= 1)) continue;
+        if (!on[i] || (k && !cfg_key_matters(k, s)) || ((i == 2 || i == 3) && cfg_tp(s) <= 1)) continue;
         fprintf(out, "%s%s", any ? "+" : " | overlap ", names[i]);
         any = 1;
     }

@@ -30,6 +30,12 @@ PY
   capture "$bin" memory "${small[@]}" --set global_batch=32 --set dp=16 --set overlap_cp_comm=true
   check "memory: no cp overlap without CP, no (1D) at tp 1: $(grep '^strategy' "$tmp/out")" \
     eval '! grep -Eq "^strategy.*(tp 1 \(1D|overlap [a-z+]*cp)" "$tmp/out"'
+  # the backward-only TP overlap is named, and only where TP exists
+  capture "$bin" memory "${small[@]}" --set global_batch=32 --set dp=8 --set tp_x=2 --set overlap_tp_backward=true
+  check "memory: overlap_tp_backward named tp-bwd: $(grep '^strategy' "$tmp/out")" \
+    grep -Eq '^strategy.*overlap [a-z+-]*tp-bwd' "$tmp/out"
+  capture "$bin" memory "${small[@]}" --set global_batch=32 --set dp=16 --set overlap_tp_backward=true
+  check "memory: no tp-bwd without TP: $(grep '^strategy' "$tmp/out")" eval '! grep -q "tp-bwd" "$tmp/out"'
 else
   ko "run failed: $(head -2 "$tmp/err")"
 fi
