@@ -246,20 +246,34 @@ static void uplink_shares(eng_sim *sim, int *m)
     size_t nsn = (size_t)sim->nsn;
     double *full_up = sim_xcalloc(nsn, sizeof(double)), *full_down = sim_xcalloc(nsn, sizeof(double));
     double *play_up = sim_xcalloc(nsn, sizeof(double)), *play_down = sim_xcalloc(nsn, sizeof(double));
+    /* each group once, from the first of its members met, every member's
+     * layout at once (net_layout_all): listing every member's group and
+     * laying it out per member would take world x group size and more */
+    bool *done = sim_xcalloc((size_t)sim->world, sizeof *done);
+    net_layout *all = sim_xcalloc((size_t)sim->world, sizeof *all);
+    int *scratch = sim_xcalloc(4 * (size_t)sim->world, sizeof *scratch);
     for (int g = 0; g < WL_NGROUPS; g++) {
         if (!eng_group_reduced(sim, (wl_group)g) || !(w->groups_used & 1u << g)) continue;
+        memset(done, 0, (size_t)sim->world * sizeof *done);
         for (int x = 0; x < sim->world; x++) {
+            if (done[x]) continue;
             int me = -1, n = w->progs.group_members(w->progs.ctx, x, (wl_group)g, m, &me);
-            if (n < 2 || n > sim->world || m[0] != x) continue; /* each group once, from its first member */
+            bool valid = n >= 1 && n <= sim->world;
+            for (int i = 0; valid && i < n; i++) valid = m[i] >= 0 && m[i] < sim->world;
+            if (!valid) continue;
+            for (int i = 0; i < n; i++) done[m[i]] = true;
+            if (n < 2) continue;
+            net_layout_all(sim->p, m, n, sim->sn_count, scratch, all);
             for (int i = 0; i < n; i++) {
                 /* member i's flow crosses supernodes on the flat ring, or on the inter ring of a hierarchical one */
-                net_layout lo;
-                net_layout_of(sim->p, m, n, i, sim->sn_count, &lo);
-                int succ = lo.ring[lo.hier ? NET_RING_INTER : NET_RING_FLAT].succ;
+                int succ = all[i].ring[all[i].hier ? NET_RING_INTER : NET_RING_FLAT].succ;
                 count_edge(sim, m[i], succ, full_up, full_down, play_up, play_down);
             }
         }
     }
+    free(done);
+    free(all);
+    free(scratch);
     sim->up_share = full_up;
     sim->down_share = full_down;
     for (size_t k = 0; k < nsn; k++) {
