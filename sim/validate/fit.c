@@ -67,11 +67,13 @@ void val_params_of(const cfg_platform *base, double v[VAL_NPARAMS])
     v[VAL_P_OVERLAP_SLOWDOWN] = base->overlap_compute_slowdown;
 }
 
-/* y_i * scale, within the efficiency bounds, never falling as x grows. */
-static void scale_curve(cfg_curve *c, double scale)
+/* y_i * scale * (x_i / x_last)^tilt, within the efficiency bounds, never
+ * falling as x grows (a larger GEMM is never less efficient). */
+static void scale_curve(cfg_curve *c, double scale, double tilt)
 {
+    double pivot = c->n > 0 ? c->x[c->n - 1] : 1.0;
     for (int i = c->n - 1; i >= 0; i--) {
-        double y = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, c->y[i] * scale));
+        double y = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, c->y[i] * scale * pow(c->x[i] / pivot, tilt)));
         c->y[i] = i < c->n - 1 ? fmin(y, c->y[i + 1]) : y;
     }
 }
@@ -79,15 +81,7 @@ static void scale_curve(cfg_curve *c, double scale)
 void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg_platform *out)
 {
     *out = *base;
-    const cfg_curve *b = &base->gemm_efficiency;
-    double pivot = b->n > 0 ? b->x[b->n - 1] : 1.0;
-    for (int i = b->n - 1; i >= 0; i--) {
-        double y = b->y[i] * v[VAL_P_GEMM_SCALE] * pow(b->x[i] / pivot, v[VAL_P_GEMM_TILT]);
-        y = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, y));
-        /* a larger GEMM is never less efficient than a smaller one */
-        if (i < b->n - 1) y = fmin(y, out->gemm_efficiency.y[i + 1]);
-        out->gemm_efficiency.y[i] = y;
-    }
+    scale_curve(&out->gemm_efficiency, v[VAL_P_GEMM_SCALE], v[VAL_P_GEMM_TILT]);
     out->attention_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_ATTENTION]));
     out->memory_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_MEMORY]));
     out->network_efficiency = fmin(1.0, fmax(CFG_EFFICIENCY_MIN, v[VAL_P_NETWORK]));
@@ -99,7 +93,7 @@ void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg
     if (v[VAL_P_GEMM_FP8_SCALE] != 1.0) {
         cfg_curve fp8;
         cfg_gemm_fp8_curve(out, &fp8);
-        scale_curve(&fp8, v[VAL_P_GEMM_FP8_SCALE]);
+        scale_curve(&fp8, v[VAL_P_GEMM_FP8_SCALE], 0.0);
         out->gemm_fp8_efficiency = fp8;
     }
 }
