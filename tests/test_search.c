@@ -453,6 +453,74 @@ START_TEST(ranking_is_sorted_and_deterministic)
 }
 END_TEST
 
+/* Progress reports of a search: how many, and the last one's counts. */
+typedef struct progress_seen {
+    int calls;
+    long long last_done, last_total, max_done;
+} progress_seen;
+
+static void note_progress(void *ctx, long long done, long long total)
+{
+    progress_seen *p = ctx;
+    p->calls++;
+    ck_assert_int_le(done, total);
+    if (done > p->max_done) p->max_done = done;
+    p->last_done = done;
+    p->last_total = total;
+}
+
+static void same_list(const srch_candidate *a, const srch_candidate *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(a[i].index, b[i].index);
+        ck_assert_double_eq(a[i].est.step_s, b[i].est.step_s);
+        ck_assert_double_eq(a[i].peak_bytes, b[i].peak_bytes);
+        ck_assert_int_eq(a[i].megatron_style, b[i].megatron_style);
+        ck_assert_str_eq(a[i].strategy.description, b[i].strategy.description);
+        ck_assert_str_eq(a[i].inputs_id, b[i].inputs_id);
+        ck_assert(memcmp(&a[i].est, &b[i].est, sizeof a[i].est) == 0);
+    }
+}
+
+/* Shared out among worker processes, a search finds what it finds alone:
+ * the same counts, lists, indices and fingerprint, for any number of
+ * workers (more than there are tuples too), dense and MoE. */
+START_TEST(workers_give_the_search_alone_result)
+{
+    const char *models[] = {TINY_MODEL, TINY_MOE};
+    for (int m = 0; m < 2; m++) {
+        load(models[m], 16, 8, 16);
+        for (int keep = 7; keep <= 100000; keep *= 120) {
+            srch_request rq;
+            request(&rq, SRCH_SPACE_7D, keep, 32);
+            srch_result *alone = run_search(&rq);
+            ck_assert_int_eq(alone->workers, 1);
+            int jobs[] = {2, 3, 1000};
+            for (int j = 0; j < 3; j++) {
+                progress_seen seen = {0};
+                rq.jobs = jobs[j];
+                rq.progress = note_progress;
+                rq.progress_ctx = &seen;
+                srch_result *shared = run_search(&rq);
+                ck_assert_int_gt(shared->workers, 1);
+                ck_assert_int_le(shared->workers, jobs[j]);
+                ck_assert(memcmp(&alone->counts, &shared->counts, sizeof alone->counts) == 0);
+                ck_assert_str_eq(alone->inputs_id, shared->inputs_id);
+                ck_assert_int_eq(alone->nbest, shared->nbest);
+                ck_assert_int_eq(alone->nbest_megatron, shared->nbest_megatron);
+                same_list(alone->best, shared->best, alone->nbest);
+                same_list(alone->best_megatron, shared->best_megatron, alone->nbest_megatron);
+                ck_assert_int_ge(seen.calls, 1); /* at least the final report */
+                ck_assert_int_eq(seen.last_done, seen.last_total);
+                ck_assert_int_eq(seen.max_done, seen.last_total);
+                srch_result_free(shared);
+            }
+            srch_result_free(alone);
+        }
+    }
+}
+END_TEST
+
 START_TEST(simulated_order_puts_failures_last)
 {
     srch_candidate c[4];
@@ -704,6 +772,7 @@ static Suite *suite(void)
     t = tcase_create("ranking");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, ranking_is_sorted_and_deterministic);
+    tcase_add_test(t, workers_give_the_search_alone_result);
     tcase_add_test(t, simulated_order_puts_failures_last);
     tcase_add_test(t, record_round_trip);
     tcase_add_test(t, jsonl_files);

@@ -76,7 +76,7 @@ sim_rc runner_simulate_here(run_case *c, const eng_options *opt)
     return rc;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
+int runner_write_all(int fd, const void *buf, size_t n)
 {
     const char *p = buf;
     while (n > 0) {
@@ -89,7 +89,7 @@ static int write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
-static size_t read_all(int fd, void *buf, size_t n)
+size_t runner_read_all(int fd, void *buf, size_t n)
 {
     char *p = buf;
     size_t got = 0;
@@ -108,7 +108,9 @@ typedef struct child {
     int index;
 } child;
 
-static void child_main(run_case *c, int fd, pid_t parent)
+/* A child's start: default signal actions, a process group of its own, death
+ * with the parent, and no file of the parent's open but its pipe fd. */
+static void child_start(int fd, pid_t parent)
 {
     sim_signals_default();
     setpgid(0, 0);
@@ -122,6 +124,39 @@ static void child_main(run_case *c, int fd, pid_t parent)
     if (top < 0 || top > 65536) top = 65536;
     for (int f = 3; f < top; f++)
         if (f != fd) close(f);
+}
+
+/* A child process with a pipe to its parent: 0 in the child (*fd the
+ * pipe's write end), the child's pid in the parent (*fd the read end), or
+ * -1 with err set. */
+static pid_t spawn(int *fd, const char *what, sim_err *err)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        sim_fail(err, SIM_EINTERNAL, "heptasim: cannot create a pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        sim_fail(err, SIM_EINTERNAL, "heptasim: cannot fork %s: %s", what, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        *fd = pfd[1];
+        return 0;
+    }
+    setpgid(pid, pid); /* as the child does: no race on which runs first */
+    close(pfd[1]);
+    *fd = pfd[0];
+    return pid;
+}
+
+static void child_main(run_case *c, int fd, pid_t parent)
+{
+    child_start(fd, parent);
     runner_simulate_here(c, c->options);
     message m;
     memset(&m, 0, sizeof m);
@@ -129,8 +164,8 @@ static void child_main(run_case *c, int fd, pid_t parent)
     memcpy(m.msg, c->msg, sizeof m.msg);
     m.result = c->result;
     m.wall_s = c->wall_s;
-    int status = write_all(fd, &m, sizeof m) == 0 ? 0 : 1;
-    if (status == 0 && c->reply && c->reply_bytes > 0) status = write_all(fd, c->reply, c->reply_bytes) == 0 ? 0 : 1;
+    int status = runner_write_all(fd, &m, sizeof m) == 0 ? 0 : 1;
+    if (status == 0 && c->reply && c->reply_bytes > 0) status = runner_write_all(fd, c->reply, c->reply_bytes) == 0 ? 0 : 1;
     close(fd);
     _exit(status);
 }
@@ -143,10 +178,10 @@ static bool finish(child *ch, run_case *cases, bool stopping, run_done_fn done, 
 {
     message m;
     run_case *c = &cases[ch->index];
-    size_t got = read_all(ch->fd, &m, sizeof m);
+    size_t got = runner_read_all(ch->fd, &m, sizeof m);
     bool replied = true;
     if (got == sizeof m && c->reply && c->reply_bytes > 0)
-        replied = read_all(ch->fd, c->reply, c->reply_bytes) == c->reply_bytes;
+        replied = runner_read_all(ch->fd, c->reply, c->reply_bytes) == c->reply_bytes;
     close(ch->fd);
     int status = 0;
     while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR) {}
@@ -192,25 +227,14 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
             for (int i = 0; i < nrun; i++) kill(running[i].pid, SIGTERM);
         }
         while (rc == SIM_OK && !stopping && next < n && nrun < jobs) {
-            int pfd[2];
-            if (pipe(pfd) != 0) {
-                rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot create a pipe: %s", strerror(errno));
-                break;
-            }
-            pid_t pid = fork();
+            int fd;
+            pid_t pid = spawn(&fd, "a simulation", err);
             if (pid < 0) {
-                close(pfd[0]);
-                close(pfd[1]);
-                rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot fork a simulation: %s", strerror(errno));
+                rc = SIM_EINTERNAL;
                 break;
             }
-            if (pid == 0) {
-                close(pfd[0]);
-                child_main(&cases[next], pfd[1], parent);
-            }
-            setpgid(pid, pid); /* as the child does: no race on which runs first */
-            close(pfd[1]);
-            running[nrun++] = (child){pid, pfd[0], next++};
+            if (pid == 0) child_main(&cases[next], fd, parent);
+            running[nrun++] = (child){pid, fd, next++};
         }
         if (nrun == 0) break;
         sim_progress_counts(finished != shown, "simulated", finished, n, nrun, t0_s);
@@ -247,5 +271,80 @@ sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, v
     if (rc == SIM_OK && sig)
         rc = sim_fail(err, SIM_EINTR, "heptasim: stopped by %s: %d of %d simulations finished, %d stopped, %d not started",
                       sim_signal_name(sig), finished, n, stopped, n - next);
+    return rc;
+}
+
+sim_rc runner_fork_workers(int n, runner_work_fn work, runner_reply_fn reply, runner_tick_fn tick, void *ctx,
+                           sim_err *err)
+{
+    child *running = sim_xcalloc((size_t)n, sizeof *running);
+    struct pollfd *fds = sim_xcalloc((size_t)n, sizeof *fds);
+    int nrun = 0;
+    sim_rc rc = SIM_OK;
+    pid_t parent = getpid();
+    sigset_t old;
+    sim_signals_catch(&old);
+    fflush(NULL); /* children must not flush the parent's buffers again */
+    for (int i = 0; i < n; i++) {
+        int fd;
+        pid_t pid = spawn(&fd, "a search worker", err);
+        if (pid < 0) {
+            rc = SIM_EINTERNAL;
+            break;
+        }
+        if (pid == 0) {
+            child_start(fd, parent);
+            int status = work(i, fd, ctx) == SIM_OK ? 0 : 1;
+            close(fd);
+            _exit(status);
+        }
+        running[nrun++] = (child){pid, fd, i};
+    }
+    bool stopping = rc != SIM_OK;
+    while (nrun > 0) {
+        if (!stopping && sim_signal_caught()) stopping = true;
+        if (stopping) { /* a signal or a failure: the others' work is not wanted */
+            for (int i = 0; i < nrun; i++) {
+                kill(running[i].pid, SIGTERM);
+                close(running[i].fd);
+                while (waitpid(running[i].pid, NULL, 0) < 0 && errno == EINTR) {}
+            }
+            nrun = 0;
+            break;
+        }
+        for (int i = 0; i < nrun; i++) fds[i] = (struct pollfd){running[i].fd, POLLIN, 0};
+        struct timespec second = {1, 0};
+        int ready = ppoll(fds, (nfds_t)nrun, tick ? &second : NULL, &old);
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            rc = sim_fail(err, SIM_EINTERNAL, "heptasim: cannot wait for the search workers: %s", strerror(errno));
+            stopping = true;
+            continue;
+        }
+        if (tick) tick(ctx);
+        for (int i = nrun - 1; i >= 0; i--) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) continue;
+            bool whole = reply(running[i].index, running[i].fd, ctx);
+            close(running[i].fd);
+            int status = 0;
+            while (waitpid(running[i].pid, &status, 0) < 0 && errno == EINTR) {}
+            if (!whole && rc == SIM_OK) {
+                if (WIFSIGNALED(status))
+                    rc = sim_fail(err, SIM_EINTERNAL, "heptasim: search worker %d killed by signal %d (%s%s)",
+                                  running[i].index, WTERMSIG(status), sim_signal_name(WTERMSIG(status)),
+                                  WTERMSIG(status) == SIGKILL ? ": the out-of-memory killer, or kill -9" : "");
+                else
+                    rc = sim_fail(err, SIM_EINTERNAL, "heptasim: search worker %d ended without a result (status %d)",
+                                  running[i].index, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                stopping = true;
+            }
+            running[i] = running[--nrun];
+        }
+    }
+    sim_signals_restore(&old);
+    free(running);
+    free(fds);
+    int sig = sim_signal_caught();
+    if (rc == SIM_OK && sig) rc = sim_fail(err, SIM_EINTR, "heptasim: stopped by %s while searching", sim_signal_name(sig));
     return rc;
 }

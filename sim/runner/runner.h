@@ -2,7 +2,9 @@
  *
  * SimGrid runs one simulation per process, so every command that simulates
  * more than one case (validate, sweep, regress) forks a child per case; the
- * child replays the step and sends its eng_result back through a pipe. */
+ * child replays the step and sends its eng_result back through a pipe.
+ * The same machinery runs other work split over child processes (the
+ * search's workers, runner_fork_workers). */
 #ifndef HEPTASIM_RUNNER_H
 #define HEPTASIM_RUNNER_H
 
@@ -49,5 +51,29 @@ sim_rc runner_simulate_here(run_case *c, const eng_options *opt);
  * signal ("stopped by SIGINT: ..."; sim_signal_caught names it); or
  * SIM_EINTERNAL when a child could not be started. */
 sim_rc runner_simulate_all(run_case *cases, int n, int jobs, run_done_fn done, void *ctx, sim_err *err);
+
+/* {============================================ work in child processes */
+
+/* Work split over n child processes that run at once: work(i, fd, ctx)
+ * runs in child i (started as a simulation's child is: default signal
+ * actions, dies with the parent) and writes its whole reply on fd; the
+ * parent calls reply(i, fd, ctx) when child i's pipe is readable, which
+ * reads the reply and returns whether it was whole, and tick(ctx) (if not
+ * NULL) at least once a second.  A child that ends without a whole reply,
+ * or a SIGINT, SIGTERM or SIGHUP meanwhile, stops the others (SIGTERM);
+ * all are reaped.  Returns SIM_OK; SIM_EINTERNAL ("search worker ...");
+ * or SIM_EINTR after a signal. */
+typedef sim_rc (*runner_work_fn)(int worker, int fd, void *ctx);
+typedef bool (*runner_reply_fn)(int worker, int fd, void *ctx);
+typedef void (*runner_tick_fn)(void *ctx);
+sim_rc runner_fork_workers(int n, runner_work_fn work, runner_reply_fn reply, runner_tick_fn tick, void *ctx,
+                           sim_err *err);
+
+/* Write all n bytes (0, or -1 on an error); read up to n bytes, returning
+ * how many came before the end of the file or an error. */
+int runner_write_all(int fd, const void *buf, size_t n);
+size_t runner_read_all(int fd, void *buf, size_t n);
+
+/* }============================================ work in child processes */
 
 #endif

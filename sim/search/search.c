@@ -16,15 +16,21 @@
  * in that order (their `index`), which is the same on every run with the
  * same inputs.  Only the best `keep` candidates are stored (two bounded
  * heaps: the whole space and its Megatron-style part), so memory does not
- * grow with the size of the space. */
+ * grow with the size of the space.  With jobs > 1 child processes share
+ * the dimension tuples out (see "workers" below); the result is the same. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cjson/cJSON.h>
 
+#include "../runner/runner.h"
 #include "internal.h"
 
 /* A step time rounded to 30 significant bits (a relative 1e-9): times that
@@ -153,6 +159,13 @@ typedef struct mem_slot {
     double peak_bytes;
 } mem_slot;
 
+/* What the workers of a search share (mapped before they are forked). */
+typedef struct shared {
+    atomic_llong next;                 /* the next dimension tuple nobody took */
+    atomic_llong done;                 /* tuples finished */
+    long long count[];                 /* candidates (enumerated) of each tuple */
+} shared;
+
 /* The state of one search, shared by the stages. */
 typedef struct searcher {
     const srch_request *rq;
@@ -167,7 +180,12 @@ typedef struct searcher {
     srch_result *res;
     heap all, meg;
     double capacity;
-    int index;
+    int index;                         /* the next candidate's (a worker's: in its own order) */
+    /* a worker's (sh NULL: a search alone) */
+    shared *sh;
+    long long claimed;                 /* the tuple it takes next */
+    long long *mine, *start;           /* the tuples it took, and its index at each one's start */
+    long long nmine, failed_tuple;
 } searcher;
 
 /* Memory of the peak stage of candidate s (mdl_peak_memory), computed
@@ -356,12 +374,27 @@ static sim_rc dims_leaf(searcher *x, cfg_strategy *s, sim_err *err)
 {
     (void)s; /* the values are read from the levels */
     const srch_request *rq = x->rq;
-    if (rq->progress) rq->progress(rq->progress_ctx, x->tuple, x->tuples);
-    x->tuple++;
+    long long tuple = x->tuple++;
+    if (x->sh) {
+        if (tuple != x->claimed) return SIM_OK; /* another worker's */
+        x->mine[x->nmine] = tuple;
+        x->start[x->nmine++] = x->index;
+    } else if (rq->progress) {
+        rq->progress(rq->progress_ctx, tuple, x->tuples);
+    }
     cfg_strategy t = rq->base;
     for (int d = 0; d < x->dims_end; d++) cfg_key_set(x->lv[d].key, &t, &x->lv[d].v[x->lv[d].i]);
     if (t.pp != rq->base.pp) t.first_stage_layers = t.last_stage_layers = 0; /* even split */
-    return turn(x, x->dims_end, x->shape_end, &t, shape_leaf, err);
+    sim_rc rc = turn(x, x->dims_end, x->shape_end, &t, shape_leaf, err);
+    if (x->sh) {
+        x->sh->count[tuple] = x->index - x->start[x->nmine - 1];
+        atomic_fetch_add(&x->sh->done, 1);
+        if (rc == SIM_OK)
+            x->claimed = atomic_fetch_add(&x->sh->next, 1);
+        else
+            x->failed_tuple = tuple;
+    }
+    return rc;
 }
 
 static sim_rc count_leaf(searcher *x, cfg_strategy *s, sim_err *err)
@@ -390,6 +423,160 @@ static void levels_init(searcher *x)
         if (!(keys[d]->flags & CFG_KF_NO_MEMORY)) x->mem_levels[x->nmem++] = d;
     x->mem = sim_xcalloc(MEM_SLOTS, sizeof *x->mem);
 }
+
+/* {============================================================= workers
+ *
+ * With jobs > 1 the dimension tuples are shared out among that many child
+ * processes (runner_fork_workers).  Each takes the next tuple nobody took
+ * (a counter in shared memory), so the load evens out however unequal the
+ * tuples are, and keeps its own best `keep` of each list.  A worker
+ * numbers its candidates in its own order, which is the enumeration order
+ * restricted to its tuples (it takes them in ascending order), so its
+ * heaps break ties as the search alone would.  It replies with each kept
+ * candidate's tuple and position in the tuple; once all are done the
+ * parent knows how many candidates every tuple holds (shared memory too),
+ * gives each its index in the enumeration and keeps the best `keep` of
+ * the union: the same lists as one process searching. */
+
+/* A worker's reply: this, then nall + nmeg wire entries. */
+typedef struct reply_head {
+    sim_rc rc;
+    char msg[SIM_ERR_LEN];
+    long long failed_tuple;            /* rc != SIM_OK: where */
+    srch_counts counts;
+    int nall, nmeg;
+} reply_head;
+
+typedef struct wire {
+    long long tuple;
+    int offset;                        /* position among the tuple's candidates */
+    srch_candidate c;
+} wire;
+
+typedef struct workers {
+    searcher *x;
+    reply_head *heads;                 /* one per worker */
+    wire **entries;                    /* one array per worker: all, then meg */
+} workers;
+
+/* The tuple of a worker's candidate of its own index i, and i's position
+ * in it: the last tuple the worker took whose start is at most i (a tuple
+ * without candidates starts where the next one does). */
+static wire wire_of(const searcher *x, const srch_candidate *c)
+{
+    long long lo = 0, hi = x->nmine - 1;
+    while (lo < hi) {
+        long long mid = (lo + hi + 1) / 2;
+        if (x->start[mid] <= c->index)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    wire w;
+    memset(&w, 0, sizeof w);
+    w.tuple = x->mine[lo];
+    w.offset = (int)(c->index - x->start[lo]);
+    w.c = *c;
+    return w;
+}
+
+static sim_rc worker_main(int worker, int fd, void *ctx)
+{
+    (void)worker;
+    searcher *x = ((workers *)ctx)->x; /* this process's copy */
+    x->mine = sim_xcalloc((size_t)x->tuples + 1, sizeof *x->mine);
+    x->start = sim_xcalloc((size_t)x->tuples + 1, sizeof *x->start);
+    x->claimed = atomic_fetch_add(&x->sh->next, 1);
+    cfg_strategy s = x->rq->base;
+    sim_err err = {{0}};
+    reply_head h;
+    memset(&h, 0, sizeof h);
+    h.rc = turn(x, 0, x->dims_end, &s, dims_leaf, &err);
+    sim_strlcpy(h.msg, err.msg, sizeof h.msg);
+    h.failed_tuple = x->failed_tuple;
+    h.counts = x->res->counts;
+    h.counts.probes = est_probes(x->est);
+    h.nall = h.rc == SIM_OK ? x->all.n : 0;
+    h.nmeg = h.rc == SIM_OK ? x->meg.n : 0;
+    if (runner_write_all(fd, &h, sizeof h) != 0) return SIM_EIO;
+    for (int l = 0; l < 2; l++) {
+        const heap *hp = l == 0 ? &x->all : &x->meg;
+        for (int i = 0; i < (l == 0 ? h.nall : h.nmeg); i++) {
+            wire w = wire_of(x, &hp->a[i]);
+            if (runner_write_all(fd, &w, sizeof w) != 0) return SIM_EIO;
+        }
+    }
+    return SIM_OK;
+}
+
+static bool worker_reply(int worker, int fd, void *ctx)
+{
+    workers *ws = ctx;
+    reply_head *h = &ws->heads[worker];
+    if (runner_read_all(fd, h, sizeof *h) != sizeof *h) return false;
+    int n = h->nall + h->nmeg;
+    if (h->nall < 0 || h->nmeg < 0 || h->nall > ws->x->all.cap || h->nmeg > ws->x->meg.cap) return false;
+    ws->entries[worker] = sim_xcalloc((size_t)n + 1, sizeof **ws->entries);
+    return runner_read_all(fd, ws->entries[worker], (size_t)n * sizeof **ws->entries) == (size_t)n * sizeof **ws->entries;
+}
+
+static void worker_tick(void *ctx)
+{
+    searcher *x = ((workers *)ctx)->x;
+    x->rq->progress(x->rq->progress_ctx, atomic_load(&x->sh->done), x->tuples);
+}
+
+/* The search of x shared out among n workers: x's counts and heaps get the
+ * union's, as a search alone would have them. */
+static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
+{
+    size_t bytes = sizeof(shared) + (size_t)x->tuples * sizeof(long long);
+    shared *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED)
+        return sim_fail(err, SIM_EINTERNAL, "heptasim: search: cannot map memory for its workers: %s",
+                        strerror(errno));
+    atomic_init(&sh->next, 0);
+    atomic_init(&sh->done, 0);
+    x->sh = sh;
+    workers ws = {x, sim_xcalloc((size_t)n, sizeof *ws.heads), sim_xcalloc((size_t)n, sizeof *ws.entries)};
+    sim_rc rc = runner_fork_workers(n, worker_main, worker_reply, x->rq->progress ? worker_tick : NULL, &ws, err);
+    /* the first failure in the enumeration order, as a search alone stops at */
+    long long failed = -1;
+    for (int w = 0; rc == SIM_OK && w < n; w++)
+        if (ws.heads[w].rc != SIM_OK && (failed < 0 || ws.heads[w].failed_tuple < failed)) failed = ws.heads[w].failed_tuple;
+    for (int w = 0; rc == SIM_OK && failed >= 0 && w < n; w++)
+        if (ws.heads[w].rc != SIM_OK && ws.heads[w].failed_tuple == failed)
+            rc = sim_fail(err, ws.heads[w].rc, "%s", ws.heads[w].msg);
+    if (rc == SIM_OK) {
+        long long *first = sim_xcalloc((size_t)x->tuples + 1, sizeof *first); /* index of each tuple's first */
+        for (long long t = 0; t < x->tuples; t++) first[t + 1] = first[t] + sh->count[t];
+        srch_counts *k = &x->res->counts;
+        for (int w = 0; w < n; w++) {
+            const reply_head *h = &ws.heads[w];
+            k->rejected += h->counts.rejected;
+            k->enumerated += h->counts.enumerated;
+            k->pruned_memory += h->counts.pruned_memory;
+            k->estimated += h->counts.estimated;
+            k->estimated_megatron += h->counts.estimated_megatron;
+            k->probes += h->counts.probes;
+            for (int i = 0; i < h->nall + h->nmeg; i++) {
+                srch_candidate *c = &ws.entries[w][i].c;
+                c->index = (int)(first[ws.entries[w][i].tuple] + ws.entries[w][i].offset);
+                heap *hp = i < h->nall ? &x->all : &x->meg;
+                if (heap_wants(hp, c->est.step_s, c->peak_bytes, c->index)) heap_put(hp, c);
+            }
+        }
+        free(first);
+    }
+    for (int w = 0; w < n; w++) free(ws.entries[w]);
+    free(ws.entries);
+    free(ws.heads);
+    munmap(sh, bytes);
+    x->sh = NULL;
+    return rc;
+}
+
+/* }============================================================= workers */
 
 /* FNV-1a, 64 bits, of the text. */
 static uint64_t fnv1a(uint64_t h, const char *text)
@@ -492,11 +679,17 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     levels_init(&x);
     cfg_strategy s = rq->base;
     sim_rc rc = turn(&x, 0, x.dims_end, &s, count_leaf, err);
-    if (rc == SIM_OK) rc = turn(&x, 0, x.dims_end, &s, dims_leaf, err);
+    int workers = rq->jobs < x.tuples ? rq->jobs : (int)x.tuples;
+    x.res->workers = workers > 1 ? workers : 1;
+    if (rc == SIM_OK && workers > 1) {
+        rc = search_in_workers(&x, workers, err);
+    } else if (rc == SIM_OK) {
+        rc = turn(&x, 0, x.dims_end, &s, dims_leaf, err);
+        x.res->counts.probes = est_probes(x.est);
+    }
     if (rq->progress && rc == SIM_OK) rq->progress(rq->progress_ctx, x.tuples, x.tuples);
     free(x.lv);
     free(x.mem);
-    x.res->counts.probes = est_probes(x.est);
     est_free(x.est);
     if (rc == SIM_OK && x.res->counts.enumerated == 0) rc = no_valid_strategy(rq, err);
     if (rc != SIM_OK) {

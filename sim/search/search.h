@@ -117,6 +117,8 @@ typedef struct srch_request {
     srch_baseline baseline;       /* what counts as Megatron-style (in inputs_id when not ring) */
     int keep;                     /* best candidates kept per list, >= 1 */
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
+    int jobs;                     /* child processes that share the search out (<= 1: none, this one
+                                   * searches); the result is the same for every value */
     srch_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } srch_request;
@@ -128,6 +130,7 @@ typedef struct srch_result {
     srch_candidate *best_megatron;/* the best `keep` Megatron-style candidates, same order */
     int nbest_megatron;
     double seconds;               /* wall time of enumeration, pruning and estimation */
+    int workers;                  /* processes that searched (1: the caller's alone) */
     char inputs_id[17];           /* 16 hex digits: FNV-1a of model, platform, base strategy, pins,
                                    * space and the enumeration counts, which fix every candidate's
                                    * index; records carry it so that resume and merge refuse results

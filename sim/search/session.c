@@ -141,6 +141,7 @@ static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, s
     sr.space = space;
     sr.keep = keep;
     sr.replica_reduction = rq->engine.symmetry == ENG_SYM_DP;
+    sr.jobs = rq->jobs;
     return srch_run(&sr, &s->res, err);
 }
 

@@ -31,11 +31,11 @@ static void print_search_lines(FILE *f, const srch_sweep *s)
     char a[32], b[32], c[32], d[32], e[32];
     fprintf(f,
             "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
-            "memory, %s estimated in %.2f s (%.2f us per enumerated candidate, %s workload probe%s)\n",
+            "memory, %s estimated in %.2f s by %d process%s (%.2f us per enumerated candidate, %s workload probe%s)\n",
             sim_fmt_count((double)k->enumerated, a, sizeof a), k->enumerated == 1 ? "y" : "ies",
             sim_fmt_count((double)k->rejected, b, sizeof b), plural(k->rejected),
             sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, d, sizeof d), t,
-            k->enumerated > 0 ? 1e6 * t / (double)k->enumerated : 0.0, sim_fmt_count((double)k->probes, e, sizeof e),
+            s->res->workers, s->res->workers == 1 ? "" : "es", k->enumerated > 0 ? 1e6 * t / (double)k->enumerated : 0.0, sim_fmt_count((double)k->probes, e, sizeof e),
             plural(k->probes));
 }
 
@@ -281,6 +281,7 @@ static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, co
     double search_s = s->res->seconds;
     add_num(t, "search_s", search_s);
     add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
+    add_num(t, "search_processes", s->res->workers);
     add_num(t, "simulate_s", s->simulate_s);
     add_num(t, "jobs", rq->jobs);
     return o;

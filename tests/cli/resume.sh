@@ -75,7 +75,8 @@ f=$tmp/oom.jsonl
 pid=$!
 killed=""
 for i in $(seq 400); do
-  c=$(pgrep -P $pid | head -1)
+  # the records file opens once the search (whose workers are children too) is over
+  c=$([ -e "$f" ] && pgrep -P $pid | head -1)
   if [ -n "$c" ] && kill -KILL "$c" 2>/dev/null; then killed=$c; break; fi
   sleep 0.02
 done
