@@ -63,11 +63,20 @@ int cmd_study(const cli_args *a)
     srch_study *st = NULL;
     sim_rc rc = srch_study_load(a->files[0], &st, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
+    int matched = 0;
+    for (int i = 0; i < st->ncells; i++) matched += srch_study_cell_chosen(a->cells, st->cells[i].slug);
+    if (matched == 0) {
+        fprintf(stderr, "heptasim study: %s: '--cells %.200s' matches no cell name (see them with --list)\n",
+                a->files[0], a->cells);
+        srch_study_free(st);
+        return 2;
+    }
     if (a->list) {
         for (int i = 0; i < st->ncells; i++) {
             char cmd[2048];
             srch_study_cell_command(st, &st->cells[i], cmd, sizeof cmd);
-            bool mine = a->shard_count <= 1 || i % a->shard_count == a->shard_index;
+            bool mine = (a->shard_count <= 1 || i % a->shard_count == a->shard_index) &&
+                        srch_study_cell_chosen(a->cells, st->cells[i].slug);
             if (mine) printf("%s\t%s\n", st->cells[i].slug, cmd);
         }
         srch_study_free(st);
@@ -80,7 +89,8 @@ int cmd_study(const cli_args *a)
         snprintf(dir, sizeof dir, "results/studies/%s", st->name);
     char *command = command_line(a);
     srch_study_run_request rq = {.study = st, .out_dir = dir, .command = command, .resume = a->resume,
-                                 .shard_index = a->shard_index, .shard_count = a->shard_count, .jobs = cli_jobs(a),
+                                 .shard_index = a->shard_index, .shard_count = a->shard_count, .cells = a->cells,
+                                 .jobs = cli_jobs(a),
                                  .write_cell = write_cell, .log = a->quiet ? NULL : stderr};
     srch_study_result res;
     rc = srch_study_run(&rq, &res, &err);

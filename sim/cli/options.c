@@ -17,7 +17,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST, O_PROGRESS
+    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS
 } opt_id;
 
 typedef struct opt_row {
@@ -69,7 +69,10 @@ static const opt_row options[] = {
      PLAIN},
     {O_LIST, "list", 0, NULL, CLI_OPT_STUDY, "print each cell and the compare command it stands for; run nothing",
      PLAIN},
-    {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "simulations run at once (default: number of cores)",
+    {O_CELLS, "cells", 0, "PATTERNS", CLI_OPT_STUDY,
+     "run only the cells whose names match a comma-separated shell pattern ('*s32768*'); with --resume the table "
+     "shows every cell finished so far", PLAIN},
+    {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "processes at once: simulations, and a search's share (default: number of cores)",
      COUNT(1, CLI_MAX_JOBS)},
     {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)", PATH},
     {O_TRACE_RANKS, "trace-ranks", 0, "LIST", CLI_OPT_TRACE,
@@ -313,6 +316,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_LOO: a->loo = true; break;
     case O_FIT: a->fit = val; break;
     case O_LIST: a->list = true; break;
+    case O_CELLS: a->cells = val; break;
     case O_PROGRESS: a->progress_path = val; break;
     case O_QUIET: a->quiet = true; break;
     case O_HELP: a->help = true; break;

@@ -29,6 +29,7 @@ typedef struct cli_args {
     const char *out_path;        /* --out FILE */
     bool resume;                 /* --resume */
     bool list;                   /* --list: study cells, run nothing */
+    const char *cells;           /* --cells PATTERNS: the study cells to run */
     int shard_index, shard_count;/* --shard I/N (count 0 = no sharding) */
     int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
     const char *megatron_cp;     /* --megatron-cp ring|a2a (NULL = ring) */

@@ -575,7 +575,9 @@ typedef struct srch_study_run_request {
     const char *command;          /* the command line, for command.txt (NULL: none) */
     bool resume;                  /* skip finished cells, resume unfinished ones from their records */
     int shard_index, shard_count; /* this shard's cells: index i % count == index (count <= 1: all) */
-    int jobs;                     /* simulations at once within a cell */
+    const char *cells;            /* the cells to run: comma-separated shell patterns of their slugs (NULL:
+                                   * all); with resume, the others' finished summaries are read too */
+    int jobs;                     /* search processes and simulations at once within a cell */
     srch_study_write_fn write_cell;
     void *ctx;
     FILE *log;                    /* one line per cell (NULL: none) */
@@ -587,6 +589,10 @@ typedef struct srch_study_run_request {
  * signal (the finished cells kept).  Free *out with srch_study_result_free
  * (also after a failure). */
 sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, sim_err *err);
+
+/* Whether slug matches one of the comma-separated shell patterns (fnmatch;
+ * NULL matches every slug). */
+bool srch_study_cell_chosen(const char *patterns, const char *slug);
 void srch_study_result_free(srch_study_result *r);
 
 /* Fill row->reason and row->keys from its bests, on platform p. */

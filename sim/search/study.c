@@ -10,9 +10,12 @@
  * cell's definition under "study_cell".  A rerun with resume skips a cell
  * whose summary holds the same definition; the shards of a study write
  * disjoint cells into one folder, and a last run with resume finds them all
- * finished and writes the table.  docs/study.md describes the file. */
+ * finished and writes the table.  A run of some cells alone (their slugs'
+ * patterns) with resume writes the table of every cell finished so far,
+ * the others "not run".  docs/study.md describes the file. */
 #define _DEFAULT_SOURCE /* mkdir */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -834,6 +837,23 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     return rc;
 }
 
+bool srch_study_cell_chosen(const char *patterns, const char *slug)
+{
+    if (!patterns) return true;
+    for (const char *p = patterns; *p;) {
+        size_t n = strcspn(p, ",");
+        char one[SIM_ERR_LEN];
+        if (n > 0 && n < sizeof one) {
+            memcpy(one, p, n);
+            one[n] = '\0';
+            if (fnmatch(one, slug, 0) == 0) return true;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
 sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, sim_err *err)
 {
     const srch_study *st = rq->study;
@@ -848,13 +868,18 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
     if (rc == SIM_OK && rq->command) rc = write_command(rq->out_dir, rq->command, err);
     double t0 = sim_now_s();
     int mine = 0;
-    for (int i = 0; i < st->ncells; i++) mine += rq->shard_count <= 1 || i % rq->shard_count == rq->shard_index;
+    bool *chosen = sim_xcalloc((size_t)st->ncells + 1, sizeof *chosen);
+    for (int i = 0; i < st->ncells; i++) {
+        chosen[i] = (rq->shard_count <= 1 || i % rq->shard_count == rq->shard_index) &&
+                    srch_study_cell_chosen(rq->cells, st->cells[i].slug);
+        mine += chosen[i];
+    }
     int done = 0;
     for (int i = 0; i < st->ncells && rc == SIM_OK; i++) {
         const srch_study_cell *c = &st->cells[i];
         srch_study_row *row = &out->rows[i];
         row->cell = c;
-        if (rq->shard_count > 1 && i % rq->shard_count != rq->shard_index) continue;
+        if (!chosen[i] && !(rq->cells && rq->resume)) continue; /* another shard's */
         char stemp[CFG_PATH_LEN + 8], records[CFG_PATH_LEN], json[CFG_PATH_LEN], html[CFG_PATH_LEN];
         snprintf(stemp, sizeof stemp, "%s.jsonl", c->slug);
         rc = join(records, sizeof records, cells, stemp, err);
@@ -864,8 +889,13 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         if (rc == SIM_OK) rc = join(html, sizeof html, cells, stemp, err);
         if (rc != SIM_OK) break;
         cJSON *def = cell_json(st, c);
-        done++;
-        if (rq->resume && finished(json, def, row)) {
+        done += chosen[i];
+        if (!chosen[i]) { /* not asked for: in the table if it finished earlier */
+            if (finished(json, def, row)) {
+                row->state = SRCH_STUDY_SKIPPED;
+                out->skipped++;
+            }
+        } else if (rq->resume && finished(json, def, row)) {
             row->state = SRCH_STUDY_SKIPPED;
             out->skipped++;
             if (rq->log) fprintf(rq->log, "study: [%d/%d] %s: finished earlier, skipped\n", done, mine, c->slug);
@@ -899,6 +929,7 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
             srch_study_explain(row, &c->platform);
         }
     }
+    free(chosen);
     out->wall_s = sim_now_s() - t0;
     return rc;
 }
