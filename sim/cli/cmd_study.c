@@ -10,8 +10,9 @@
 #include "../search/search.h"
 #include "commands.h"
 
-/* The command line as a shell would take it back: words with anything but
- * [A-Za-z0-9_./=:,+-] single-quoted. */
+/* The command line that regenerates the study, as a shell would take it
+ * back: the words given but --cells and its patterns (a run of some cells
+ * is part of the study's), anything but [A-Za-z0-9_./=:,+-] single-quoted. */
 static char *command_line(const cli_args *a)
 {
     size_t cap = 64;
@@ -20,6 +21,11 @@ static char *command_line(const cli_args *a)
     size_t n = 0;
     for (int i = 0; i < a->argc; i++) {
         const char *w = i == 0 ? "heptasim" : a->argv[i];
+        if (i > 0 && strncmp(w, "--cells=", 8) == 0) continue;
+        if (i > 0 && strcmp(w, "--cells") == 0) {
+            i++;
+            continue;
+        }
         bool plain = w[0] && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-") ==
                                  strlen(w);
         if (i) out[n++] = ' ';

@@ -86,8 +86,12 @@ check "--cells runs the matching cell only" test "$(grep -c 'speed-up' "$tmp/err
 check "--cells: its table marks the others not run" test "$(grep -c '| not run |' "$tmp/some/study.md")" -eq $((cells - 1))
 capture "$bin" study "$study" --out "$tmp/some" -j 1 --cells '*_s2048_*,*nic*' --resume
 check "--cells --resume runs the newly named cells" test "$(grep -c 'speed-up' "$tmp/err")" -eq 4
-check "--cells --resume: the table holds those finished earlier too"   test "$(grep -c '| not run |' "$tmp/some/study.md")" -eq 1
-check "--cells --list lists the matching cells"   test "$("$bin" study "$study" --list --cells '*_a2a*' | cut -f1 | grep -c '_a2a')" -eq $((cells / 2))
+check "--cells --resume: the table holds those finished earlier too" \
+  test "$(grep -c '| not run |' "$tmp/some/study.md")" -eq 1
+check "--cells: the recorded command regenerates the whole study" \
+  grep -qx "heptasim study $study --out $tmp/some -j 1 --resume" "$tmp/some/command.txt"
+check "--cells --list lists the matching cells" \
+  test "$("$bin" study "$study" --list --cells '*_a2a*' | cut -f1 | grep -c '_a2a')" -eq $((cells / 2))
 expect 2 "tiny.json: '--cells nothing\*' matches no cell name" -- study "$study" --cells 'nothing*'
 
 # Bad study files: one line naming the file and the key, exit 2.
