@@ -307,6 +307,34 @@ START_TEST(test_check_can_fail)
 }
 END_TEST
 
+/* A pipeline transfer between stages in different leaves pays the leaf
+ * tier's latency, as the engine's route does: with stages of 4 devices in
+ * supernodes of 4 and leaves of 8, the hop from stage 1 to stage 2 leaves
+ * a leaf, so each of the 2(pp - 1) hops costs the tier's latency more. */
+START_TEST(test_pipeline_hop_pays_tier_latency)
+{
+    cfg_model m = small_model();
+    cfg_strategy s = strat(1, 4, 4);
+    double pp_s[2];
+    for (int t = 0; t < 2; t++) {
+        cfg_platform p = plat(16, 4);
+        p.ntiers = 2;
+        p.tiers[0] = (cfg_tier){.devices = 8, .oversubscription = 1, .latency_s = t ? 1e-5 : 0};
+        p.tiers[1] = (cfg_tier){.devices = 16, .oversubscription = 1, .latency_s = 0};
+        sim_err err = {{0}};
+        cfg_strategy sc = s;
+        ck_assert_msg(cfg_check(&m, &p, &sc, &err) == SIM_OK, "%s", err.msg);
+        est_estimator *e = est_new(&m, &p, &err);
+        ck_assert_msg(e != NULL, "%s", err.msg);
+        est_result r;
+        ck_assert_msg(est_step(e, &sc, &r, &err) == SIM_OK, "%s", err.msg);
+        pp_s[t] = r.exposed_s[WL_DIM_PP];
+        est_free(e);
+    }
+    ck_assert_double_eq_tol(pp_s[1] - pp_s[0], 2 * (4 - 1) * 1e-5, 1e-12);
+}
+END_TEST
+
 /* The probe key reads the key table: a change of a CFG_KF_PROBE key
  * builds a new probe, a change of any other key reuses the last one, and
  * either way the estimate is a fresh estimator's. */
@@ -507,6 +535,7 @@ static Suite *estimate_suite(void)
     tcase_add_test(tk, test_zero);
     tcase_add_test(tk, test_hier_dp);
     tcase_add_test(tk, test_tiers);
+    tcase_add_test(tk, test_pipeline_hop_pays_tier_latency);
     tcase_add_test(tk, test_contended_is_a_lower_bound);
     tcase_add_test(tk, test_check_can_fail);
     suite_add_tcase(s, tk);

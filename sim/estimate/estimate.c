@@ -18,7 +18,8 @@
  *     pipeline transfers are left to step 2.
  *  2. A closed form per pipeline stage: per-micro-batch stage time C_s
  *     (its layers and edges), pipeline time m*max(C) + (sum(C) - max(C))/v
- *     + 2(pp*v - 1) hops (net_p2p_s each), ZeRO-3 gathers per layer,
+ *     + 2(pp*v - 1) hops (each the transfer between the slowest pair of
+ *     neighbouring stages sampled, tier latencies included), ZeRO-3 gathers per layer,
  *     gradient reduction exposed beyond the last micro-batch's backward,
  *     parameter gathers, and the optimizer step (cost_optimizer_s).  The
  *     step is the latest stage end.  The schedules that run weight
@@ -63,7 +64,8 @@ typedef struct layout_geo {
     bool used;
     layout_key key;
     net_layout g[WL_NGROUPS]; /* of the slowest sampled instance of each group kind */
-    bool pp_cross;  /* some pipeline neighbours are in different supernodes */
+    int pp_a, pp_b; /* the slowest pair of pipeline neighbours sampled: over the NIC if some pair is,
+                       with the longest route (tiers) */
 } layout_geo;
 
 #define GEO_CACHE 8
@@ -208,10 +210,21 @@ static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, c
             }
         }
     }
-    for (int i = 0; i < ns && !lg->pp_cross; i++) {
+    bool slow_nic = false;
+    double slow_lat = -1;
+    for (int i = 0; i < ns; i++) {
         int me = 0, n = wl_group_members(plan, samples[i], WL_G_PP, e->members, &me);
-        for (int k = 0; k + 1 < n; k++)
-            if (net_plane_between(e->p, e->members[k], e->members[k + 1]) == NET_NIC) lg->pp_cross = true;
+        for (int k = 0; k + 1 < n; k++) {
+            int a = e->members[k], b = e->members[k + 1];
+            bool nic = net_plane_between(e->p, a, b) == NET_NIC;
+            double lat = net_route_latency_s(e->p, a, b);
+            if ((nic && !slow_nic) || (nic == slow_nic && lat > slow_lat)) {
+                slow_nic = nic;
+                slow_lat = lat;
+                lg->pp_a = a;
+                lg->pp_b = b;
+            }
+        }
     }
     return lg;
 }
@@ -596,7 +609,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     }
 
     e->p2p = 0.0;
-    if (pp > 1) e->p2p = net_p2p_s(p, lg->pp_cross ? NET_NIC : NET_FABRIC, pr->p2p_bytes);
+    if (pp > 1) e->p2p = net_p2p_between_s(p, lg->pp_a, lg->pp_b, pr->p2p_bytes);
     /* transfers on the way down and back up; a V turns on its last stage
      * without one */
     e->hops = pp <= 1 ? 0.0 : cfg_v_schedule(s) ? 4.0 * (pp - 1) : 2.0 * (pp * v - 1);
