@@ -35,6 +35,7 @@
  * candidates; the last two are kept.  Group layouts (net_layout_of) depend
  * on the rank layout alone and are cached too. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ typedef struct layout_key {
 
 typedef struct layout_geo {
     bool used;
+    long long serial;   /* which layout it holds: the memo of data-parallel collectives keys on it */
     layout_key key;
     net_layout g[WL_NGROUPS]; /* of the slowest sampled instance of each group kind */
     int pp_a, pp_b; /* the slowest pair of pipeline neighbours sampled: over the NIC if some pair is,
@@ -69,6 +71,18 @@ typedef struct layout_geo {
 } layout_geo;
 
 #define GEO_CACHE 8
+
+/* The memo of data-parallel collective times (dp_coll_s): the search asks
+ * the same (layout, collective, bytes) for every zero stage and every
+ * probe of a shape. */
+#define COLL_MEMO 4096
+
+typedef struct coll_memo {
+    long long geo;      /* layout_geo.serial (0: empty) */
+    int dims;           /* WL_G_DP or WL_G_EDP */
+    int kind;
+    double bytes, s;
+} coll_memo;
 
 /* The part of a strategy a probe depends on: the fields of the strategy
  * keys flagged CFG_KF_PROBE (config/keys.c), every other byte zero. */
@@ -117,6 +131,8 @@ struct est_estimator {
     probe pr, spare;
     layout_geo geos[GEO_CACHE];
     int geo_next;
+    long long geo_serial;
+    coll_memo *memo;               /* COLL_MEMO */
     long long probes;
     /* scratch */
     int *members;
@@ -187,6 +203,7 @@ static const layout_geo *layout_geo_get(est_estimator *e, const wl_plan *plan, c
     e->geo_next = (e->geo_next + 1) % GEO_CACHE;
     memset(lg, 0, sizeof *lg);
     lg->used = true;
+    lg->serial = ++e->geo_serial;
     lg->key = *key;
 
     int world = wl_world(plan), dps = net_devices_per_supernode(e->p);
@@ -444,6 +461,7 @@ est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
     for (int l = 0; l < m->layers + m->mtp_layers; l++) e->has[wl_layer_kind(m, l)] = true;
     e->members = sim_xcalloc((size_t)p->devices, sizeof *e->members);
     e->sn_count = sim_xcalloc((size_t)net_supernodes(p), sizeof *e->sn_count);
+    e->memo = sim_xcalloc(COLL_MEMO, sizeof *e->memo);
     return e;
 }
 
@@ -453,6 +471,7 @@ void est_free(est_estimator *e)
     cost_free(e->cost);
     free(e->members);
     free(e->sn_count);
+    free(e->memo);
     free(e->rows);
     free(e->costs);
     for (int i = 0; i < WL_NSTREAMS; i++) free(e->done_at[i]);
@@ -577,13 +596,37 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
 /* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
  * stage's tail (gradient reduction with and without overlap, optimizer,
  * parameter gathers). */
+/* net_coll_s of group g (WL_G_DP or WL_G_EDP) of layout lg, remembered. */
+static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_coll kind, double bytes)
+{
+    uint64_t bits;
+    memcpy(&bits, &bytes, sizeof bits);
+    uint64_t h = (bits ^ (bits >> 31)) * 0x9E3779B97F4A7C15ULL;
+    h ^= ((uint64_t)lg->serial * 64 + (uint64_t)g * 8 + (uint64_t)kind) * 0xC2B2AE3D27D4EB4FULL;
+    coll_memo *m = &e->memo[(h >> 20) % COLL_MEMO];
+    if (m->geo != lg->serial || m->dims != g || m->kind != (int)kind || m->bytes != bytes) {
+        m->geo = lg->serial;
+        m->dims = g;
+        m->kind = (int)kind;
+        m->bytes = bytes;
+        m->s = net_coll_s(e->p, &lg->g[g], kind, bytes);
+    }
+    return m->s;
+}
+
+/* A data-parallel collective of the dense parameters' `dense` bytes over
+ * DP and of the experts' `expert` bytes over expert DP. */
+static double dp_coll_s(est_estimator *e, const layout_geo *lg, net_coll kind, double dense, double expert)
+{
+    return memo_coll_s(e, lg, WL_G_DP, kind, dense) + memo_coll_s(e, lg, WL_G_EDP, kind, expert);
+}
+
 static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
     const cfg_platform *p = e->p;
     const probe *pr = &e->pr;
     const layout_geo *lg = pr->lg;
-    const net_layout *gdp = &lg->g[WL_G_DP], *gedp = &lg->g[WL_G_EDP];
     int pp = s->pp, z = s->zero;
     double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
 
@@ -594,10 +637,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     double gb = prec.grad_bytes;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
-        ag[k] = net_coll_s(p, gdp, NET_ALLGATHER, pdp[k] * 2) + net_coll_s(p, gedp, NET_ALLGATHER, pedp[k] * 2);
-        rs[k] = net_coll_s(p, gdp, NET_REDUCESCATTER, pdp[k] * gb) +
-                net_coll_s(p, gedp, NET_REDUCESCATTER, pedp[k] * gb);
-        gs[k] = net_coll_s(p, gdp, gkind, pdp[k] * gb) + net_coll_s(p, gedp, gkind, pedp[k] * gb);
+        ag[k] = dp_coll_s(e, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2);
+        rs[k] = dp_coll_s(e, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb);
+        gs[k] = dp_coll_s(e, lg, gkind, pdp[k] * gb, pedp[k] * gb);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
@@ -658,13 +700,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
         double bwd = c->B - c->zx;
         net_coll ekind = z == 3 ? NET_REDUCESCATTER : gkind;
-        double edge_gs = net_coll_s(p, gdp, ekind, edge * gb) + net_coll_s(p, gedp, ekind, edge_edp * gb);
+        double edge_gs = dp_coll_s(e, lg, ekind, edge * gb, edge_edp * gb);
         if (z == 3) {
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = edge_gs;
-            c->grad[0] = net_coll_s(p, gdp, NET_REDUCESCATTER, (mb * sdp + edge) * gb) +
-                         net_coll_s(p, gedp, NET_REDUCESCATTER, (mb * sedp + edge_edp) * gb);
+            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (mb * sdp + edge) * gb, (mb * sedp + edge_edp) * gb);
         } else {
             /* overlapped: each layer's reduction starts when its backward
              * of the last micro-batch ends; what outlasts that backward shows */
@@ -672,16 +713,14 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             double piece = st == 0 && edge > 0 ? edge_gs : gs[kind_highest(r)];
             double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
             c->grad[1] = fmax(piece, total - window);
-            c->grad[0] =
-                net_coll_s(p, gdp, gkind, (sdp + edge) * gb) + net_coll_s(p, gedp, gkind, (sedp + edge_edp) * gb);
+            c->grad[0] = dp_coll_s(e, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
         }
         sedp += edge_edp;
         double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
         c->opt = cost_optimizer_s(e->cost, held, prec.step_bytes);
         c->gather = c->startx = 0.0;
         if (z == 1 || z == 2) {
-            c->gather =
-                net_coll_s(p, gdp, NET_ALLGATHER, (sdp + edge) * 2) + net_coll_s(p, gedp, NET_ALLGATHER, sedp * 2);
+            c->gather = dp_coll_s(e, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
             /* overlapped: gathered at the start, layer by layer, while the
              * first forwards run (later stages start later anyway) */
             double first = ag[kind_lowest(r)];
