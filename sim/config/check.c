@@ -469,12 +469,17 @@ static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err 
     return SIM_OK;
 }
 
-static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+static sim_rc check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err)
+{
+    sim_rc rc;
+    if ((rc = cfg_model_revalidate(m, err)) || (rc = cfg_model_sanity(m, err))) return rc;
+    return (rc = cfg_platform_revalidate(p, err)) ? rc : cfg_platform_sanity(p, err);
+}
+
+static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
     sim_rc rc;
     int dp;
-    if ((rc = cfg_model_revalidate(m, err)) || (rc = cfg_model_sanity(m, err))) return rc;
-    if ((rc = cfg_platform_revalidate(p, err)) || (rc = cfg_platform_sanity(p, err))) return rc;
     if ((rc = cfg_strategy_revalidate(s, err))) return rc;
     /* a value that is wrong on its own is named before a product that is */
     if ((rc = check_shapes(m, s, err))) return rc;
@@ -489,5 +494,16 @@ static sim_rc check_all(const cfg_model *m, const cfg_platform *p, cfg_strategy 
 
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
-    return cfg_one_line(check_all(m, p, s, err), err);
+    sim_rc rc = check_inputs(m, p, err);
+    return cfg_one_line(rc ? rc : check_strategy(m, p, s, err), err);
+}
+
+sim_rc cfg_check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err)
+{
+    return cfg_one_line(check_inputs(m, p, err), err);
+}
+
+sim_rc cfg_check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+{
+    return cfg_one_line(check_strategy(m, p, s, err), err);
 }

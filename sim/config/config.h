@@ -343,6 +343,12 @@ sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overri
  * key. */
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
 
+/* cfg_check in two parts, for a caller that checks many strategies on one
+ * model and platform (the search): the model's and the platform's own
+ * checks once, then each strategy's (cfg_check = both). */
+sim_rc cfg_check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err);
+sim_rc cfg_check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
+
 /* True when the MLP is gated (SwiGLU, GeGLU): a gate matrix besides up and
  * down, and the gate's activations stored too.  Inline, so that the pure
  * modules link without this one. */

@@ -349,7 +349,7 @@ static bool check_shape(searcher *x, const cfg_strategy *s)
                 cfg_strategy t = c;
                 cfg_key_set(k, &t, &cand[j]);
                 sim_err quiet;
-                ok = cfg_check(x->rq->model, x->rq->platform, &t, &quiet) == SIM_OK;
+                ok = cfg_check_strategy(x->rq->model, x->rq->platform, &t, &quiet) == SIM_OK;
                 if (!ok) x->res->counts.rejected++;
             }
             if (ok) l->valid[l->nvalid++] = cand[j];
@@ -658,8 +658,11 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     if (rq->keep < 1) return sim_fail(err, SIM_EINVAL, "heptasim: search: keep must be >= 1");
     if (rq->base.global_batch < 1)
         return sim_fail(err, SIM_EINVAL, "heptasim: search: global batch must be >= 1 (use --global-batch B)");
+    /* the model and platform once; each candidate's own checks in check_shape */
+    sim_rc prc = cfg_check_inputs(rq->model, rq->platform, err);
+    if (prc != SIM_OK) return prc;
     /* a base strategy that allows fp8 (or pins it) needs a device with an FP8 peak */
-    sim_rc prc = cfg_check_precision(rq->platform, &rq->base, err);
+    prc = cfg_check_precision(rq->platform, &rq->base, err);
     if (prc != SIM_OK) return prc;
     double t0 = sim_now_s();
     searcher x;
