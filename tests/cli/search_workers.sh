@@ -7,7 +7,7 @@
 # of seconds.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
-small=(-m gpt-7.5b --devices 64 --set platform.supernode.devices=16 --set model.layers=8 --global-batch 64
+small=(-m gpt-7.5b --devices 32 --set platform.supernode.devices=16 --set model.layers=4 --global-batch 32
        --top 4 -q)
 "$bin" sweep "${small[@]}" -j 1 --json "$tmp/one.json"
 check "search in one process" test $? -eq 0
