@@ -682,6 +682,25 @@ sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], i
     return cfg_one_line(rc, err);
 }
 
+void *cfg_platform_file_json(const char *name_or_path, char path[CFG_PATH_LEN], sim_err *err)
+{
+    char *text = NULL;
+    cJSON *root = NULL;
+    sim_rc rc = cfg_resolve("platforms", name_or_path, path, CFG_PATH_LEN, err);
+    if (rc == SIM_OK) rc = read_file(path, &text, err);
+    if (rc == SIM_OK && !(root = parse_text(text, path, err))) rc = SIM_EINVAL;
+    free(text);
+    base_chain *ch = sim_xcalloc(1, sizeof *ch);
+    if (rc == SIM_OK && cJSON_IsObject(root)) rc = resolve_bases(NULL, root, path, ch, err);
+    free(ch);
+    if (rc != SIM_OK) {
+        cJSON_Delete(root);
+        cfg_one_line(rc, err);
+        return NULL;
+    }
+    return root;
+}
+
 /* Removes from over every key whose value equals under's (numbers
  * exactly); objects are compared key by key.  Returns true when over is
  * left empty. */

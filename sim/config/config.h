@@ -315,6 +315,12 @@ sim_rc cfg_load_platform(const char *name_or_path, const cfg_overrides *ov, int 
  * Returns SIM_EINVAL with the loader's message on a bad chain. */
 sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], int cap, int *n, sim_err *err);
 
+/* The JSON of platform file name_or_path as the loader reads it: its own
+ * keys with those of its bases laid under them, in the file's units (a
+ * cJSON object; free with cJSON_Delete), and its path in path.  NULL with
+ * the error when the file or a base cannot be read. */
+void *cfg_platform_file_json(const char *name_or_path, char path[CFG_PATH_LEN], sim_err *err);
+
 /* The inverse of the merge: the keys of p whose values differ from base's
  * (objects compared key by key, anything else whole, numbers exactly), as
  * a cJSON object (caller deletes; void* as cfg_platform_to_json) without

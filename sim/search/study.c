@@ -443,15 +443,13 @@ static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
 
 /* {============================================================ the cells */
 
-/* The number at the dotted key of platform `name`'s JSON file. */
+/* The number at the dotted key of platform `name`'s JSON file, its bases'
+ * keys included. */
 static sim_rc platform_number(reader *r, const char *name, const char *dotted, const char *key, double *out)
 {
-    char path[CFG_PATH_LEN], *text = NULL;
-    sim_rc rc = cfg_resolve("platforms", name, path, sizeof path, r->err);
-    if (rc == SIM_OK) rc = sim_read_text(path, CFG_MAX_FILE_BYTES, "platform file", &text, r->err);
-    if (rc != SIM_OK) return rc;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    char path[CFG_PATH_LEN];
+    cJSON *root = cfg_platform_file_json(name, path, r->err);
+    if (!root) return SIM_EINVAL;
     const cJSON *v = root;
     char part[CFG_NAME_LEN * 2];
     for (const char *p = dotted; v && *p;) {

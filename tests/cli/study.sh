@@ -94,6 +94,12 @@ check "--cells --list lists the matching cells" \
   test "$("$bin" study "$study" --list --cells '*_a2a*' | cut -f1 | grep -c '_a2a')" -eq $((cells / 2))
 expect 2 "tiny.json: '--cells nothing\*' matches no cell name" -- study "$study" --cells 'nothing*'
 
+# A platform with a base: factors and axes scale the inherited values.
+printf '%s\n' '{"name": "based", "models": ["gpt-1.7b"], "platforms": [{"platform": "dgx-a100-calibrated", "devices": 16, "hbm": [0.5]}], "seq_lens": [1024], "tokens_per_step": 32768, "sensitivity": {"platform": "dgx-a100-calibrated", "seq_lens": [1024], "axes": [{"key": "network.nic_GBps", "factors": [2]}]}}' >"$tmp/based.json"
+"$bin" study "$tmp/based.json" --list >"$tmp/based.list" 2>"$tmp/based.err"
+check "a study on a platform with a base: half its inherited HBM" grep -q '_hbm40_ring' "$tmp/based.list"
+check "a study on a platform with a base: twice its inherited NIC bandwidth" grep -q 'nic_GBps=50' "$tmp/based.list"
+
 # Bad study files: one line naming the file and the key, exit 2.
 bad() { # bad NAME JSON PATTERN...
   local name=$1 json=$2
