@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -163,6 +164,7 @@ typedef struct mem_slot {
 typedef struct shared {
     atomic_llong next;                 /* the next dimension tuple nobody took */
     atomic_llong done;                 /* tuples finished */
+    atomic_int stop;                   /* a worker failed: take no more tuples */
     long long count[];                 /* candidates (enumerated) of each tuple */
 } shared;
 
@@ -388,11 +390,12 @@ static sim_rc dims_leaf(searcher *x, cfg_strategy *s, sim_err *err)
     sim_rc rc = turn(x, x->dims_end, x->shape_end, &t, shape_leaf, err);
     if (x->sh) {
         x->sh->count[tuple] = x->index - x->start[x->nmine - 1];
-        atomic_fetch_add(&x->sh->done, 1);
-        if (rc == SIM_OK)
-            x->claimed = atomic_fetch_add(&x->sh->next, 1);
-        else
+        if (rc != SIM_OK) {
             x->failed_tuple = tuple;
+            atomic_store(&x->sh->stop, 1);
+        }
+        atomic_fetch_add(&x->sh->done, 1);
+        x->claimed = atomic_load(&x->sh->stop) ? -1 : atomic_fetch_add(&x->sh->next, 1);
     }
     return rc;
 }
@@ -432,11 +435,15 @@ static void levels_init(searcher *x)
  * tuples are, and keeps its own best `keep` of each list.  A worker
  * numbers its candidates in its own order, which is the enumeration order
  * restricted to its tuples (it takes them in ascending order), so its
- * heaps break ties as the search alone would.  It replies with each kept
- * candidate's tuple and position in the tuple; once all are done the
- * parent knows how many candidates every tuple holds (shared memory too),
- * gives each its index in the enumeration and keeps the best `keep` of
- * the union: the same lists as one process searching. */
+ * heaps break ties as the search alone would.  It replies once every tuple
+ * is done, when the candidates of each tuple (shared memory too) give
+ * every candidate its index in the enumeration: with each kept
+ * candidate's tuple and position in it, the parent numbers them and
+ * offers them to its own heaps as it reads them, which end with the best
+ * `keep` of the union, the lists of one process searching.  A worker
+ * whose estimate fails stops the others taking tuples; every tuple taken
+ * still ends, so the first failure in the enumeration order is the one a
+ * search alone stops at. */
 
 /* A worker's reply: this, then nall + nmeg wire entries. */
 typedef struct reply_head {
@@ -456,7 +463,7 @@ typedef struct wire {
 typedef struct workers {
     searcher *x;
     reply_head *heads;                 /* one per worker */
-    wire **entries;                    /* one array per worker: all, then meg */
+    long long *first;                  /* index of each tuple's first candidate (tuples + 1) */
 } workers;
 
 /* The tuple of a worker's candidate of its own index i, and i's position
@@ -480,6 +487,11 @@ static wire wire_of(const searcher *x, const srch_candidate *c)
     return w;
 }
 
+static bool search_over(const shared *sh, long long tuples)
+{
+    return atomic_load(&sh->stop) || atomic_load(&sh->done) == tuples;
+}
+
 static sim_rc worker_main(int worker, int fd, void *ctx)
 {
     (void)worker;
@@ -492,12 +504,15 @@ static sim_rc worker_main(int worker, int fd, void *ctx)
     reply_head h;
     memset(&h, 0, sizeof h);
     h.rc = turn(x, 0, x->dims_end, &s, dims_leaf, &err);
+    /* the others' tuples too, so that every tuple's count is known */
+    while (!search_over(x->sh, x->tuples)) nanosleep(&(struct timespec){0, 2000000}, NULL);
     sim_strlcpy(h.msg, err.msg, sizeof h.msg);
     h.failed_tuple = x->failed_tuple;
     h.counts = x->res->counts;
     h.counts.probes = est_probes(x->est);
-    h.nall = h.rc == SIM_OK ? x->all.n : 0;
-    h.nmeg = h.rc == SIM_OK ? x->meg.n : 0;
+    bool sends = !atomic_load(&x->sh->stop);
+    h.nall = sends ? x->all.n : 0;
+    h.nmeg = sends ? x->meg.n : 0;
     if (runner_write_all(fd, &h, sizeof h) != 0) return SIM_EIO;
     for (int l = 0; l < 2; l++) {
         const heap *hp = l == 0 ? &x->all : &x->meg;
@@ -509,15 +524,31 @@ static sim_rc worker_main(int worker, int fd, void *ctx)
     return SIM_OK;
 }
 
+/* The indices of every tuple's first candidate, once all are counted. */
+static void tuple_starts(workers *ws)
+{
+    const searcher *x = ws->x;
+    ws->first = sim_xcalloc((size_t)x->tuples + 1, sizeof *ws->first);
+    for (long long t = 0; t < x->tuples; t++) ws->first[t + 1] = ws->first[t] + x->sh->count[t];
+}
+
 static bool worker_reply(int worker, int fd, void *ctx)
 {
     workers *ws = ctx;
+    searcher *x = ws->x;
     reply_head *h = &ws->heads[worker];
     if (runner_read_all(fd, h, sizeof *h) != sizeof *h) return false;
-    int n = h->nall + h->nmeg;
-    if (h->nall < 0 || h->nmeg < 0 || h->nall > ws->x->all.cap || h->nmeg > ws->x->meg.cap) return false;
-    ws->entries[worker] = sim_xcalloc((size_t)n + 1, sizeof **ws->entries);
-    return runner_read_all(fd, ws->entries[worker], (size_t)n * sizeof **ws->entries) == (size_t)n * sizeof **ws->entries;
+    if (h->nall < 0 || h->nmeg < 0 || h->nall > x->all.cap || h->nmeg > x->meg.cap) return false;
+    if (h->nall + h->nmeg > 0 && !ws->first) tuple_starts(ws);
+    for (int i = 0; i < h->nall + h->nmeg; i++) {
+        wire w;
+        if (runner_read_all(fd, &w, sizeof w) != sizeof w || w.tuple < 0 || w.tuple >= x->tuples) return false;
+        srch_candidate *c = &w.c;
+        c->index = (int)(ws->first[w.tuple] + w.offset);
+        heap *hp = i < h->nall ? &x->all : &x->meg;
+        if (heap_wants(hp, c->est.step_s, c->peak_bytes, c->index)) heap_put(hp, c);
+    }
+    return true;
 }
 
 static void worker_tick(void *ctx)
@@ -537,8 +568,9 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
                         strerror(errno));
     atomic_init(&sh->next, 0);
     atomic_init(&sh->done, 0);
+    atomic_init(&sh->stop, 0);
     x->sh = sh;
-    workers ws = {x, sim_xcalloc((size_t)n, sizeof *ws.heads), sim_xcalloc((size_t)n, sizeof *ws.entries)};
+    workers ws = {x, sim_xcalloc((size_t)n, sizeof *ws.heads), NULL};
     sim_rc rc = runner_fork_workers(n, worker_main, worker_reply, x->rq->progress ? worker_tick : NULL, &ws, err);
     /* the first failure in the enumeration order, as a search alone stops at */
     long long failed = -1;
@@ -547,29 +579,17 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
     for (int w = 0; rc == SIM_OK && failed >= 0 && w < n; w++)
         if (ws.heads[w].rc != SIM_OK && ws.heads[w].failed_tuple == failed)
             rc = sim_fail(err, ws.heads[w].rc, "%s", ws.heads[w].msg);
-    if (rc == SIM_OK) {
-        long long *first = sim_xcalloc((size_t)x->tuples + 1, sizeof *first); /* index of each tuple's first */
-        for (long long t = 0; t < x->tuples; t++) first[t + 1] = first[t] + sh->count[t];
-        srch_counts *k = &x->res->counts;
-        for (int w = 0; w < n; w++) {
-            const reply_head *h = &ws.heads[w];
-            k->rejected += h->counts.rejected;
-            k->enumerated += h->counts.enumerated;
-            k->pruned_memory += h->counts.pruned_memory;
-            k->estimated += h->counts.estimated;
-            k->estimated_megatron += h->counts.estimated_megatron;
-            k->probes += h->counts.probes;
-            for (int i = 0; i < h->nall + h->nmeg; i++) {
-                srch_candidate *c = &ws.entries[w][i].c;
-                c->index = (int)(first[ws.entries[w][i].tuple] + ws.entries[w][i].offset);
-                heap *hp = i < h->nall ? &x->all : &x->meg;
-                if (heap_wants(hp, c->est.step_s, c->peak_bytes, c->index)) heap_put(hp, c);
-            }
-        }
-        free(first);
+    srch_counts *k = &x->res->counts;
+    for (int w = 0; rc == SIM_OK && w < n; w++) {
+        const srch_counts *c = &ws.heads[w].counts;
+        k->rejected += c->rejected;
+        k->enumerated += c->enumerated;
+        k->pruned_memory += c->pruned_memory;
+        k->estimated += c->estimated;
+        k->estimated_megatron += c->estimated_megatron;
+        k->probes += c->probes;
     }
-    for (int w = 0; w < n; w++) free(ws.entries[w]);
-    free(ws.entries);
+    free(ws.first);
     free(ws.heads);
     munmap(sh, bytes);
     x->sh = NULL;
