@@ -663,18 +663,34 @@ static sim_rc resolve_bases(cfg_reader *r, cJSON *root, const char *origin, base
     return rc;
 }
 
-sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], int cap, int *n, sim_err *err)
+/* The tree of platform file name_or_path (its path in path) with its
+ * bases laid under it, into *out (NULL on failure), the chain's files in
+ * ch. */
+static sim_rc platform_file_tree(const char *name_or_path, char path[CFG_PATH_LEN], base_chain *ch, cJSON **out,
+                                 sim_err *err)
 {
-    char path[CFG_PATH_LEN];
     char *text = NULL;
     cJSON *root = NULL;
-    *n = 0;
-    sim_rc rc = cfg_resolve("platforms", name_or_path, path, sizeof path, err);
+    sim_rc rc = cfg_resolve("platforms", name_or_path, path, CFG_PATH_LEN, err);
     if (rc == SIM_OK) rc = read_file(path, &text, err);
     if (rc == SIM_OK && !(root = parse_text(text, path, err))) rc = SIM_EINVAL;
     free(text);
-    base_chain *ch = sim_xcalloc(1, sizeof *ch);
     if (rc == SIM_OK && cJSON_IsObject(root)) rc = resolve_bases(NULL, root, path, ch, err);
+    if (rc != SIM_OK) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    *out = root;
+    return rc;
+}
+
+sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], int cap, int *n, sim_err *err)
+{
+    char path[CFG_PATH_LEN];
+    cJSON *root;
+    *n = 0;
+    base_chain *ch = sim_xcalloc(1, sizeof *ch);
+    sim_rc rc = platform_file_tree(name_or_path, path, ch, &root, err);
     for (int k = 0; rc == SIM_OK && k < ch->n && k < cap; k++) sim_strlcpy(out[k], ch->path[k], sizeof out[k]);
     if (rc == SIM_OK) *n = ch->n < cap ? ch->n : cap;
     free(ch);
@@ -684,20 +700,10 @@ sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], i
 
 void *cfg_platform_file_json(const char *name_or_path, char path[CFG_PATH_LEN], sim_err *err)
 {
-    char *text = NULL;
-    cJSON *root = NULL;
-    sim_rc rc = cfg_resolve("platforms", name_or_path, path, CFG_PATH_LEN, err);
-    if (rc == SIM_OK) rc = read_file(path, &text, err);
-    if (rc == SIM_OK && !(root = parse_text(text, path, err))) rc = SIM_EINVAL;
-    free(text);
+    cJSON *root;
     base_chain *ch = sim_xcalloc(1, sizeof *ch);
-    if (rc == SIM_OK && cJSON_IsObject(root)) rc = resolve_bases(NULL, root, path, ch, err);
+    cfg_one_line(platform_file_tree(name_or_path, path, ch, &root, err), err);
     free(ch);
-    if (rc != SIM_OK) {
-        cJSON_Delete(root);
-        cfg_one_line(rc, err);
-        return NULL;
-    }
     return root;
 }
 
