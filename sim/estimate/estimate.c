@@ -593,9 +593,6 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
     return most + fmax(0.0, bubble);
 }
 
-/* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
- * stage's tail (gradient reduction with and without overlap, optimizer,
- * parameter gathers). */
 /* net_coll_s of group g (WL_G_DP or WL_G_EDP) of layout lg, remembered. */
 static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_coll kind, double bytes)
 {
@@ -621,6 +618,9 @@ static double dp_coll_s(est_estimator *e, const layout_geo *lg, net_coll kind, d
     return memo_coll_s(e, lg, WL_G_DP, kind, dense) + memo_coll_s(e, lg, WL_G_EDP, kind, expert);
 }
 
+/* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
+ * stage's tail (gradient reduction with and without overlap, optimizer,
+ * parameter gathers). */
 static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 {
     const cfg_model *m = e->m;
