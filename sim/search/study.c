@@ -877,7 +877,7 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         const srch_study_cell *c = &st->cells[i];
         srch_study_row *row = &out->rows[i];
         row->cell = c;
-        if (!chosen[i] && !(rq->cells && rq->resume)) continue; /* another shard's */
+        if (!chosen[i] && !(rq->cells && rq->resume)) continue; /* another shard's, or not named */
         char stemp[CFG_PATH_LEN + 8], records[CFG_PATH_LEN], json[CFG_PATH_LEN], html[CFG_PATH_LEN];
         snprintf(stemp, sizeof stemp, "%s.jsonl", c->slug);
         rc = join(records, sizeof records, cells, stemp, err);
@@ -888,16 +888,13 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         if (rc != SIM_OK) break;
         cJSON *def = cell_json(st, c);
         done += chosen[i];
-        if (!chosen[i]) { /* not asked for: in the table if it finished earlier */
-            if (finished(json, def, row)) {
-                row->state = SRCH_STUDY_SKIPPED;
-                out->skipped++;
-            }
-        } else if (rq->resume && finished(json, def, row)) {
+        /* a cell not named is in the table if it finished earlier */
+        if ((rq->resume || !chosen[i]) && finished(json, def, row)) {
             row->state = SRCH_STUDY_SKIPPED;
             out->skipped++;
-            if (rq->log) fprintf(rq->log, "study: [%d/%d] %s: finished earlier, skipped\n", done, mine, c->slug);
-        } else {
+            if (chosen[i] && rq->log)
+                fprintf(rq->log, "study: [%d/%d] %s: finished earlier, skipped\n", done, mine, c->slug);
+        } else if (chosen[i]) {
             if (rq->log) {
                 fprintf(rq->log, "study: [%d/%d] %s ...\n", done, mine, c->slug);
                 fflush(rq->log);
