@@ -453,6 +453,67 @@ START_TEST(ranking_is_sorted_and_deterministic)
 }
 END_TEST
 
+/* The 7D searches of one space under the two Megatron-style baselines are
+ * twins: each names the other's inputs_id, and they hold the same
+ * candidates under the same indices (only the Megatron-style flags
+ * differ), so a simulation of one is the other's.  The Megatron space has
+ * no twin. */
+START_TEST(baselines_are_twins_of_one_search)
+{
+    load(TINY_MODEL, 16, 8, 16);
+    srch_request rq;
+    request(&rq, SRCH_SPACE_7D, 1000000, 32);
+    srch_result *ring = run_search(&rq);
+    rq.baseline = SRCH_BASELINE_A2A;
+    srch_result *a2a = run_search(&rq);
+    ck_assert_str_ne(ring->inputs_id, a2a->inputs_id);
+    ck_assert_str_eq(ring->twin_id, a2a->inputs_id);
+    ck_assert_str_eq(a2a->twin_id, ring->inputs_id);
+    ck_assert_int_eq(ring->nbest, a2a->nbest);
+    int flags_differ = 0;
+    for (int i = 0; i < ring->nbest; i++) {
+        ck_assert_int_eq(ring->best[i].index, a2a->best[i].index);
+        ck_assert(cfg_strategy_same(&ring->best[i].strategy, &a2a->best[i].strategy));
+        flags_differ += ring->best[i].megatron_style != a2a->best[i].megatron_style;
+    }
+    ck_assert_int_gt(flags_differ, 0); /* Ulysses is Megatron-style with a2a only */
+    /* a borrowed simulation goes to the candidate of the same index and
+     * strategy, and only its simulation: the twin's identity stays out */
+    srch_candidate rec = ring->best[3];
+    rec.state = SRCH_SIM_DONE;
+    rec.step_time_s = 1.25;
+    rec.megatron_style = !a2a->best[3].megatron_style;
+    char path[] = "/tmp/heptasim-twin-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    sim_err err = {{0}};
+    ck_assert_msg(srch_jsonl_write(f, path, &rec, &err) == SIM_OK, "%s", err.msg);
+    rec.index = ring->best[4].index; /* the index of another strategy: not taken */
+    ck_assert_msg(srch_jsonl_write(f, path, &rec, &err) == SIM_OK, "%s", err.msg);
+    fclose(f);
+    srch_candidate *chosen[] = {&a2a->best[3], &a2a->best[4]};
+    bool flag = a2a->best[3].megatron_style;
+    ck_assert_int_eq(srch_borrow(path, a2a->twin_id, SRCH_SPACE_7D, chosen, 2), 1);
+    ck_assert_int_eq(a2a->best[3].state, SRCH_SIM_DONE);
+    ck_assert_double_eq(a2a->best[3].step_time_s, 1.25);
+    ck_assert_int_eq(a2a->best[3].megatron_style, flag);
+    ck_assert_str_eq(a2a->best[3].inputs_id, a2a->inputs_id);
+    ck_assert_int_eq(a2a->best[4].state, SRCH_SIM_NONE);
+    /* records of another search are passed over */
+    a2a->best[3].state = SRCH_SIM_NONE;
+    ck_assert_int_eq(srch_borrow(path, a2a->inputs_id, SRCH_SPACE_7D, chosen, 2), 0);
+    ck_assert_int_eq(srch_borrow("/nonexistent/twin.jsonl", a2a->twin_id, SRCH_SPACE_7D, chosen, 2), 0);
+    unlink(path);
+    request(&rq, SRCH_SPACE_MEGATRON, 10, 32);
+    srch_result *meg = run_search(&rq);
+    ck_assert_str_eq(meg->twin_id, "");
+    srch_result_free(meg);
+    srch_result_free(ring);
+    srch_result_free(a2a);
+}
+END_TEST
+
 /* Progress reports of a search: how many, and the last one's counts. */
 typedef struct progress_seen {
     int calls;
@@ -774,6 +835,7 @@ static Suite *suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, ranking_is_sorted_and_deterministic);
     tcase_add_test(t, workers_give_the_search_alone_result);
+    tcase_add_test(t, baselines_are_twins_of_one_search);
     tcase_add_test(t, simulated_order_puts_failures_last);
     tcase_add_test(t, record_round_trip);
     tcase_add_test(t, jsonl_files);

@@ -77,3 +77,43 @@ sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, sr
     free(recs);
     return rc;
 }
+
+/* The simulation fields of a candidate (state to error, search.h). */
+static void take_simulation(srch_candidate *c, const srch_candidate *r)
+{
+    c->state = r->state;
+    c->step_time_s = r->step_time_s;
+    c->mfu = r->mfu;
+    c->tokens_per_s = r->tokens_per_s;
+    c->compute_s = r->compute_s;
+    c->bubble_s = r->bubble_s;
+    c->optimizer_s = r->optimizer_s;
+    memcpy(c->exposed_s, r->exposed_s, sizeof c->exposed_s);
+    memcpy(c->comm_s, r->comm_s, sizeof c->comm_s);
+    c->approximate = r->approximate;
+    sim_strlcpy(c->error, r->error, sizeof c->error);
+}
+
+int srch_borrow(const char *path, const char *twin_id, srch_space space, srch_candidate *const *chosen, int n)
+{
+    if (!twin_id[0] || access(path, F_OK) != 0) return 0;
+    srch_candidate *recs = NULL;
+    int nrec = 0, cap = 0, taken = 0;
+    srch_skipped skipped;
+    sim_err why = {{0}};
+    memset(&skipped, 0, sizeof skipped);
+    /* an unreadable twin only costs the simulations it would have saved */
+    if (srch_jsonl_read(path, &recs, &nrec, &cap, &skipped, &why) == SIM_OK) {
+        for (int i = 0; i < nrec; i++) {
+            const srch_candidate *r = &recs[i];
+            srch_candidate *c = chosen_of(chosen, n, r->index);
+            if (!c || c->state == SRCH_SIM_DONE || r->state != SRCH_SIM_DONE || r->space != space ||
+                strcmp(r->inputs_id, twin_id) != 0 || !cfg_strategy_same(&r->strategy, &c->strategy))
+                continue;
+            take_simulation(c, r);
+            taken++;
+        }
+    }
+    free(recs);
+    return taken;
+}

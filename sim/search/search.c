@@ -722,6 +722,11 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
         return rc;
     }
     inputs_id(rq, &x.res->counts, x.res->inputs_id);
+    if (rq->space == SRCH_SPACE_7D) {
+        srch_request twin = *rq;
+        twin.baseline = rq->baseline == SRCH_BASELINE_A2A ? SRCH_BASELINE_RING : SRCH_BASELINE_A2A;
+        inputs_id(&twin, &x.res->counts, x.res->twin_id);
+    }
     heap_finish(&x.all, &x.res->best, &x.res->nbest, x.res->inputs_id);
     heap_finish(&x.meg, &x.res->best_megatron, &x.res->nbest_megatron, x.res->inputs_id);
     x.res->seconds = sim_now_s() - t0;

@@ -135,6 +135,8 @@ typedef struct srch_result {
                                    * space and the enumeration counts, which fix every candidate's
                                    * index; records carry it so that resume and merge refuse results
                                    * of another search (or of a simulator that numbers differently) */
+    char twin_id[17];             /* 7D space: the inputs_id of the same search with the other baseline
+                                   * (same candidates and indices); "" for the Megatron space */
 } srch_result;
 
 /* Enumerate the space, prune by memory and estimate every candidate that
@@ -302,6 +304,7 @@ typedef struct srch_resumed {
     int resumed;                  /* chosen candidates that got their results from the file */
     int ignored;                  /* records of candidates not chosen this time, left as they are */
     int retried;                  /* chosen candidates whose record is a failure (not final): simulated again */
+    int borrowed;                 /* chosen candidates that got their simulation from the twin's records */
     srch_skipped skipped;         /* unreadable lines of the file (srch_jsonl_read) */
 } srch_resumed;
 
@@ -316,6 +319,16 @@ typedef struct srch_resumed {
  * use another one); SIM_EIO when the torn line cannot be cut. */
 sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, srch_candidate *const *chosen, int n,
                    srch_resumed *out, sim_err *err);
+
+/* Borrow from the records file of a compare's twin (resume.c): the same
+ * search with the other Megatron-style baseline (srch_result.twin_id).
+ * Each final record of twin_id and space whose index and strategy are
+ * those of one of the n chosen candidates not simulated yet gives that
+ * candidate its simulation (only: index, inputs_id and the Megatron-style
+ * flag stay its own).  Records of any other search, failed ones, a missing
+ * or unreadable file are passed over: borrowing only saves simulations.
+ * Returns how many candidates borrowed one. */
+int srch_borrow(const char *path, const char *twin_id, srch_space space, srch_candidate *const *chosen, int n);
 
 /* The shards of one sweep joined (merge.c). */
 typedef struct srch_merged {
@@ -380,6 +393,7 @@ typedef struct srch_sweep_request {
     eng_options engine;           /* of the simulations (symmetry) */
     const char *out_path;         /* JSONL records streamed as simulations finish (NULL: none) */
     bool resume;                  /* first take the results in out_path (srch_resume) */
+    const char *twin_path;        /* compare: records of its twin, to borrow from (srch_borrow; NULL: none) */
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
 } srch_sweep_request;
@@ -553,6 +567,7 @@ typedef struct srch_study_row {
     char reason[320];             /* srch_reason of the 7D best over the Megatron-style best */
     char keys[320];               /* the 7D best's keys the baseline lacks, in words */
     double wall_s;
+    int simulated, borrowed;      /* the cell's simulations run, and taken from its twin's records */
     char error[SIM_ERR_LEN];
 } srch_study_row;
 

@@ -90,7 +90,23 @@ static sim_rc records_open(const char *path, bool resume, int *out, sim_err *err
     return SIM_OK;
 }
 
-/* Lock and open the records file, resume, simulate the chosen candidates
+/* Borrow from the twin's records what is not simulated yet, and write
+ * what was borrowed to this compare's own records (so that they hold every
+ * simulation of the compare, and a resume finds them there). */
+static sim_rc borrow(const srch_sweep_request *rq, srch_sweep *s, FILE *out, sim_err *err)
+{
+    bool *before = sim_xcalloc((size_t)s->nchosen + 1, sizeof *before);
+    for (int i = 0; i < s->nchosen; i++) before[i] = s->chosen[i]->state == SRCH_SIM_DONE;
+    s->resumed.borrowed = srch_borrow(rq->twin_path, s->res->twin_id, s->space, s->chosen, s->nchosen);
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < s->nchosen && rc == SIM_OK && out; i++)
+        if (!before[i] && s->chosen[i]->state == SRCH_SIM_DONE)
+            rc = srch_jsonl_write(out, rq->out_path, s->chosen[i], err);
+    free(before);
+    return rc;
+}
+
+/* Lock and open the records file, resume, borrow, simulate the chosen candidates
  * not done yet (final records are kept as they come), rank them all. */
 static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
@@ -104,6 +120,11 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
         rc = sim_fail(err, SIM_EIO, "%s: cannot write the sweep records: %s", rq->out_path, strerror(errno));
     if (rc != SIM_OK) {
         if (fd >= 0 && !st.out) close(fd);
+        return rc;
+    }
+    if (rq->twin_path) rc = borrow(rq, s, st.out, err);
+    if (rc != SIM_OK) {
+        if (st.out) fclose(st.out);
         return rc;
     }
     srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);

@@ -794,10 +794,31 @@ static bool finished(const char *path, const cJSON *def, srch_study_row *row)
     return same;
 }
 
+/* The cell of the study that differs from cell i in its baseline alone
+ * (the same search, so its simulations are this cell's: srch_borrow), or
+ * -1. */
+static int twin_of(const srch_study *st, int i)
+{
+    cJSON *mine = cell_json(st, &st->cells[i]);
+    cJSON_DeleteItemFromObjectCaseSensitive(mine, "slug");
+    cJSON_DeleteItemFromObjectCaseSensitive(mine, "megatron_cp");
+    int twin = -1;
+    for (int j = 0; j < st->ncells && twin < 0; j++) {
+        if (st->cells[j].baseline == st->cells[i].baseline) continue;
+        cJSON *other = cell_json(st, &st->cells[j]);
+        cJSON_DeleteItemFromObjectCaseSensitive(other, "slug");
+        cJSON_DeleteItemFromObjectCaseSensitive(other, "megatron_cp");
+        if (cJSON_Compare(mine, other, true)) twin = j;
+        cJSON_Delete(other);
+    }
+    cJSON_Delete(mine);
+    return twin;
+}
+
 /* The cell's compare, its summary and report written through the hook. */
 static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *c, const char *records,
-                       const char *json_path, const char *html_path, const cJSON *def, srch_study_row *row,
-                       sim_err *err)
+                       const char *twin_records, const char *json_path, const char *html_path, const cJSON *def,
+                       srch_study_row *row, sim_err *err)
 {
     srch_sweep_request q;
     memset(&q, 0, sizeof q);
@@ -812,12 +833,15 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     q.engine.symmetry = rq->study->symmetry;
     q.out_path = records;
     q.resume = rq->resume;
+    q.twin_path = twin_records;
     srch_sweep s;
     memset(&s, 0, sizeof s);
     double t0 = sim_now_s();
     sim_rc rc = srch_compare_run(&q, &s, err);
     if (rc == SIM_OK) rc = srch_sweep_failures(&q, &s, "study", err);
     row->wall_s = sim_now_s() - t0;
+    row->borrowed = s.resumed.borrowed;
+    row->simulated = s.ranking.simulated - s.resumed.resumed - s.resumed.borrowed;
     if (rc == SIM_OK) {
         cJSON *doc = srch_compare_to_json(&q, &s);
         cJSON_AddItemToObject(doc, "study_cell", cJSON_Duplicate(def, 1));
@@ -879,8 +903,12 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         row->cell = c;
         if (!chosen[i] && !(rq->cells && rq->resume)) continue; /* another shard's, or not named */
         char stemp[CFG_PATH_LEN + 8], records[CFG_PATH_LEN], json[CFG_PATH_LEN], html[CFG_PATH_LEN];
+        char twin[CFG_PATH_LEN] = "";
         snprintf(stemp, sizeof stemp, "%s.jsonl", c->slug);
         rc = join(records, sizeof records, cells, stemp, err);
+        int t = chosen[i] ? twin_of(st, i) : -1;
+        if (t >= 0) snprintf(stemp, sizeof stemp, "%s.jsonl", st->cells[t].slug);
+        if (rc == SIM_OK && t >= 0) rc = join(twin, sizeof twin, cells, stemp, err);
         snprintf(stemp, sizeof stemp, "%s.json", c->slug);
         if (rc == SIM_OK) rc = join(json, sizeof json, cells, stemp, err);
         snprintf(stemp, sizeof stemp, "%s.html", c->slug);
@@ -900,7 +928,7 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
                 fflush(rq->log);
             }
             sim_err why = {{0}};
-            sim_rc crc = run_cell(rq, c, records, json, html, def, row, &why);
+            sim_rc crc = run_cell(rq, c, records, twin[0] ? twin : NULL, json, html, def, row, &why);
             if (crc == SIM_EINTR || crc == SIM_ENOMEM) {
                 rc = crc;
                 *err = why;
@@ -912,9 +940,13 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
             } else {
                 row->state = SRCH_STUDY_RAN;
                 out->ran++;
+                char took[96] = "";
+                if (row->borrowed > 0)
+                    snprintf(took, sizeof took, " (%d simulated, %d borrowed from the %s twin)", row->simulated,
+                             row->borrowed, srch_baseline_name(st->cells[t].baseline));
                 if (rq->log)
-                    fprintf(rq->log, "study: [%d/%d] %s: speed-up %.3fx in %.0f s\n", done, mine, c->slug,
-                            row->speedup, row->wall_s);
+                    fprintf(rq->log, "study: [%d/%d] %s: speed-up %.3fx in %.0f s%s\n", done, mine, c->slug,
+                            row->speedup, row->wall_s, took);
             }
         }
         cJSON_Delete(def);

@@ -39,17 +39,23 @@ static void print_search_lines(FILE *f, const srch_sweep *s)
             plural(k->probes));
 }
 
-/* What the simulations took: " (2 resumed from b.jsonl, 1 failed)", each
- * part only when it is not 0; "" when neither is. */
-static void sim_notes(char *out, size_t cap, int resumed, const char *from, int failed)
+/* What the simulations took: " (2 resumed from b.jsonl, 1 borrowed from
+ * twin.jsonl, 1 failed)", each part only when it is not 0; "" when none is. */
+static void sim_notes(char *out, size_t cap, const srch_sweep_request *rq, const srch_sweep *s)
 {
-    char r[SIM_MAX_PATH + 48] = "", x[32] = "";
-    if (resumed > 0) snprintf(r, sizeof r, "%d resumed%s%.*s", resumed, from ? " from " : "", SIM_MAX_PATH, from ? from : "");
-    if (failed > 0) snprintf(x, sizeof x, "%d failed", failed);
-    if (!r[0] && !x[0])
+    char r[SIM_MAX_PATH + 48] = "", b[SIM_MAX_PATH + 48] = "", x[32] = "";
+    const char *from = rq->out_path;
+    if (s->resumed.resumed > 0)
+        snprintf(r, sizeof r, "%d resumed%s%.*s", s->resumed.resumed, from ? " from " : "", SIM_MAX_PATH,
+                 from ? from : "");
+    if (s->resumed.borrowed > 0 && rq->twin_path)
+        snprintf(b, sizeof b, "%d borrowed from %.*s", s->resumed.borrowed, SIM_MAX_PATH, rq->twin_path);
+    if (s->ranking.failed > 0) snprintf(x, sizeof x, "%d failed", s->ranking.failed);
+    if (!r[0] && !b[0] && !x[0]) {
         out[0] = '\0';
-    else
-        snprintf(out, cap, " (%s%s%s)", r, r[0] && x[0] ? ", " : "", x);
+        return;
+    }
+    snprintf(out, cap, " (%s%s%s%s%s)", r, r[0] && (b[0] || x[0]) ? ", " : "", b, b[0] && x[0] ? ", " : "", x);
 }
 
 static void print_agreement(FILE *f, const srch_agreement *ag)
@@ -103,8 +109,8 @@ void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s
     print_search_lines(f, s);
     char shard[48] = "";
     if (rq->shard_count > 1) snprintf(shard, sizeof shard, ", shard %d/%d", rq->shard_index, rq->shard_count);
-    char notes[SIM_MAX_PATH + 96];
-    sim_notes(notes, sizeof notes, s->resumed.resumed, rq->out_path, s->ranking.failed);
+    char notes[2 * SIM_MAX_PATH + 160];
+    sim_notes(notes, sizeof notes, rq, s);
     fprintf(f, "simulated: %d of the %d best estimate%s%s%s in %.1f s with %d job%s\n", s->ranking.simulated,
             s->selected, plural(s->selected), shard, notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
@@ -172,8 +178,8 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
     char nm[32];
     fprintf(f, "Megatron-style (%s): %s of the estimated\n", srch_baseline_text(q->baseline),
             sim_fmt_count((double)s->res->counts.estimated_megatron, nm, sizeof nm));
-    char notes[SIM_MAX_PATH + 96];
-    sim_notes(notes, sizeof notes, s->resumed.resumed, rq->out_path, s->ranking.failed);
+    char notes[2 * SIM_MAX_PATH + 160];
+    sim_notes(notes, sizeof notes, rq, s);
     fprintf(f, "simulated: the %d best estimate%s of each space, %d candidate%s%s in %.1f s with %d job%s\n", rq->top,
             plural(rq->top), s->nchosen, plural(s->nchosen), notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
@@ -277,6 +283,7 @@ static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, co
     add_num(counts, "simulated", s->ranking.simulated);
     add_num(counts, "failed", s->ranking.failed);
     add_num(counts, "resumed", s->resumed.resumed);
+    add_num(counts, "borrowed", s->resumed.borrowed);
     cJSON *t = cJSON_AddObjectToObject(o, "timing");
     double search_s = s->res->seconds;
     add_num(t, "search_s", search_s);

@@ -4,7 +4,8 @@
 # command and copies of the inputs; the table's figures are the cells'; the
 # Megatron-style bests are in the baseline's space; a rerun with --resume
 # skips finished cells and runs a missing one again; two shards and a
-# resume give the table of one run; a bad study file is one line, exit 2.
+# resume give the table of one run; a cell borrows its twin's simulations
+# without changing a figure; a bad study file is one line, exit 2.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
 study=$data/studies/tiny.json
@@ -49,6 +50,19 @@ if command -v jq >/dev/null 2>&1; then
   done
 fi
 
+# A cell borrows the simulations its twin (the same search with the other
+# baseline) finished: each a2a cell from its ring twin run before it.  Its
+# own records still hold every simulation, and run alone (no twin to
+# borrow from) it gives the same figures.
+check "each a2a cell borrows from its ring twin" \
+  test "$(grep -c '_a2a[^ ]*: speed-up .*borrowed from the ring twin' "$tmp/err")" -eq $((cells / 2))
+check "no ring cell borrows (its twin runs after it)" test "$(grep -c '_ring[^ ]*: speed-up .*borrowed' "$tmp/err")" -eq 0
+if command -v jq >/dev/null 2>&1; then
+  for j in "$tmp"/one/cells/*.json; do
+    check "$(basename "$j" .json): the records hold every simulation of the cell" \
+      test "$(jq '.counts.simulated' "$j")" -eq "$(wc -l <"${j%.json}.jsonl")"
+  done
+fi
 # A rerun with --resume: every cell finished, nothing simulated again.
 cp -r "$tmp/one/cells" "$tmp/cells.before"
 capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
@@ -62,6 +76,14 @@ rm "$tmp/one/cells/gpt-1.7b_dgx-a100-d16_s1024_hbm40_a2a.json"
 capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
 check "resume runs the unfinished cell" test "$(grep -c 'speed-up' "$tmp/err")" -eq 1
 check "resume gives the same table" cmp -s "$tmp/one.csv" "$tmp/one/study.csv"
+
+# (the tables compared are both read back from the cells' summaries, as a
+# borrowed simulation is read back from its twin's records)
+capture "$bin" study "$study" --out "$tmp/alone" -j 1 --cells '*_a2a*'
+check "a2a cells alone borrow nothing" test "$(grep -c 'borrowed' "$tmp/err")" -eq 0
+capture "$bin" study "$study" --out "$tmp/alone" -j 1 --cells '*_a2a*' --resume
+check "a2a cells alone give the figures of those that borrowed" \
+  cmp -s <(grep '_a2a' "$tmp/one.csv") <(grep '_a2a' "$tmp/alone/study.csv")
 
 # A shard runs its share of the cells and writes no table; the other
 # shards' cells (here those of the first run) joined into its folder, a
