@@ -543,6 +543,53 @@ static void same_list(const srch_candidate *a, const srch_candidate *b, int n)
     }
 }
 
+/* A search that keeps its twin's list gives the twin's result without
+ * enumerating again: srch_result_twin equals srch_run under the other
+ * baseline (counts, lists, flags, fingerprints), either way round, alone
+ * and shared out among workers, and carries no simulation over. */
+START_TEST(twin_result_is_the_twin_search)
+{
+    load(TINY_MOE, 8, 4, 16);
+    for (int b = 0; b < 2; b++)
+        for (int jobs = 1; jobs <= 3; jobs += 2) {
+            srch_request rq;
+            request(&rq, SRCH_SPACE_7D, 7, 8);
+            rq.jobs = jobs;
+            rq.baseline = b ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
+            srch_request other = rq;
+            other.baseline = b ? SRCH_BASELINE_RING : SRCH_BASELINE_A2A;
+            srch_result *alone = run_search(&other);
+            ck_assert_ptr_null(srch_result_twin(alone, &platform)); /* kept no twin list */
+            rq.twin_too = true;
+            srch_result *first = run_search(&rq);
+            ck_assert(first->twin_kept);
+            first->best[0].state = SRCH_SIM_DONE; /* simulated in its own compare */
+            srch_result *twin = srch_result_twin(first, &platform);
+            ck_assert(twin->from_twin);
+            ck_assert_int_eq(twin->baseline, other.baseline);
+            ck_assert_int_eq(twin->counts.estimated_megatron, alone->counts.estimated_megatron);
+            ck_assert_int_ne(twin->counts.estimated_megatron, first->counts.estimated_megatron);
+            ck_assert_int_eq(twin->counts.enumerated, alone->counts.enumerated);
+            ck_assert_int_eq(twin->counts.probes, alone->counts.probes);
+            ck_assert_str_eq(twin->inputs_id, alone->inputs_id);
+            ck_assert_str_eq(twin->twin_id, alone->twin_id);
+            ck_assert_int_eq(twin->nbest, alone->nbest);
+            ck_assert_int_eq(twin->nbest_megatron, alone->nbest_megatron);
+            same_list(twin->best, alone->best, alone->nbest);
+            same_list(twin->best_megatron, alone->best_megatron, alone->nbest_megatron);
+            ck_assert_int_eq(twin->best[0].state, SRCH_SIM_NONE);
+            /* and back: the twin of the twin is the first search */
+            srch_result *back = srch_result_twin(twin, &platform);
+            ck_assert_str_eq(back->inputs_id, first->inputs_id);
+            same_list(back->best_megatron, first->best_megatron, first->nbest_megatron);
+            srch_result_free(back);
+            srch_result_free(twin);
+            srch_result_free(first);
+            srch_result_free(alone);
+        }
+}
+END_TEST
+
 /* Shared out among worker processes, a search finds what it finds alone:
  * the same counts, lists, indices and fingerprint, for any number of
  * workers (more than there are tuples too), dense and MoE. */
@@ -836,6 +883,7 @@ static Suite *suite(void)
     tcase_add_test(t, ranking_is_sorted_and_deterministic);
     tcase_add_test(t, workers_give_the_search_alone_result);
     tcase_add_test(t, baselines_are_twins_of_one_search);
+    tcase_add_test(t, twin_result_is_the_twin_search);
     tcase_add_test(t, simulated_order_puts_failures_last);
     tcase_add_test(t, record_round_trip);
     tcase_add_test(t, jsonl_files);

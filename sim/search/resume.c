@@ -78,8 +78,7 @@ sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, sr
     return rc;
 }
 
-/* The simulation fields of a candidate (state to error, search.h). */
-static void take_simulation(srch_candidate *c, const srch_candidate *r)
+void srch_take_simulation(srch_candidate *c, const srch_candidate *r)
 {
     c->state = r->state;
     c->step_time_s = r->step_time_s;
@@ -110,7 +109,7 @@ int srch_borrow(const char *path, const char *twin_id, srch_space space, srch_ca
             if (!c || c->state == SRCH_SIM_DONE || r->state != SRCH_SIM_DONE || r->space != space ||
                 strcmp(r->inputs_id, twin_id) != 0 || !cfg_strategy_same(&r->strategy, &c->strategy))
                 continue;
-            take_simulation(c, r);
+            srch_take_simulation(c, r);
             taken++;
         }
     }

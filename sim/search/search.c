@@ -14,9 +14,10 @@
  * estimator's probe depends on the keys above the schedule, so vpp, zero
  * and the switches vary innermost and reuse it.  Candidates are numbered
  * in that order (their `index`), which is the same on every run with the
- * same inputs.  Only the best `keep` candidates are stored (two bounded
- * heaps: the whole space and its Megatron-style part), so memory does not
- * grow with the size of the space.  With jobs > 1 child processes share
+ * same inputs.  Only the best `keep` candidates are stored (bounded
+ * heaps: the whole space and its Megatron-style part, and on request the
+ * Megatron-style part under the other baseline, for the twin search), so
+ * memory does not grow with the size of the space.  With jobs > 1 child processes share
  * the dimension tuples out (see "workers" below); the result is the same. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>
@@ -77,6 +78,8 @@ int srch_cmp_simulated(const void *pa, const void *pb)
 }
 
 /* {=============================================================== heaps */
+
+enum { LIST_ALL, LIST_MEG, LIST_TWIN, SRCH_LISTS };
 
 /* The best `cap` candidates: a max-heap in the order of srch_cmp_estimate
  * (estimate, peak memory, index), so the root is the worst one kept. */
@@ -180,7 +183,8 @@ typedef struct searcher {
     long long shape;                   /* valid shapes so far, 1 for the first */
     est_estimator *est;
     srch_result *res;
-    heap all, meg;
+    heap list[SRCH_LISTS];             /* the best of the space, of its Megatron-style part, of the twin's */
+    srch_baseline twin_baseline;
     double capacity;
     int index;                         /* the next candidate's (a worker's: in its own order) */
     /* a worker's (sh NULL: a search alone) */
@@ -230,9 +234,12 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
     k->estimated++;
     bool meg = srch_megatron_style(s, x->rq->platform, x->rq->baseline);
     if (meg) k->estimated_megatron++;
-    bool want_all = heap_wants(&x->all, est.step_s, peak_bytes, index);
-    bool want_meg = meg && heap_wants(&x->meg, est.step_s, peak_bytes, index);
-    if (!want_all && !want_meg) return SIM_OK;
+    bool twin = x->list[LIST_TWIN].cap > 0 && srch_megatron_style(s, x->rq->platform, x->twin_baseline);
+    if (twin) k->estimated_twin_megatron++;
+    bool want[SRCH_LISTS] = {heap_wants(&x->list[LIST_ALL], est.step_s, peak_bytes, index),
+                             meg && heap_wants(&x->list[LIST_MEG], est.step_s, peak_bytes, index),
+                             twin && heap_wants(&x->list[LIST_TWIN], est.step_s, peak_bytes, index)};
+    if (!want[LIST_ALL] && !want[LIST_MEG] && !want[LIST_TWIN]) return SIM_OK;
     srch_candidate c;
     memset(&c, 0, sizeof c);
     c.index = index;
@@ -242,8 +249,8 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
     c.peak_bytes = peak_bytes;
     c.capacity_bytes = x->capacity;
     c.est = est;
-    if (want_all) heap_put(&x->all, &c);
-    if (want_meg) heap_put(&x->meg, &c);
+    for (int l = 0; l < SRCH_LISTS; l++)
+        if (want[l]) heap_put(&x->list[l], &c);
     return SIM_OK;
 }
 
@@ -445,13 +452,13 @@ static void levels_init(searcher *x)
  * still ends, so the first failure in the enumeration order is the one a
  * search alone stops at. */
 
-/* A worker's reply: this, then nall + nmeg wire entries. */
+/* A worker's reply: this, then the wire entries of each list in turn. */
 typedef struct reply_head {
     sim_rc rc;
     char msg[SIM_ERR_LEN];
     long long failed_tuple;            /* rc != SIM_OK: where */
     srch_counts counts;
-    int nall, nmeg;
+    int n[SRCH_LISTS];
 } reply_head;
 
 typedef struct wire {
@@ -511,16 +518,13 @@ static sim_rc worker_main(int worker, int fd, void *ctx)
     h.counts = x->res->counts;
     h.counts.probes = est_probes(x->est);
     bool sends = !atomic_load(&x->sh->stop);
-    h.nall = sends ? x->all.n : 0;
-    h.nmeg = sends ? x->meg.n : 0;
+    for (int l = 0; l < SRCH_LISTS; l++) h.n[l] = sends ? x->list[l].n : 0;
     if (runner_write_all(fd, &h, sizeof h) != 0) return SIM_EIO;
-    for (int l = 0; l < 2; l++) {
-        const heap *hp = l == 0 ? &x->all : &x->meg;
-        for (int i = 0; i < (l == 0 ? h.nall : h.nmeg); i++) {
-            wire w = wire_of(x, &hp->a[i]);
+    for (int l = 0; l < SRCH_LISTS; l++)
+        for (int i = 0; i < h.n[l]; i++) {
+            wire w = wire_of(x, &x->list[l].a[i]);
             if (runner_write_all(fd, &w, sizeof w) != 0) return SIM_EIO;
         }
-    }
     return SIM_OK;
 }
 
@@ -538,16 +542,18 @@ static bool worker_reply(int worker, int fd, void *ctx)
     searcher *x = ws->x;
     reply_head *h = &ws->heads[worker];
     if (runner_read_all(fd, h, sizeof *h) != sizeof *h) return false;
-    if (h->nall < 0 || h->nmeg < 0 || h->nall > x->all.cap || h->nmeg > x->meg.cap) return false;
-    if (h->nall + h->nmeg > 0 && !ws->first) tuple_starts(ws);
-    for (int i = 0; i < h->nall + h->nmeg; i++) {
-        wire w;
-        if (runner_read_all(fd, &w, sizeof w) != sizeof w || w.tuple < 0 || w.tuple >= x->tuples) return false;
-        srch_candidate *c = &w.c;
-        c->index = (int)(ws->first[w.tuple] + w.offset);
-        heap *hp = i < h->nall ? &x->all : &x->meg;
-        if (heap_wants(hp, c->est.step_s, c->peak_bytes, c->index)) heap_put(hp, c);
-    }
+    for (int l = 0; l < SRCH_LISTS; l++)
+        if (h->n[l] < 0 || h->n[l] > x->list[l].cap) return false;
+    for (int l = 0; l < SRCH_LISTS; l++)
+        for (int i = 0; i < h->n[l]; i++) {
+            if (!ws->first) tuple_starts(ws);
+            wire w;
+            if (runner_read_all(fd, &w, sizeof w) != sizeof w || w.tuple < 0 || w.tuple >= x->tuples) return false;
+            srch_candidate *c = &w.c;
+            c->index = (int)(ws->first[w.tuple] + w.offset);
+            heap *hp = &x->list[l];
+            if (heap_wants(hp, c->est.step_s, c->peak_bytes, c->index)) heap_put(hp, c);
+        }
     return true;
 }
 
@@ -587,6 +593,7 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
         k->pruned_memory += c->pruned_memory;
         k->estimated += c->estimated;
         k->estimated_megatron += c->estimated_megatron;
+        k->estimated_twin_megatron += c->estimated_twin_megatron;
         k->probes += c->probes;
     }
     free(ws.first);
@@ -691,9 +698,11 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     x.est = est_new(rq->model, rq->platform, err);
     if (!x.est) return SIM_EINVAL;
     x.res = sim_xcalloc(1, sizeof *x.res);
-    x.all.cap = x.meg.cap = rq->keep;
-    x.all.a = sim_xcalloc((size_t)rq->keep, sizeof *x.all.a);
-    x.meg.a = sim_xcalloc((size_t)rq->keep, sizeof *x.meg.a);
+    x.twin_baseline = rq->baseline == SRCH_BASELINE_A2A ? SRCH_BASELINE_RING : SRCH_BASELINE_A2A;
+    for (int l = 0; l < SRCH_LISTS; l++) {
+        x.list[l].cap = l < LIST_TWIN || (rq->twin_too && rq->space == SRCH_SPACE_7D) ? rq->keep : 0;
+        x.list[l].a = sim_xcalloc((size_t)x.list[l].cap + 1, sizeof *x.list[l].a);
+    }
     x.capacity = cfg_usable_hbm_bytes(rq->platform);
 
     x.space = (cfg_space){.model = rq->model, .platform = rq->platform, .base = &rq->base,
@@ -716,22 +725,57 @@ sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)
     est_free(x.est);
     if (rc == SIM_OK && x.res->counts.enumerated == 0) rc = no_valid_strategy(rq, err);
     if (rc != SIM_OK) {
-        free(x.all.a);
-        free(x.meg.a);
+        for (int l = 0; l < SRCH_LISTS; l++) free(x.list[l].a);
         free(x.res);
         return rc;
     }
     inputs_id(rq, &x.res->counts, x.res->inputs_id);
     if (rq->space == SRCH_SPACE_7D) {
         srch_request twin = *rq;
-        twin.baseline = rq->baseline == SRCH_BASELINE_A2A ? SRCH_BASELINE_RING : SRCH_BASELINE_A2A;
+        twin.baseline = x.twin_baseline;
         inputs_id(&twin, &x.res->counts, x.res->twin_id);
     }
-    heap_finish(&x.all, &x.res->best, &x.res->nbest, x.res->inputs_id);
-    heap_finish(&x.meg, &x.res->best_megatron, &x.res->nbest_megatron, x.res->inputs_id);
+    heap_finish(&x.list[LIST_ALL], &x.res->best, &x.res->nbest, x.res->inputs_id);
+    heap_finish(&x.list[LIST_MEG], &x.res->best_megatron, &x.res->nbest_megatron, x.res->inputs_id);
+    heap_finish(&x.list[LIST_TWIN], &x.res->twin_megatron, &x.res->ntwin_megatron, x.res->twin_id);
+    x.res->baseline = rq->baseline;
+    x.res->twin_kept = x.list[LIST_TWIN].cap > 0;
     x.res->seconds = sim_now_s() - t0;
     *out = x.res;
     return SIM_OK;
+}
+
+static srch_candidate *twin_list(const srch_candidate *a, int n, const srch_result *t, const cfg_platform *p)
+{
+    srch_candidate *out = sim_xcalloc((size_t)n + 1, sizeof *out);
+    const srch_candidate none = {0};
+    for (int i = 0; i < n; i++) {
+        out[i] = a[i];
+        srch_take_simulation(&out[i], &none); /* as searched: a simulation of the twin is borrowed */
+        out[i].megatron_style = srch_megatron_style(&out[i].strategy, p, t->baseline);
+        sim_strlcpy(out[i].inputs_id, t->inputs_id, sizeof out[i].inputs_id);
+    }
+    return out;
+}
+
+srch_result *srch_result_twin(const srch_result *r, const cfg_platform *p)
+{
+    if (!r->twin_kept) return NULL;
+    srch_result *t = sim_xcalloc(1, sizeof *t);
+    *t = *r;
+    t->baseline = r->baseline == SRCH_BASELINE_A2A ? SRCH_BASELINE_RING : SRCH_BASELINE_A2A;
+    t->counts.estimated_megatron = r->counts.estimated_twin_megatron;
+    t->counts.estimated_twin_megatron = r->counts.estimated_megatron;
+    sim_strlcpy(t->inputs_id, r->twin_id, sizeof t->inputs_id);
+    sim_strlcpy(t->twin_id, r->inputs_id, sizeof t->twin_id);
+    t->best = twin_list(r->best, r->nbest, t, p);
+    t->best_megatron = twin_list(r->twin_megatron, r->ntwin_megatron, t, p);
+    t->nbest_megatron = r->ntwin_megatron;
+    t->twin_megatron = twin_list(r->best_megatron, r->nbest_megatron, t, p);
+    t->ntwin_megatron = r->nbest_megatron;
+    t->seconds = 0;
+    t->from_twin = true;
+    return t;
 }
 
 void srch_result_free(srch_result *r)
@@ -739,5 +783,6 @@ void srch_result_free(srch_result *r)
     if (!r) return;
     free(r->best);
     free(r->best_megatron);
+    free(r->twin_megatron);
     free(r);
 }

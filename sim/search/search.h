@@ -102,6 +102,7 @@ typedef struct srch_counts {
     long long pruned_memory;  /* of those, the ones that do not fit in device memory */
     long long estimated;      /* the rest, each with an analytic estimate */
     long long estimated_megatron; /* of those, the Megatron-style ones */
+    long long estimated_twin_megatron; /* and the Megatron-style ones under the other baseline (twin_too) */
     long long probes;         /* workload probes the estimates needed */
 } srch_counts;
 
@@ -116,6 +117,8 @@ typedef struct srch_request {
     srch_space space;
     srch_baseline baseline;       /* what counts as Megatron-style (in inputs_id when not ring) */
     int keep;                     /* best candidates kept per list, >= 1 */
+    bool twin_too;                /* 7D space: also keep the Megatron-style best under the other
+                                   * baseline, for the twin search (srch_result_twin) */
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
     int jobs;                     /* child processes that share the search out (<= 1: none, this one
                                    * searches); the result is the same for every value */
@@ -137,6 +140,12 @@ typedef struct srch_result {
                                    * of another search (or of a simulator that numbers differently) */
     char twin_id[17];             /* 7D space: the inputs_id of the same search with the other baseline
                                    * (same candidates and indices); "" for the Megatron space */
+    srch_baseline baseline;       /* the request's */
+    srch_candidate *twin_megatron;/* twin_too: the best `keep` Megatron-style candidates under the
+                                   * other baseline (their flags and inputs_id this search's) */
+    int ntwin_megatron;
+    bool twin_kept;               /* twin_too was asked (and the space is 7D) */
+    bool from_twin;               /* made by srch_result_twin: searched by the twin (seconds 0) */
 } srch_result;
 
 /* Enumerate the space, prune by memory and estimate every candidate that
@@ -145,6 +154,15 @@ typedef struct srch_result {
  * the option), or an estimator error. */
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err);
 void srch_result_free(srch_result *r);
+
+/* The result the same search gives under the other baseline, from one that
+ * kept its twin's list (twin_too): the same counts, candidates and
+ * indices, the lists swapped, the Megatron-style flags of platform p and
+ * the fingerprints the twin's (inputs_id and twin_id exchanged), seconds 0
+ * and from_twin set.  It equals what srch_run gives for the twin request
+ * (tested), without enumerating the space again.  NULL when r kept no
+ * twin list.  Free with srch_result_free. */
+srch_result *srch_result_twin(const srch_result *r, const cfg_platform *p);
 
 /* Order of a ranking by estimate: estimate, then peak memory, then index
  * (the enumeration order, itself an order of the key values) (qsort
@@ -394,6 +412,9 @@ typedef struct srch_sweep_request {
     const char *out_path;         /* JSONL records streamed as simulations finish (NULL: none) */
     bool resume;                  /* first take the results in out_path (srch_resume) */
     const char *twin_path;        /* compare: records of its twin, to borrow from (srch_borrow; NULL: none) */
+    srch_result *searched;        /* compare: the search of this request already run (srch_result_twin
+                                   * of its twin's), used instead of searching; the sweep takes it over
+                                   * (NULL: search) */
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
 } srch_sweep_request;
@@ -568,6 +589,7 @@ typedef struct srch_study_row {
     char keys[320];               /* the 7D best's keys the baseline lacks, in words */
     double wall_s;
     int simulated, borrowed;      /* the cell's simulations run, and taken from its twin's records */
+    bool search_from_twin;        /* its search was its twin's (srch_result_twin) */
     char error[SIM_ERR_LEN];
 } srch_study_row;
 

@@ -195,7 +195,14 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 
 sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
-    sim_rc rc = search(rq, SRCH_SPACE_7D, rq->top, s, err);
+    sim_rc rc = SIM_OK;
+    if (rq->searched) { /* the twin searched for it */
+        memset(s, 0, sizeof *s);
+        s->space = SRCH_SPACE_7D;
+        s->res = rq->searched;
+    } else {
+        rc = search(rq, SRCH_SPACE_7D, rq->top, s, err);
+    }
     if (rc != SIM_OK) return rc;
     s->chosen = sim_xcalloc((size_t)(s->res->nbest + s->res->nbest_megatron) + 1, sizeof *s->chosen);
     s->nchosen = srch_compare_union(s->res, s->chosen);

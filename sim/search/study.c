@@ -815,9 +815,19 @@ static int twin_of(const srch_study *st, int i)
     return twin;
 }
 
+/* What a cell shares with its twin: the twin's records to borrow from,
+ * the twin's search when it ran just before (taken over), and whether to
+ * keep the twin's list for the twin to run next. */
+typedef struct twin_share {
+    const char *records;          /* NULL: no twin */
+    srch_result *searched;        /* NULL: search */
+    bool keep;
+    srch_result *for_twin;        /* out (keep): the twin's search, srch_result_twin */
+} twin_share;
+
 /* The cell's compare, its summary and report written through the hook. */
 static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *c, const char *records,
-                       const char *twin_records, const char *json_path, const char *html_path, const cJSON *def,
+                       twin_share *tw, const char *json_path, const char *html_path, const cJSON *def,
                        srch_study_row *row, sim_err *err)
 {
     srch_sweep_request q;
@@ -833,7 +843,10 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     q.engine.symmetry = rq->study->symmetry;
     q.out_path = records;
     q.resume = rq->resume;
-    q.twin_path = twin_records;
+    q.twin_path = tw->records;
+    q.searched = tw->searched;
+    tw->searched = NULL; /* the compare's now */
+    q.search.twin_too = tw->keep;
     srch_sweep s;
     memset(&s, 0, sizeof s);
     double t0 = sim_now_s();
@@ -841,6 +854,8 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     if (rc == SIM_OK) rc = srch_sweep_failures(&q, &s, "study", err);
     row->wall_s = sim_now_s() - t0;
     row->borrowed = s.resumed.borrowed;
+    row->search_from_twin = s.res && s.res->from_twin;
+    if (tw->keep && s.res && rc != SIM_EINTR) tw->for_twin = srch_result_twin(s.res, &c->platform);
     row->simulated = s.ranking.simulated - s.resumed.resumed - s.resumed.borrowed;
     if (rc == SIM_OK) {
         cJSON *doc = srch_compare_to_json(&q, &s);
@@ -897,11 +912,18 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         mine += chosen[i];
     }
     int done = 0;
+    srch_result *pending = NULL; /* the search of the cell pending_for, run by its twin */
+    int pending_for = -1;
     for (int i = 0; i < st->ncells && rc == SIM_OK; i++) {
         const srch_study_cell *c = &st->cells[i];
         srch_study_row *row = &out->rows[i];
         row->cell = c;
-        if (!chosen[i] && !(rq->cells && rq->resume)) continue; /* another shard's, or not named */
+        twin_share tw = {NULL, pending_for == i ? pending : NULL, false, NULL};
+        if (pending_for == i) pending = NULL;
+        if (!chosen[i] && !(rq->cells && rq->resume)) {
+            srch_result_free(tw.searched);
+            continue; /* another shard's, or not named */
+        }
         char stemp[CFG_PATH_LEN + 8], records[CFG_PATH_LEN], json[CFG_PATH_LEN], html[CFG_PATH_LEN];
         char twin[CFG_PATH_LEN] = "";
         snprintf(stemp, sizeof stemp, "%s.jsonl", c->slug);
@@ -913,7 +935,12 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
         if (rc == SIM_OK) rc = join(json, sizeof json, cells, stemp, err);
         snprintf(stemp, sizeof stemp, "%s.html", c->slug);
         if (rc == SIM_OK) rc = join(html, sizeof html, cells, stemp, err);
-        if (rc != SIM_OK) break;
+        if (rc != SIM_OK) {
+            srch_result_free(tw.searched);
+            break;
+        }
+        tw.records = t >= 0 ? twin : NULL;
+        tw.keep = t > i && chosen[t]; /* the twin runs next: search for it too */
         cJSON *def = cell_json(st, c);
         done += chosen[i];
         /* a cell not named is in the table if it finished earlier */
@@ -928,7 +955,9 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
                 fflush(rq->log);
             }
             sim_err why = {{0}};
-            sim_rc crc = run_cell(rq, c, records, twin[0] ? twin : NULL, json, html, def, row, &why);
+            sim_rc crc = run_cell(rq, c, records, &tw, json, html, def, row, &why);
+            pending = tw.for_twin;
+            pending_for = pending ? t : -1;
             if (crc == SIM_EINTR || crc == SIM_ENOMEM) {
                 rc = crc;
                 *err = why;
@@ -940,15 +969,17 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
             } else {
                 row->state = SRCH_STUDY_RAN;
                 out->ran++;
-                char took[96] = "";
-                if (row->borrowed > 0)
-                    snprintf(took, sizeof took, " (%d simulated, %d borrowed from the %s twin)", row->simulated,
-                             row->borrowed, srch_baseline_name(st->cells[t].baseline));
+                char took[128] = "";
+                if (row->borrowed > 0 || row->search_from_twin)
+                    snprintf(took, sizeof took, " (%s%d simulated, %d borrowed from the %s twin)",
+                             row->search_from_twin ? "its twin's search, " : "", row->simulated, row->borrowed,
+                             srch_baseline_name(st->cells[t].baseline));
                 if (rq->log)
                     fprintf(rq->log, "study: [%d/%d] %s: speed-up %.3fx in %.0f s%s\n", done, mine, c->slug,
                             row->speedup, row->wall_s, took);
             }
         }
+        srch_result_free(tw.searched); /* the cell did not run: its twin's search is not needed */
         cJSON_Delete(def);
         if (rq->log) fflush(rq->log);
         if (row->state == SRCH_STUDY_RAN || row->state == SRCH_STUDY_SKIPPED) {
@@ -956,6 +987,7 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
             srch_study_explain(row, &c->platform);
         }
     }
+    srch_result_free(pending);
     free(chosen);
     out->wall_s = sim_now_s() - t0;
     return rc;

@@ -29,6 +29,14 @@ static void print_search_lines(FILE *f, const srch_sweep *s)
     const srch_counts *k = &s->res->counts;
     double t = s->res->seconds;
     char a[32], b[32], c[32], d[32], e[32];
+    if (s->res->from_twin) {
+        fprintf(f,
+                "search: %s strateg%s enumerated, %s pruned by memory, %s estimated: the search of the twin (the "
+                "other Megatron-style baseline), not run again\n",
+                sim_fmt_count((double)k->enumerated, a, sizeof a), k->enumerated == 1 ? "y" : "ies",
+                sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, d, sizeof d));
+        return;
+    }
     fprintf(f,
             "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
             "memory, %s estimated in %.2f s by %d process%s (%.2f us per enumerated candidate, %s workload probe%s)\n",
@@ -289,6 +297,7 @@ static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, co
     add_num(t, "search_s", search_s);
     add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
     add_num(t, "search_processes", s->res->workers);
+    cJSON_AddBoolToObject(t, "search_from_twin", s->res->from_twin);
     add_num(t, "simulate_s", s->simulate_s);
     add_num(t, "jobs", rq->jobs);
     return o;

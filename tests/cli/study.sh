@@ -51,11 +51,14 @@ if command -v jq >/dev/null 2>&1; then
 fi
 
 # A cell borrows the simulations its twin (the same search with the other
-# baseline) finished: each a2a cell from its ring twin run before it.  Its
-# own records still hold every simulation, and run alone (no twin to
-# borrow from) it gives the same figures.
+# baseline) finished, and the search its twin ran for it just before: each
+# a2a cell from its ring twin.  Its own records still hold every
+# simulation, and run alone (no twin to borrow from) it gives the same
+# figures.
 check "each a2a cell borrows from its ring twin" \
   test "$(grep -c '_a2a[^ ]*: speed-up .*borrowed from the ring twin' "$tmp/err")" -eq $((cells / 2))
+check "each a2a cell takes the search its ring twin ran for it" \
+  test "$(grep -c '_a2a[^ ]*: speed-up .*its twin.s search' "$tmp/err")" -eq $((cells / 2))
 check "no ring cell borrows (its twin runs after it)" test "$(grep -c '_ring[^ ]*: speed-up .*borrowed' "$tmp/err")" -eq 0
 if command -v jq >/dev/null 2>&1; then
   for j in "$tmp"/one/cells/*.json; do
@@ -81,6 +84,7 @@ check "resume gives the same table" cmp -s "$tmp/one.csv" "$tmp/one/study.csv"
 # borrowed simulation is read back from its twin's records)
 capture "$bin" study "$study" --out "$tmp/alone" -j 1 --cells '*_a2a*'
 check "a2a cells alone borrow nothing" test "$(grep -c 'borrowed' "$tmp/err")" -eq 0
+check "a2a cells alone search themselves" test "$(grep -c "twin's search" "$tmp/err")" -eq 0
 capture "$bin" study "$study" --out "$tmp/alone" -j 1 --cells '*_a2a*' --resume
 check "a2a cells alone give the figures of those that borrowed" \
   cmp -s <(grep '_a2a' "$tmp/one.csv") <(grep '_a2a' "$tmp/alone/study.csv")
