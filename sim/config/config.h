@@ -321,6 +321,12 @@ sim_rc cfg_platform_chain(const char *name_or_path, char (*out)[CFG_PATH_LEN], i
  * the error when the file or a base cannot be read. */
 void *cfg_platform_file_json(const char *name_or_path, char path[CFG_PATH_LEN], sim_err *err);
 
+/* The value at a dotted key ("supernode.fabric_GBps") of a JSON object
+ * (a cJSON tree, as cfg_platform_file_json's), split as --set splits its
+ * keys; NULL when a part is missing, not an object or the key is
+ * malformed. */
+const void *cfg_json_at(const void *root, const char *dotted);
+
 /* The inverse of the merge: the keys of p whose values differ from base's
  * (objects compared key by key, anything else whole, numbers exactly), as
  * a cJSON object (caller deletes; void* as cfg_platform_to_json) without

@@ -539,6 +539,15 @@ static int split_key(const char *key, size_t keylen, char parts[][CFG_SET_MAX_PA
     return n;
 }
 
+const void *cfg_json_at(const void *root, const char *dotted)
+{
+    char parts[CFG_SET_MAX_DEPTH][CFG_SET_MAX_PART];
+    int n = split_key(dotted, strlen(dotted), parts, CFG_SET_MAX_DEPTH);
+    const cJSON *v = root;
+    for (int i = 0; i < n && v; i++) v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, parts[i]) : NULL;
+    return n > 0 ? v : NULL;
+}
+
 /* Forget the tags of a subtree about to be freed, so that a node later
  * allocated at the same address is not mistaken for it. */
 static void untag_tree(cfg_reader *r, const cJSON *node)

@@ -450,17 +450,7 @@ static sim_rc platform_number(reader *r, const char *name, const char *dotted, c
     char path[CFG_PATH_LEN];
     cJSON *root = cfg_platform_file_json(name, path, r->err);
     if (!root) return SIM_EINVAL;
-    const cJSON *v = root;
-    char part[CFG_NAME_LEN * 2];
-    for (const char *p = dotted; v && *p;) {
-        size_t len = strcspn(p, ".");
-        if (len >= sizeof part) len = sizeof part - 1;
-        memcpy(part, p, len);
-        part[len] = '\0';
-        v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, part) : NULL;
-        p += len;
-        if (*p == '.') p++;
-    }
+    const cJSON *v = cfg_json_at(root, dotted);
     bool ok = v && cJSON_IsNumber(v) && isfinite(v->valuedouble);
     if (ok) *out = v->valuedouble;
     cJSON_Delete(root);
