@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "lib/check_run.h"
 
 static sim_err E;
 
@@ -1920,9 +1921,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(config_suite());
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "lib/check_run.h"
 
 /* A device shaped like an A100: 312 TFLOP/s, 2 TB/s HBM. */
 static void fill_platform(cfg_platform *p)
@@ -313,9 +314,5 @@ static Suite *cost_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(cost_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(cost_suite());
 }

@@ -20,6 +20,7 @@
 #include "estimate/estimate.h"
 #include "model/model.h"
 #include "workload/workload.h"
+#include "lib/check_run.h"
 
 /* {========================================================== fixtures */
 
@@ -1410,9 +1411,5 @@ static Suite *engine_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(engine_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(engine_suite());
 }

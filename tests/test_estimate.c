@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "runner/runner.h"
 #include "workload/workload.h"
+#include "lib/check_run.h"
 
 /* 4 layers, hidden 1024, 16 heads, seq 1024: small steps that simulate in
  * milliseconds. */
@@ -551,9 +552,5 @@ static Suite *estimate_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(estimate_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(estimate_suite());
 }

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "cost/cost.h"
 #include "runner/runner.h"
+#include "lib/check_run.h"
 
 static sim_err E;
 
@@ -339,9 +340,5 @@ static Suite *hardening_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(hardening_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(hardening_suite());
 }

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "model/model.h"
 #include "runner/runner.h"
+#include "lib/check_run.h"
 
 static sim_err E;
 
@@ -562,9 +563,5 @@ static Suite *inputs_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(inputs_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(inputs_suite());
 }

@@ -12,6 +12,7 @@
 #include "config/keys.h"
 #include "model/model.h"
 #include "search/search.h"
+#include "lib/check_run.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -371,9 +372,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "model/model.h"
+#include "lib/check_run.h"
 
 /* |a - b| <= rel * |b|, with a message giving both. */
 #define assert_rel(a, b, rel)                                                                      \
@@ -1216,9 +1217,5 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_run(model_suite());
 }

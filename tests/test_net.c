@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "net/net.h"
+#include "lib/check_run.h"
 
 static cfg_platform platform(int devices, int per_supernode)
 {
@@ -441,9 +442,5 @@ static Suite *net_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(net_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(net_suite());
 }

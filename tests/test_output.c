@@ -19,6 +19,7 @@
 
 #include "fixtures.h"
 #include "report/report.h"
+#include "lib/check_run.h"
 
 /* A new empty directory (caller removes it and frees the path). */
 static char *tmp_dir(void)
@@ -233,9 +234,5 @@ static Suite *output_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(output_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(output_suite());
 }

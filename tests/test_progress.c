@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fixtures.h"
+#include "lib/check_run.h"
 
 static void duration_is(double s, const char *want)
 {
@@ -149,9 +150,5 @@ static Suite *progress_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(progress_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(progress_suite());
 }

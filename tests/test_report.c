@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "lib/check_run.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -499,9 +500,5 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(report_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(report_suite());
 }

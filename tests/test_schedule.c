@@ -14,6 +14,7 @@
 #include "runner/runner.h"
 #include "estimate/estimate.h"
 #include "workload/workload.h"
+#include "lib/check_run.h"
 
 static const cfg_schedule all_schedules[] = {CFG_SCHED_GPIPE, CFG_SCHED_1F1B,      CFG_SCHED_INTERLEAVED,
                                              CFG_SCHED_ZB_H1, CFG_SCHED_ZB_V, CFG_SCHED_DUALPIPE_V};
@@ -543,9 +544,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -13,6 +13,7 @@
 
 #include "runner/runner.h"
 #include "search/search.h"
+#include "lib/check_run.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -895,9 +896,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_run(suite());
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "search/search.h"
+#include "lib/check_run.h"
 
 static const char *const TINY_MODEL = "{\"name\": \"tiny\", \"layers\": 8, \"hidden\": 1024, \"heads\": 16, "
                                       "\"ffn_hidden\": 4096, \"vocab\": 32000, \"seq_len\": 2048, "
@@ -228,9 +229,5 @@ int main(void)
     tcase_add_test(t, study_cells_are_the_grid);
     tcase_add_test(t, study_refusals);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "search/search.h"
+#include "lib/check_run.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -345,9 +346,5 @@ static Suite *sweep_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(sweep_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(sweep_suite());
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fixtures.h"
+#include "lib/check_run.h"
 
 /* Loads MODEL on PLATFORM of `devices` with STRATEGY and the --set items
  * sets[0..n), checked; fails the test on any error. */
@@ -226,9 +227,5 @@ int main(void)
     tcase_add_test(tc, test_experts);
     tcase_add_test(tc, test_hierarchical_data_parallel);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_run(s);
 }

@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "report/report.h"
 #include "runner/runner.h"
+#include "lib/check_run.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -373,9 +374,5 @@ static Suite *trace_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(trace_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(trace_suite());
 }

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "validate/validate.h"
+#include "lib/check_run.h"
 
 static char *data_path(const char *rel)
 {
@@ -509,9 +510,5 @@ static Suite *validate_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(validate_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(validate_suite());
 }

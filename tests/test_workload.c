@@ -9,6 +9,7 @@
 #include "cost/cost.h"
 #include "model/model.h"
 #include "workload/workload.h"
+#include "lib/check_run.h"
 
 static cfg_model model_gpt(void)
 {
@@ -1185,9 +1186,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }
