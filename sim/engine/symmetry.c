@@ -69,8 +69,10 @@
  * flow to its successor's real device and plays its unsimulated
  * predecessor's flow into it, and each supernode uplink gets, per
  * direction, the share of the full step's ring flows across it that the
- * reduced run plays.  Only supernode uplinks get shares: on a network with
- * tiers (net_tiers) replicas are not reduced.  See docs/network.md. */
+ * reduced run plays (oversubscribed uplinks only: without oversubscription
+ * the uplinks never limit and are left out, as in a full run).  Only
+ * supernode uplinks get shares: on a network with tiers (net_tiers)
+ * replicas are not reduced.  See docs/network.md. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -674,7 +676,12 @@ void eng_symmetry_plan(eng_sim *sim)
         sim->rep = rep;
         sim->mates = cls;
         rep = cls = NULL;
-        if (sim->replicas > 1) uplink_shares(sim, m);
+        /* without oversubscription an uplink never limits a flow: every
+         * flow through it leaves or enters by a NIC of its supernode,
+         * which caps it, in the reduced run as in the full step; a share
+         * of it would also throttle the flows of the other groups (expert
+         * all-to-all, pipeline hops) that cross it, played unreduced */
+        if (sim->replicas > 1 && sim->p->oversubscription > 1) uplink_shares(sim, m);
     } else {
         sim->lockstep = sim->replicas = 1;
         sim->lockstep_dims = sim->mirrors = 0;
