@@ -787,17 +787,21 @@ static bool finished(const char *path, const cJSON *def, srch_study_row *row)
 /* The cell of the study that differs from cell i in its baseline alone
  * (the same search, so its simulations are this cell's: srch_borrow), or
  * -1. */
+static cJSON *cell_json_but_baseline(const srch_study *st, const srch_study_cell *c)
+{
+    cJSON *o = cell_json(st, c);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "slug");
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "megatron_cp");
+    return o;
+}
+
 static int twin_of(const srch_study *st, int i)
 {
-    cJSON *mine = cell_json(st, &st->cells[i]);
-    cJSON_DeleteItemFromObjectCaseSensitive(mine, "slug");
-    cJSON_DeleteItemFromObjectCaseSensitive(mine, "megatron_cp");
+    cJSON *mine = cell_json_but_baseline(st, &st->cells[i]);
     int twin = -1;
     for (int j = 0; j < st->ncells && twin < 0; j++) {
         if (st->cells[j].baseline == st->cells[i].baseline) continue;
-        cJSON *other = cell_json(st, &st->cells[j]);
-        cJSON_DeleteItemFromObjectCaseSensitive(other, "slug");
-        cJSON_DeleteItemFromObjectCaseSensitive(other, "megatron_cp");
+        cJSON *other = cell_json_but_baseline(st, &st->cells[j]);
         if (cJSON_Compare(mine, other, true)) twin = j;
         cJSON_Delete(other);
     }
