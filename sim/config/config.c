@@ -587,8 +587,8 @@ static sim_rc base_file(const char *from, const cJSON *node, char *out, size_t c
                         "(use a shorter path)", from, v, SIM_MAX_PATH);
     if (!is_file(cand))
         return sim_fail(err, SIM_EINVAL,
-                        "%s: .base: platform '%s' not found (tried '%s'; name a shipped platform, or give a path "
-                        "relative to this file)",
+                        "%s: .base: platform '%.60s' not found (tried '%.200s'; name a shipped platform, or give a "
+                        "path relative to this file)",
                         from, v, cand);
     sim_strlcpy(out, cand, cap);
     return SIM_OK;
