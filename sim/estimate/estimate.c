@@ -20,7 +20,9 @@
  *     (its layers and edges), pipeline time m*max(C) + (sum(C) - max(C))/v
  *     + 2(pp*v - 1) hops (each the transfer between the slowest pair of
  *     neighbouring stages sampled, tier latencies included), ZeRO-3 gathers per layer,
- *     gradient reduction exposed beyond the last micro-batch's backward,
+ *     gradient reduction exposed beyond the stage's work (each layer's
+ *     released when the stage's schedule order has its last weight
+ *     gradients done, queued on one stream),
  *     parameter gathers, and the optimizer step (cost_optimizer_s).  The
  *     step is the latest stage end.  The schedules that run weight
  *     gradients apart (zb-h1, zb-v, dualpipe-v) have their own bubble
@@ -116,7 +118,35 @@ typedef struct stage_cost {
     double startx;       /* exposed start-of-step gathers (zero 1/2, overlapped) */
     double opt;          /* optimizer step */
     double drain;        /* how much earlier than stage 0 the stage's pipeline work ends */
+    double fill;         /* how much later than stage 0 it starts */
 } stage_cost;
+
+/* The schedule margin counts of every stage for one (schedule, pp,
+ * chunks per stage, micro-batches): a search meets a few thousand, each
+ * many times, a probe's candidates going through some of them in turn.
+ * The cache is emptied when it would outgrow COUNTS_BUDGET bytes. */
+#define COUNTS_CACHE 4096
+#define COUNTS_BUDGET (64.0 * 1024 * 1024)
+
+typedef struct counts_entry {
+    int key[4];
+    wl_margin_counts *stage; /* key[1] of them; NULL: empty */
+} counts_entry;
+
+static void counts_drop(counts_entry *c)
+{
+    if (!c->stage) return;
+    for (int i = 0; i < c->key[1]; i++) wl_margin_counts_free(&c->stage[i]);
+    free(c->stage);
+    c->stage = NULL;
+}
+
+/* One gradient reduction on a stage's data-parallel stream: released
+ * `before` seconds ahead of the end of the stage's pipeline work, taking
+ * `s`. */
+typedef struct grad_piece {
+    double before, s;
+} grad_piece;
 
 struct est_estimator {
     const cfg_model *m;
@@ -147,6 +177,16 @@ struct est_estimator {
     bool stages_vshape;            /* the stage rows are of a V placement */
     int stages_first, stages_last; /* first/last_stage_layers of the stage rows */
     double pipe, p2p, hops;
+    grad_piece *pieces;            /* scratch of overlapped_grad_s */
+    int pieces_cap;
+    /* level C's schedule margins of each stage (stage_margins), kept for
+     * the candidates that differ only in zero and the DP overlap switches */
+    double *margins;
+    int margins_cap, margins_schedule, margins_m;
+    bool margins_ok;
+    /* the counts behind them (wl_schedule_margin_counts), remembered */
+    counts_entry *counts;          /* COUNTS_CACHE */
+    double counts_bytes;
     double *done_at[WL_NSTREAMS];
     int done_cap[WL_NSTREAMS];
 };
@@ -474,6 +514,10 @@ void est_free(est_estimator *e)
     free(e->memo);
     free(e->rows);
     free(e->costs);
+    free(e->pieces);
+    free(e->margins);
+    for (int i = 0; e->counts && i < COUNTS_CACHE; i++) counts_drop(&e->counts[i]);
+    free(e->counts);
     for (int i = 0; i < WL_NSTREAMS; i++) free(e->done_at[i]);
     free(e);
 }
@@ -509,6 +553,7 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
     const probe *pr = &e->pr;
     int pp = s->pp, head = cfg_head_stage(s);
     rows_reserve(e, pp);
+    e->margins_ok = false;
     for (int st = 0; st < pp; st++) {
         stage_row *r = &e->rows[st];
         memset(r, 0, sizeof *r);
@@ -535,19 +580,12 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
     }
 }
 
-/* The lowest and the highest kind of layer stage row r holds (dense before
- * MoE, full before windowed; 0 when it holds none): the kinds of the
- * layers whose gathers and reductions a stage cannot hide. */
+/* The lowest kind of layer stage row r holds (dense before MoE, full
+ * before windowed; 0 when it holds none): the kind of the layer whose
+ * gather a stage cannot hide. */
 static int kind_lowest(const stage_row *r)
 {
     for (int k = 0; k < NKINDS; k++)
-        if (r->n[k] > 0) return k;
-    return 0;
-}
-
-static int kind_highest(const stage_row *r)
-{
-    for (int k = NKINDS - 1; k >= 0; k--)
         if (r->n[k] > 0) return k;
     return 0;
 }
@@ -618,6 +656,172 @@ static double dp_coll_s(est_estimator *e, const layout_geo *lg, net_coll kind, d
     return memo_coll_s(e, lg, WL_G_DP, kind, dense) + memo_coll_s(e, lg, WL_G_EDP, kind, expert);
 }
 
+static void piece_add(est_estimator *e, int *n, double before, double s)
+{
+    if (*n == e->pieces_cap) {
+        e->pieces_cap = e->pieces_cap ? 2 * e->pieces_cap : 64;
+        e->pieces = sim_xrealloc(e->pieces, (size_t)e->pieces_cap * sizeof *e->pieces);
+    }
+    e->pieces[(*n)++] = (grad_piece){before, s};
+}
+
+/* What wl_schedule_margin_counts holds for pp stages of v chunks. */
+static double counts_bytes(int pp, int v)
+{
+    return (double)pp * (3.0 * v * v * WL_NPASSES + 2.0 * v) * sizeof(int);
+}
+
+/* The margin counts of s's stages, from the cache or made. */
+static const wl_margin_counts *counts_get(est_estimator *e, const cfg_strategy *s)
+{
+    int key[4] = {(int)s->schedule, s->pp, cfg_stage_chunks(s), cfg_micro_batches(s)};
+    uint64_t h = 0;
+    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)(unsigned)key[i]) * 0x9E3779B97F4A7C15ULL;
+    if (!e->counts) e->counts = sim_xcalloc(COUNTS_CACHE, sizeof *e->counts);
+    counts_entry *c = &e->counts[(h >> 40) % COUNTS_CACHE];
+    if (c->stage && memcmp(c->key, key, sizeof key) == 0) return c->stage;
+    double bytes = counts_bytes(key[1], key[2]);
+    if (e->counts_bytes + bytes > COUNTS_BUDGET) {
+        for (int i = 0; i < COUNTS_CACHE; i++) counts_drop(&e->counts[i]);
+        e->counts_bytes = 0.0;
+    }
+    if (c->stage) e->counts_bytes -= counts_bytes(c->key[1], c->key[2]);
+    counts_drop(c);
+    e->counts_bytes += bytes;
+    memcpy(c->key, key, sizeof key);
+    c->stage = sim_xcalloc((size_t)s->pp, sizeof *c->stage);
+    for (int i = 0; i < s->pp; i++) wl_schedule_margin_counts(s, i, &c->stage[i]);
+    return c->stage;
+}
+
+/* Stage st's slice of e->margins: the seconds of each step of its chunks
+ * (one micro-batch: step_s[chunk * WL_NPASSES + pass]), then first_f,
+ * after_b and after_w: the seconds of the steps wl_schedule_margin_counts
+ * counts, v each. */
+static double *margins_of(const est_estimator *e, int st, int v)
+{
+    return e->margins + (size_t)st * v * (WL_NPASSES + 3);
+}
+
+/* Fills stage st's margins (margins_of): its steps' seconds (its layers,
+ * the embedding before global chunk 0, the head after the last) and its
+ * chunks' margins in its schedule order, cool_idle its cool-down's idle
+ * time. */
+static void stage_margins(est_estimator *e, const cfg_strategy *s, int st, double cool_idle)
+{
+    const cfg_model *m = e->m;
+    const probe *pr = &e->pr;
+    int v = cfg_stage_chunks(s), last = s->pp * v - 1;
+    int need = s->pp * v * (WL_NPASSES + 3);
+    if (need > e->margins_cap) {
+        e->margins_cap = need;
+        e->margins = sim_xrealloc(e->margins, (size_t)need * sizeof *e->margins);
+    }
+    double *step_s = margins_of(e, st, v);
+    for (int c = 0; c < v; c++) {
+        int first, n = cfg_stage_layers(m, s, st, c, &first), g = cfg_global_chunk(s, st, c);
+        double *t = &step_s[c * WL_NPASSES];
+        t[WL_PASS_F] = t[WL_PASS_B] = t[WL_PASS_W] = 0.0;
+        for (int l = first; l < first + n; l++) {
+            int k = wl_layer_kind(m, l);
+            t[WL_PASS_F] += pr->layer[k][P_FWD].total;
+            t[WL_PASS_B] += pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+            t[WL_PASS_W] += pr->layer[k][P_W].total;
+        }
+        if (g == 0) {
+            t[WL_PASS_F] += pr->embed[0].total;
+            t[WL_PASS_B] += pr->embed[1].total;
+        }
+        if (g == last) {
+            t[WL_PASS_F] += pr->head[0].total;
+            t[WL_PASS_B] += pr->head[1].total;
+        }
+    }
+    const wl_margin_counts *mc = &counts_get(e, s)[st];
+    double idle = mc->cool_steps > 0 ? cool_idle / mc->cool_steps : 0.0;
+    double *first_f = step_s + v * WL_NPASSES, *after_b = first_f + v, *after_w = after_b + v;
+    int row = v * WL_NPASSES;
+    for (int j = 0; j < v; j++) {
+        double f = 0, b = mc->cool_b[j] * idle, w = mc->cool_w[j] * idle;
+        for (int i = 0; i < row; i++) {
+            f += mc->before_f[j * row + i] * step_s[i];
+            b += mc->after_b[j * row + i] * step_s[i];
+            w += mc->after_w[j * row + i] * step_s[i];
+        }
+        first_f[j] = f;
+        after_b[j] = b;
+        after_w[j] = w;
+    }
+}
+
+/* Overlapped gradient reduction of stage st (zero 0 to 2) beyond the end
+ * of its pipeline work, as the programs issue it: each layer's reduction
+ * (gs by kind, over DP and expert DP on the one data-parallel stream)
+ * when the step producing its weight gradients for the last micro-batch
+ * ends that layer, the head's after the head's part of that step, the
+ * embedding's after the chunk's last backward; the stream plays them in
+ * the order they are released.  Needs stage_margins. */
+static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st, const double *gs, double embed_s,
+                                double head_s)
+{
+    const cfg_model *m = e->m;
+    const probe *pr = &e->pr;
+    int v = cfg_stage_chunks(s), last = s->pp * v - 1;
+    int pass = wl_schedule_splits_w(s) ? WL_PASS_W : WL_PASS_B;
+    const double *step_s = margins_of(e, st, v), *after_b = step_s + v * (WL_NPASSES + 1), *after_w = after_b + v;
+    int np = 0;
+    /* the last chunks finish first in every schedule: the pieces come
+     * nearly in release order */
+    for (int c = v - 1; c >= 0; c--) {
+        int first, n = cfg_stage_layers(m, s, st, c, &first), g = cfg_global_chunk(s, st, c);
+        /* from the end of the step that produces the chunk's weight gradients */
+        double left = after_w[c] + step_s[c * WL_NPASSES + pass];
+        if (g == last && pass == WL_PASS_B) left -= pr->head[1].total;
+        if (g == last && head_s > 0) piece_add(e, &np, left, head_s);
+        for (int l = first + n - 1; l >= first; l--) {
+            int k = wl_layer_kind(m, l);
+            left -= pass == WL_PASS_W ? pr->layer[k][P_W].total : pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+            piece_add(e, &np, left, gs[k]);
+        }
+        if (g == 0 && embed_s > 0) piece_add(e, &np, after_b[c], embed_s);
+    }
+    grad_piece *pc = e->pieces;
+    for (int i = 1; i < np; i++) /* release order: the earliest (largest before) first */
+        for (int j = i; j > 0 && pc[j - 1].before < pc[j].before; j--) {
+            grad_piece x = pc[j];
+            pc[j] = pc[j - 1];
+            pc[j - 1] = x;
+        }
+    double t = -INFINITY;
+    for (int i = 0; i < np; i++) t = fmax(t, -e->pieces[i].before) + e->pieces[i].s;
+    return np > 0 ? fmax(0.0, t) : 0.0;
+}
+
+/* Zero 1/2 with the parameter gather overlapped: how much the gathers the
+ * programs issue at the start of the step (each layer's, ag by kind, in
+ * chunk and layer order on the data-parallel stream) delay stage st's
+ * first forward of a layer beyond when it would run (the stage's start,
+ * c->fill, plus its work before that forward).  Needs stage_margins. */
+static double overlapped_gather_s(est_estimator *e, const cfg_strategy *s, int st, const double *ag, double fill)
+{
+    const cfg_model *m = e->m;
+    const probe *pr = &e->pr;
+    int v = cfg_stage_chunks(s);
+    const double *first_f = margins_of(e, st, v) + v * WL_NPASSES;
+    double done = 0.0, late = 0.0;
+    for (int c = 0; c < v; c++) {
+        int first, n = cfg_stage_layers(m, s, st, c, &first);
+        double at = fill + first_f[c] + (cfg_global_chunk(s, st, c) == 0 ? pr->embed[0].total : 0.0);
+        for (int l = first; l < first + n; l++) {
+            int k = wl_layer_kind(m, l);
+            done += ag[k];
+            late = fmax(late, done - at);
+            at += pr->layer[k][P_FWD].total;
+        }
+    }
+    return late;
+}
+
 /* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
  * stage's tail (gradient reduction with and without overlap, optimizer,
  * parameter gathers). */
@@ -629,6 +833,10 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     const layout_geo *lg = pr->lg;
     int pp = s->pp, z = s->zero;
     double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+
+    if (e->margins_schedule != (int)s->schedule || e->margins_m != cfg_micro_batches(s)) e->margins_ok = false;
+    e->margins_schedule = (int)s->schedule;
+    e->margins_m = cfg_micro_batches(s);
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
     net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
@@ -680,53 +888,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     else
         e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
 
-    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
+    /* when each stage starts (fill) and how much earlier than stage 0 its
+     * pipeline work ends (drain) */
     double drain = 0.0, fill = 0.0;
     for (int st = 0; st < pp; st++) {
-        const stage_row *r = &e->rows[st];
         stage_cost *c = &e->costs[st];
-        double sdp = 0, sedp = 0, nl = 0, total = 0, g = 0;
-        for (int k = 0; k < NKINDS; k++) {
-            sdp += r->n[k] * pdp[k];
-            sedp += r->n[k] * pedp[k];
-            nl += r->n[k];
-            total += r->n[k] * gs[k];
-            g += r->n[k] * ag[k];
-        }
-        /* the edges: embedding, head and the prediction modules (whose
-         * routed experts reduce over expert DP) */
-        mdl_held eh;
-        mdl_edge_held(m, s, st, &eh);
-        double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
-        double bwd = c->B - c->zx;
-        net_coll ekind = z == 3 ? NET_REDUCESCATTER : gkind;
-        double edge_gs = dp_coll_s(e, lg, ekind, edge * gb, edge_edp * gb);
-        if (z == 3) {
-            /* per layer and micro-batch when overlapped (in zx); else the
-             * gradients of every micro-batch pile up for one reduction */
-            c->grad[1] = edge_gs;
-            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (mb * sdp + edge) * gb, (mb * sedp + edge_edp) * gb);
-        } else {
-            /* overlapped: each layer's reduction starts when its backward
-             * of the last micro-batch ends; what outlasts that backward shows */
-            total += edge_gs;
-            double piece = st == 0 && edge > 0 ? edge_gs : gs[kind_highest(r)];
-            double window = nl > 0 ? bwd * (1.0 - 1.0 / (nl + 1)) : 0.0;
-            c->grad[1] = fmax(piece, total - window);
-            c->grad[0] = dp_coll_s(e, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
-        }
-        sedp += edge_edp;
-        double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
-        c->opt = cost_optimizer_s(e->cost, held, prec.step_bytes);
-        c->gather = c->startx = 0.0;
-        if (z == 1 || z == 2) {
-            c->gather = dp_coll_s(e, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
-            /* overlapped: gathered at the start, layer by layer, while the
-             * first forwards run (later stages start later anyway) */
-            double first = ag[kind_lowest(r)];
-            double hidden = nl > 0 ? c->F * (1.0 - 1.0 / nl) : 0.0;
-            c->startx = fmax(first, g - hidden) - fill;
-        }
+        c->fill = fill;
         c->drain = drain;
         drain += c->B / v + e->p2p;
         fill += c->F / v + e->p2p;
@@ -741,6 +908,52 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             if (s->schedule == CFG_SCHED_ZB_V) drain += e->costs[st].F / 2 + e->p2p;
         }
     }
+
+    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
+    for (int st = 0; st < pp; st++) {
+        const stage_row *r = &e->rows[st];
+        stage_cost *c = &e->costs[st];
+        double sdp = 0, sedp = 0;
+        for (int k = 0; k < NKINDS; k++) {
+            sdp += r->n[k] * pdp[k];
+            sedp += r->n[k] * pedp[k];
+        }
+        /* the edges: embedding, head and the prediction modules (whose
+         * routed experts reduce over expert DP) */
+        mdl_held eh;
+        mdl_edge_held(m, s, st, &eh);
+        double edge = mdl_held_params(&eh, MDL_SYNC_DP), edge_edp = mdl_held_params(&eh, MDL_SYNC_EDP);
+        if (z == 3) {
+            /* per layer and micro-batch when overlapped (in zx); else the
+             * gradients of every micro-batch pile up for one reduction */
+            c->grad[1] = dp_coll_s(e, lg, NET_REDUCESCATTER, edge * gb, edge_edp * gb);
+            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (mb * sdp + edge) * gb, (mb * sedp + edge_edp) * gb);
+        } else {
+            /* the schedule places each layer's last weight gradients and
+             * the stage's idle cool-down (the same for zero 0 to 2) */
+            if (!e->margins_ok)
+                stage_margins(e, s, st, fmax(0.0, e->pipe - c->drain - (mb * c->C - c->hidden) - c->fill));
+            /* the embedding syncs apart, unless tied to a head on its own
+             * stage under a split schedule (it then waits for the head's W) */
+            double embed = st == 0 ? eh.params[MDL_PART_EMBEDDING] : 0.0;
+            if (m->tied_embeddings && cfg_head_stage(s) == 0 && wl_schedule_splits_w(s)) embed = 0.0;
+            double embed_s = embed > 0 ? dp_coll_s(e, lg, gkind, embed * gb, 0.0) : 0.0;
+            double head_s = edge > embed || edge_edp > 0 ? dp_coll_s(e, lg, gkind, (edge - embed) * gb, edge_edp * gb) : 0.0;
+            c->grad[1] = overlapped_grad_s(e, s, st, gs, embed_s, head_s);
+            c->grad[0] = dp_coll_s(e, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
+        }
+        sedp += edge_edp;
+        double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
+        c->opt = cost_optimizer_s(e->cost, held, prec.step_bytes);
+        c->gather = c->startx = 0.0;
+        if (z == 1 || z == 2) {
+            c->gather = dp_coll_s(e, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
+            /* overlapped: gathered at the start, layer by layer, while the
+             * first forwards run */
+            c->startx = overlapped_gather_s(e, s, st, ag, c->fill);
+        }
+    }
+    if (z < 3) e->margins_ok = true;
 }
 
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)

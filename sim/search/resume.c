@@ -5,8 +5,9 @@
  * finished simulation.  Its records must come from the same search (space
  * and inputs_id), or the file belongs to another sweep and is refused
  * rather than mixed in; a record of a candidate not chosen this time (a
- * smaller --top, another shard) is left in the file and counted.  Only a
- * final record (a simulation that succeeded) is taken: a failed or killed
+ * smaller --top, another shard) is left in the file and counted.  A
+ * record gives back its simulation alone: the estimate is this search's.
+ * Only a final record (a simulation that succeeded) is taken: a failed or killed
  * simulation is simulated again. */
 #include <errno.h>
 #include <stdio.h>
@@ -68,9 +69,9 @@ sim_rc srch_resume(const char *path, const char *inputs_id, srch_space space, sr
         }
         if (r->state == SRCH_SIM_FAILED && c->state == SRCH_SIM_NONE) out->retried++; /* not final */
         if (r->state == SRCH_SIM_DONE && c->state != SRCH_SIM_DONE) {
-            cfg_strategy named = c->strategy; /* the search named it: keep that */
-            *c = *r;
-            c->strategy = named;
+            /* the simulation only: the estimate, memory and name are this
+             * search's (the record's may be of an earlier estimator) */
+            srch_take_simulation(c, r);
             out->resumed++;
         }
     }

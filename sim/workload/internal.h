@@ -45,13 +45,6 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s);
 void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS]);
 int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index);
 
-/* The pass a pipeline step runs on its (micro-batch, model chunk). */
-typedef enum wl_pass {
-    WL_PASS_F = 0,  /* forward */
-    WL_PASS_B,      /* backward: input gradients, and the weight gradients unless split */
-    WL_PASS_W       /* the weight gradients of an earlier split backward */
-} wl_pass;
-
 /* One pipeline step. */
 typedef struct wl_step {
     uint8_t pass;    /* wl_pass */

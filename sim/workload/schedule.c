@@ -43,6 +43,7 @@
  * back); s + 1 times W.  Needs m >= 2p. */
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -249,4 +250,62 @@ wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n)
     default: one_f_one_b(s, stage, m, &o); break;
     }
     return order_done(&o, n);
+}
+
+void wl_schedule_margin_counts(const cfg_strategy *s, int stage, wl_margin_counts *out)
+{
+    int n, v = cfg_stage_chunks(s), row = v * WL_NPASSES;
+    wl_step *o = wl_schedule_new(s, stage, &n);
+    out->chunks = v;
+    out->before_f = sim_xcalloc((size_t)(3 * v * row + 2 * v), sizeof(int));
+    out->after_b = out->before_f + v * row;
+    out->after_w = out->after_b + v * row;
+    out->cool_b = out->after_w + v * row;
+    out->cool_w = out->cool_b + v;
+    int last_f = -1;
+    for (int i = 0; i < n; i++)
+        if (o[i].pass == WL_PASS_F) last_f = i;
+    out->cool_steps = n - 1 - last_f;
+
+    /* running counts by (chunk, pass) of the steps passed so far, copied
+     * into a chunk's row when its first forward (or last backward or
+     * weight-gradient step, walking back) is met */
+    int *run = sim_xcalloc((size_t)row, sizeof *run);
+    bool *seen = sim_xcalloc((size_t)(3 * v), sizeof *seen);
+    for (int i = 0; i < n; i++) {
+        const wl_step *st = &o[i];
+        if (st->pass == WL_PASS_F && !seen[st->chunk]) {
+            seen[st->chunk] = true;
+            memcpy(&out->before_f[st->chunk * row], run, (size_t)row * sizeof *run);
+        }
+        run[st->chunk * WL_NPASSES + st->pass]++;
+    }
+    memset(run, 0, (size_t)row * sizeof *run);
+    int cool = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        const wl_step *st = &o[i];
+        int c = st->chunk;
+        bool wgrads = st->pass == WL_PASS_W || (st->pass == WL_PASS_B && !st->split);
+        if (st->pass == WL_PASS_B && !seen[v + c]) {
+            seen[v + c] = true;
+            memcpy(&out->after_b[c * row], run, (size_t)row * sizeof *run);
+            out->cool_b[c] = cool;
+        }
+        if (wgrads && !seen[2 * v + c]) {
+            seen[2 * v + c] = true;
+            memcpy(&out->after_w[c * row], run, (size_t)row * sizeof *run);
+            out->cool_w[c] = cool;
+        }
+        run[c * WL_NPASSES + st->pass]++;
+        cool += i > last_f;
+    }
+    free(seen);
+    free(run);
+    free(o);
+}
+
+void wl_margin_counts_free(wl_margin_counts *mc)
+{
+    free(mc->before_f);
+    memset(mc, 0, sizeof *mc);
 }

@@ -191,6 +191,32 @@ bool wl_program_next(wl_program *prog, wl_instr *out);
  * WL_PH_WGRAD, in steps of their own or after each layer's backward. */
 bool wl_schedule_splits_w(const cfg_strategy *s);
 
+/* The pass a pipeline step runs on its (micro-batch, model chunk). */
+typedef enum wl_pass {
+    WL_PASS_F = 0,  /* forward */
+    WL_PASS_B,      /* backward: input gradients, and the weight gradients unless split */
+    WL_PASS_W,      /* the weight gradients of an earlier split backward */
+    WL_NPASSES
+} wl_pass;
+
+/* What decides the margins of each chunk j of a stage in its schedule's
+ * order: the steps before its first forward (before_f), after its last
+ * backward (after_b) and after its last step producing its weight
+ * gradients (after_w: a W, or a backward not split), counted by chunk and
+ * pass (row j, entry c * WL_NPASSES + pass, chunks * WL_NPASSES per row);
+ * how many of the after_b (cool_b[j]) and after_w (cool_w[j]) steps come
+ * after the stage's last forward, and how many steps do (cool_steps: the
+ * cool-down).  Free with wl_margin_counts_free. */
+typedef struct wl_margin_counts {
+    int chunks;
+    int *before_f, *after_b, *after_w;
+    int *cool_b, *cool_w;
+    int cool_steps;
+} wl_margin_counts;
+
+void wl_schedule_margin_counts(const cfg_strategy *s, int stage, wl_margin_counts *out);
+void wl_margin_counts_free(wl_margin_counts *mc);
+
 /* Sum of the COMPUTE seconds of a rank's program, by phase (ph array of
  * WL_NPHASES); returns the total. Walks the program: for checks and the
  * analytic estimate, not for the hot path. */

@@ -117,6 +117,19 @@ capture "$bin" merge "$tmp/nul.jsonl" -q
 check "records after a NUL run are read" test $status -eq 0
 check "the NUL run is reported" grep -q "skipped 1 unreadable line" "$tmp/err"
 
+# --- a resumed record keeps its simulation, not its estimate: the search's
+# estimate is this binary's (records written before a change to the
+# estimate are still the same simulations)
+sed 's/"estimate_step_time_s":[0-9.e+-]*/"estimate_step_time_s":99.5/' "$tmp/clean.jsonl" >"$tmp/old_est.jsonl"
+"$bin" sweep "${args[@]}" --out "$tmp/old_est.jsonl" --resume --json "$tmp/old_est.json"
+check "old estimates: resume succeeds" test $? -eq 0
+check "old estimates: nothing simulated again" test "$(grep -c . "$tmp/old_est.jsonl")" -eq 4
+check "old estimates: the search's estimates are reported" \
+  test "$(grep -Ec '"estimate_step_time_s":[[:space:]]*99.5' "$tmp/old_est.json")" -eq 0
+check "old estimates: the simulations are kept" \
+  test "$(grep -Eo '"step_time_s":[[:space:]]*[0-9.e+-]+' "$tmp/old_est.json" | sort)" = \
+       "$(grep -Eo '"step_time_s":[[:space:]]*[0-9.e+-]+' "$tmp/clean.json" | sort)"
+
 # --- --out locked against a second writer
 if command -v flock >/dev/null 2>&1; then
   : >"$tmp/locked.jsonl"
