@@ -589,6 +589,7 @@ typedef struct srch_study_row {
     char keys[320];               /* the 7D best's keys the baseline lacks, in words */
     double wall_s;
     int simulated, borrowed;      /* the cell's simulations run, and taken from its twin's records */
+    int resumed;                  /* taken from its own records (an earlier run) */
     bool search_from_twin;        /* its search was its twin's (srch_result_twin) */
     char error[SIM_ERR_LEN];
 } srch_study_row;

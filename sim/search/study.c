@@ -848,6 +848,7 @@ static sim_rc run_cell(const srch_study_run_request *rq, const srch_study_cell *
     if (rc == SIM_OK) rc = srch_sweep_failures(&q, &s, "study", err);
     row->wall_s = sim_now_s() - t0;
     row->borrowed = s.resumed.borrowed;
+    row->resumed = s.resumed.resumed;
     row->search_from_twin = s.res && s.res->from_twin;
     if (tw->keep && s.res && rc != SIM_EINTR) tw->for_twin = srch_result_twin(s.res, &c->platform);
     row->simulated = s.ranking.simulated - s.resumed.resumed - s.resumed.borrowed;
@@ -963,11 +964,14 @@ sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, 
             } else {
                 row->state = SRCH_STUDY_RAN;
                 out->ran++;
-                char took[128] = "";
+                char took[160] = "", kept[40] = "", lent[48] = "";
+                if (row->resumed > 0) snprintf(kept, sizeof kept, ", %d from its records", row->resumed);
                 if (row->borrowed > 0 || row->search_from_twin)
-                    snprintf(took, sizeof took, " (%s%d simulated, %d borrowed from the %s twin)",
-                             row->search_from_twin ? "its twin's search, " : "", row->simulated, row->borrowed,
+                    snprintf(lent, sizeof lent, ", %d borrowed from the %s twin", row->borrowed,
                              srch_baseline_name(st->cells[t].baseline));
+                if (kept[0] || lent[0])
+                    snprintf(took, sizeof took, " (%s%d simulated%s%s)", row->search_from_twin ? "its twin's search, " : "",
+                             row->simulated, kept, lent);
                 if (rq->log)
                     fprintf(rq->log, "study: [%d/%d] %s: speed-up %.3fx in %.0f s%s\n", done, mine, c->slug,
                             row->speedup, row->wall_s, took);

@@ -78,6 +78,8 @@ cp "$tmp/one/study.csv" "$tmp/one.csv"
 rm "$tmp/one/cells/gpt-1.7b_dgx-a100-d16_s1024_hbm40_a2a.json"
 capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
 check "resume runs the unfinished cell" test "$(grep -c 'speed-up' "$tmp/err")" -eq 1
+check "the unfinished cell takes its simulations from its records" \
+  grep -Eq "_s1024_hbm40_a2a: speed-up .*\(0 simulated, [1-9][0-9]* from its records\)" "$tmp/err"
 check "resume gives the same table" cmp -s "$tmp/one.csv" "$tmp/one/study.csv"
 
 # (the tables compared are both read back from the cells' summaries, as a
