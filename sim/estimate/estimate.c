@@ -694,6 +694,15 @@ static const wl_margin_counts *counts_get(est_estimator *e, const cfg_strategy *
     return c->stage;
 }
 
+/* Seconds of one layer of kind k in a pipeline step's pass (wl_pass):
+ * its forward, its backward with recompute, or its weight gradients. */
+static double layer_pass_s(const probe *pr, int k, int pass)
+{
+    if (pass == WL_PASS_F) return pr->layer[k][P_FWD].total;
+    if (pass == WL_PASS_B) return pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+    return pr->layer[k][P_W].total;
+}
+
 /* Stage st's slice of e->margins: the seconds of each step of its chunks
  * (one micro-batch: step_s[chunk * WL_NPASSES + pass]), then first_f,
  * after_b and after_w: the seconds of the steps wl_schedule_margin_counts
@@ -724,9 +733,7 @@ static void stage_margins(est_estimator *e, const cfg_strategy *s, int st, doubl
         t[WL_PASS_F] = t[WL_PASS_B] = t[WL_PASS_W] = 0.0;
         for (int l = first; l < first + n; l++) {
             int k = wl_layer_kind(m, l);
-            t[WL_PASS_F] += pr->layer[k][P_FWD].total;
-            t[WL_PASS_B] += pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
-            t[WL_PASS_W] += pr->layer[k][P_W].total;
+            for (int ps = 0; ps < WL_NPASSES; ps++) t[ps] += layer_pass_s(pr, k, ps);
         }
         if (g == 0) {
             t[WL_PASS_F] += pr->embed[0].total;
@@ -780,7 +787,7 @@ static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st,
         if (g == last && head_s > 0) piece_add(e, &np, left, head_s);
         for (int l = first + n - 1; l >= first; l--) {
             int k = wl_layer_kind(m, l);
-            left -= pass == WL_PASS_W ? pr->layer[k][P_W].total : pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total;
+            left -= layer_pass_s(pr, k, pass);
             piece_add(e, &np, left, gs[k]);
         }
         if (g == 0 && embed_s > 0) piece_add(e, &np, after_b[c], embed_s);
@@ -816,7 +823,7 @@ static double overlapped_gather_s(est_estimator *e, const cfg_strategy *s, int s
             int k = wl_layer_kind(m, l);
             done += ag[k];
             late = fmax(late, done - at);
-            at += pr->layer[k][P_FWD].total;
+            at += layer_pass_s(pr, k, WL_PASS_F);
         }
     }
     return late;

@@ -784,9 +784,7 @@ static bool finished(const char *path, const cJSON *def, srch_study_row *row)
     return same;
 }
 
-/* The cell of the study that differs from cell i in its baseline alone
- * (the same search, so its simulations are this cell's: srch_borrow), or
- * -1. */
+/* Cell c's definition without what names its baseline. */
 static cJSON *cell_json_but_baseline(const srch_study *st, const srch_study_cell *c)
 {
     cJSON *o = cell_json(st, c);
@@ -795,6 +793,9 @@ static cJSON *cell_json_but_baseline(const srch_study *st, const srch_study_cell
     return o;
 }
 
+/* The cell of the study that differs from cell i in its baseline alone
+ * (the same search, so its simulations are this cell's: srch_borrow), or
+ * -1. */
 static int twin_of(const srch_study *st, int i)
 {
     cJSON *mine = cell_json_but_baseline(st, &st->cells[i]);
