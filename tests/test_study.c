@@ -215,6 +215,20 @@ START_TEST(study_refusals)
             ".strategy: --set zero=9");
     refused("{" OK_PART "\"seq_lens\": [1024], \"tokens_per_step\": 4096, \"strategy\": {\"no_such\": 1}}",
             ".strategy.no_such");
+    /* a missing input named at the key that lists it, in the loader's words */
+    refused("{\"name\": \"t\", \"models\": [\"gpt-1.7b\", \"no-such-model\"], \"platforms\": [\"dgx-a100\"], "
+            "\"seq_lens\": [1024], \"tokens_per_step\": 4096}",
+            ".models[1]: model 'no-such-model' not found");
+    refused("{\"name\": \"t\", \"models\": [\"gpt-1.7b\"], \"platforms\": [\"dgx-a100\", {\"platform\": \"no-such\"}], "
+            "\"seq_lens\": [1024], \"tokens_per_step\": 4096}",
+            ".platforms[1].platform: platform 'no-such' not found");
+    refused("{" OK_PART "\"seq_lens\": [1024], \"tokens_per_step\": 4096, \"sensitivity\": {\"platform\": "
+            "\"no-such\", \"axes\": [{\"key\": \"network.nic_GBps\", \"factors\": [2]}]}}",
+            ".sensitivity.platform: platform 'no-such' not found");
+    refused("{" OK_PART "\"seq_lens\": [1024], \"tokens_per_step\": 4096, \"sensitivity\": {\"platform\": "
+            "\"dgx-a100\", \"models\": [\"gpt-1.7b\", \"no-such\"], \"axes\": [{\"key\": \"network.nic_GBps\", "
+            "\"factors\": [2]}]}}",
+            ".sensitivity.models[1]: model 'no-such' not found");
 }
 END_TEST
 

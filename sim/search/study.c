@@ -156,6 +156,7 @@ typedef struct spec {
     plat_entry sens_plat;
     char sens_models[MAX_LIST][SIM_MAX_PATH + 1];
     int nsens_models;
+    const char *sens_models_key; /* where they were given: ".sensitivity.models", else ".models" */
     long long sens_seqs[MAX_LIST];
     int nsens_seqs;
     axis axes[MAX_LIST];
@@ -192,18 +193,42 @@ static sim_rc hbm_list(reader *r, const cJSON *a, const char *where, hbm_spec *o
 }
 
 /* A platform entry: "name", or {"platform": name, "devices": N, "hbm": [...]}. */
+/* A loader's message without the "heptasim: " it leads with on the command
+ * line: in a study the file and the key lead instead. */
+static const char *loader_says(const char *msg)
+{
+    static const char lead[] = "heptasim: ";
+    return strncmp(msg, lead, sizeof lead - 1) == 0 ? msg + sizeof lead - 1 : msg;
+}
+
+/* The platform file `name` names, read: refused at `key` when it cannot be. */
+static sim_rc platform_found(reader *r, const char *name, const char *key)
+{
+    char path[CFG_PATH_LEN];
+    sim_err why = {{0}};
+    cJSON *root = cfg_platform_file_json(name, path, &why);
+    if (!root) return bad(r, key, "%s", loader_says(why.msg));
+    cJSON_Delete(root);
+    return SIM_OK;
+}
+
 static sim_rc plat_of(reader *r, const cJSON *e, const char *key, const hbm_spec *hbm, int nhbm, plat_entry *out)
 {
     static const char *const keys[] = {"platform", "devices", "hbm", NULL};
     memset(out, 0, sizeof *out);
     memcpy(out->hbm, hbm, (size_t)nhbm * sizeof *hbm);
     out->nhbm = nhbm;
-    if (cJSON_IsString(e)) return name_at(r, e, key, out->name, sizeof out->name);
+    sim_rc rc;
+    if (cJSON_IsString(e)) {
+        rc = name_at(r, e, key, out->name, sizeof out->name);
+        return rc ? rc : platform_found(r, out->name, key);
+    }
     if (!cJSON_IsObject(e)) return bad(r, key, "must be a platform name or {\"platform\": NAME, \"devices\": N}");
-    sim_rc rc = known_keys(r, e, key, keys);
+    rc = known_keys(r, e, key, keys);
     char k2[240];
     snprintf(k2, sizeof k2, "%s.platform", key);
     if (rc == SIM_OK) rc = name_at(r, cJSON_GetObjectItemCaseSensitive(e, "platform"), k2, out->name, sizeof out->name);
+    if (rc == SIM_OK) rc = platform_found(r, out->name, k2);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "devices");
     if (rc == SIM_OK && d) {
         long long v;
@@ -428,9 +453,11 @@ static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
     if ((rc = strategy_of(r, cJSON_GetObjectItemCaseSensitive(root, "strategy"), sp)) != SIM_OK) return rc;
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "sensitivity");
     if (s && (rc = sensitivity_of(r, s, hbm, sp)) != SIM_OK) return rc;
+    sp->sens_models_key = ".sensitivity.models";
     if (sp->sens && sp->nsens_models == 0) {
         memcpy(sp->sens_models, sp->models, sizeof sp->models);
         sp->nsens_models = sp->nmodels;
+        sp->sens_models_key = ".models";
     }
     if (sp->sens && sp->nsens_seqs == 0) {
         memcpy(sp->sens_seqs, sp->seqs, sizeof sp->seqs);
@@ -448,8 +475,9 @@ static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
 static sim_rc platform_number(reader *r, const char *name, const char *dotted, const char *key, double *out)
 {
     char path[CFG_PATH_LEN];
-    cJSON *root = cfg_platform_file_json(name, path, r->err);
-    if (!root) return SIM_EINVAL;
+    sim_err why = {{0}};
+    cJSON *root = cfg_platform_file_json(name, path, &why);
+    if (!root) return bad(r, key, "%s", loader_says(why.msg));
     const cJSON *v = cfg_json_at(root, dotted);
     bool ok = v && cJSON_IsNumber(v) && isfinite(v->valuedouble);
     if (ok) *out = v->valuedouble;
@@ -479,6 +507,7 @@ static void slug_clean(char *s)
 /* What a cell varies, before it is loaded. */
 typedef struct cell_def {
     const char *model;
+    const char *model_key; /* where the file names it, as ".models[0]" */
     const plat_entry *plat;
     const hbm_spec *hbm;
     long long seq;
@@ -546,10 +575,12 @@ static sim_rc cell_add(reader *r, srch_study *st, const spec *sp, const cell_def
     for (int i = 0; i < c->nsets; i++) items[i] = c->sets[i];
     cfg_overrides ov = {c->nsets, items};
     sim_err why = {{0}};
-    sim_rc rc = cfg_load_model(c->model_name, &ov, &c->model, &why);
-    if (rc == SIM_OK) rc = cfg_load_platform(c->platform_name, &ov, c->devices, &c->platform, &why);
-    if (rc == SIM_OK) rc = srch_base_strategy(&ov, "study", &c->base, &why);
-    if (rc != SIM_OK) return bad(r, key, "%s", why.msg);
+    if (cfg_load_model(c->model_name, &ov, &c->model, &why) != SIM_OK)
+        return bad(r, d->model_key, "%s", loader_says(why.msg));
+    if (cfg_load_platform(c->platform_name, &ov, c->devices, &c->platform, &why) != SIM_OK)
+        return bad(r, key, "%s", loader_says(why.msg));
+    if (srch_base_strategy(&ov, "study", &c->base, &why) != SIM_OK)
+        return bad(r, ".strategy", "%s", loader_says(why.msg));
     c->base.global_batch = (int)c->global_batch;
     c->pinned = srch_pins_of_overrides(&ov, &c->base);
     st->ncells++;
@@ -569,9 +600,10 @@ static sim_rc cells_of(reader *r, srch_study *st, const spec *sp)
             for (int h = 0; h < sp->plats[p].nhbm && rc == SIM_OK; h++)
                 for (int s = 0; s < sp->nseqs && rc == SIM_OK; s++)
                     for (int c = 0; c < sp->ncps && rc == SIM_OK; c++) {
-                        char key[64];
+                        char key[64], mkey[64];
                         snprintf(key, sizeof key, ".platforms[%d]", p);
-                        cell_def d = {sp->models[m], &sp->plats[p], &sp->plats[p].hbm[h], sp->seqs[s], sp->cps[c],
+                        snprintf(mkey, sizeof mkey, ".models[%d]", m);
+                        cell_def d = {sp->models[m], mkey, &sp->plats[p], &sp->plats[p].hbm[h], sp->seqs[s], sp->cps[c],
                                       NULL, 0};
                         rc = cell_add(r, st, sp, &d, key);
                     }
@@ -581,9 +613,10 @@ static sim_rc cells_of(reader *r, srch_study *st, const spec *sp)
             for (int m = 0; m < sp->nsens_models && rc == SIM_OK; m++)
                 for (int s = 0; s < sp->nsens_seqs && rc == SIM_OK; s++)
                     for (int c = 0; c < sp->ncps && rc == SIM_OK; c++) {
-                        char key[64];
+                        char key[64], mkey[64];
                         snprintf(key, sizeof key, ".sensitivity.axes[%d]", a);
-                        cell_def d = {sp->sens_models[m], &sp->sens_plat, &sp->sens_plat.hbm[0], sp->sens_seqs[s],
+                        snprintf(mkey, sizeof mkey, "%s[%d]", sp->sens_models_key, m);
+                        cell_def d = {sp->sens_models[m], mkey, &sp->sens_plat, &sp->sens_plat.hbm[0], sp->sens_seqs[s],
                                       sp->cps[c], &sp->axes[a], sp->axes[a].v[v]};
                         rc = cell_add(r, st, sp, &d, key);
                     }
