@@ -201,15 +201,23 @@ static const char *loader_says(const char *msg)
     return strncmp(msg, lead, sizeof lead - 1) == 0 ? msg + sizeof lead - 1 : msg;
 }
 
-/* The platform file `name` names, read: refused at `key` when it cannot be. */
+/* The JSON of platform file `name` (the caller deletes it), its path in
+ * path; NULL, refused at `key`, when it cannot be read. */
+static cJSON *platform_json(reader *r, const char *name, const char *key, char path[CFG_PATH_LEN])
+{
+    sim_err why = {{0}};
+    cJSON *root = cfg_platform_file_json(name, path, &why);
+    if (!root) bad(r, key, "%s", loader_says(why.msg));
+    return root;
+}
+
+/* Platform file `name` can be read: refused at `key` when not. */
 static sim_rc platform_found(reader *r, const char *name, const char *key)
 {
     char path[CFG_PATH_LEN];
-    sim_err why = {{0}};
-    cJSON *root = cfg_platform_file_json(name, path, &why);
-    if (!root) return bad(r, key, "%s", loader_says(why.msg));
+    cJSON *root = platform_json(r, name, key, path);
     cJSON_Delete(root);
-    return SIM_OK;
+    return root ? SIM_OK : SIM_EINVAL;
 }
 
 static sim_rc plat_of(reader *r, const cJSON *e, const char *key, const hbm_spec *hbm, int nhbm, plat_entry *out)
@@ -475,9 +483,8 @@ static sim_rc spec_of(reader *r, const cJSON *root, srch_study *st, spec *sp)
 static sim_rc platform_number(reader *r, const char *name, const char *dotted, const char *key, double *out)
 {
     char path[CFG_PATH_LEN];
-    sim_err why = {{0}};
-    cJSON *root = cfg_platform_file_json(name, path, &why);
-    if (!root) return bad(r, key, "%s", loader_says(why.msg));
+    cJSON *root = platform_json(r, name, key, path);
+    if (!root) return SIM_EINVAL;
     const cJSON *v = cfg_json_at(root, dotted);
     bool ok = v && cJSON_IsNumber(v) && isfinite(v->valuedouble);
     if (ok) *out = v->valuedouble;
