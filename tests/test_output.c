@@ -4,11 +4,13 @@
  * directory, a file-size limit hit in the middle, stdout on /dev/full)
  * returns SIM_EIO naming the file or stdout and leaves an earlier file as
  * it was; a path that is not a regular file is written in place; the trace
- * writer, which streams, obeys the same rule. */
+ * writer, which streams, obeys the same rule.  Every number of a JSON
+ * document reads back as the double written. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "fixtures.h"
 #include "report/report.h"
 #include "lib/check_run.h"
@@ -218,6 +221,57 @@ START_TEST(failed_trace_leaves_no_file)
 }
 END_TEST
 
+/* Doubles spread over twenty decades, of which cJSON's own printing gives
+ * back some an ulp off: sim_json_print gives every one back exactly, in
+ * cJSON's layout, and writes integers and non-finite values as cJSON does. */
+START_TEST(json_numbers_read_back_exactly)
+{
+    cJSON *a = cJSON_CreateArray();
+    unsigned x = 12345;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 1103515245u + 12345u;
+        double d = (double)(x >> 8) / (1u << 24) * pow(10.0, i % 20 - 10);
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(i % 2 ? d : -d));
+    }
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(54621137088.0));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(3));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(NAN));
+    int n = cJSON_GetArraySize(a), lossy = 0;
+    char *theirs = cJSON_PrintUnformatted(a);
+    cJSON *back = cJSON_Parse(theirs);
+    for (const cJSON *u = a->child, *v = back->child; u->next; u = u->next, v = v->next)
+        lossy += v->valuedouble != u->valuedouble;
+    ck_assert_int_gt(lossy, 0); /* the flaw is there to mend */
+    cJSON_Delete(back);
+    for (int formatted = 0; formatted < 2; formatted++) {
+        char *ours = sim_json_print(a, formatted);
+        ck_assert_ptr_nonnull(ours);
+        back = cJSON_Parse(ours);
+        ck_assert_int_eq(cJSON_GetArraySize(back), n);
+        const cJSON *u = a->child, *v = back->child;
+        for (; u->next; u = u->next, v = v->next)
+            ck_assert_msg(v->valuedouble == u->valuedouble, "%.17g read back as %.17g", u->valuedouble,
+                          v->valuedouble);
+        ck_assert(cJSON_IsNull(v));
+        ck_assert_ptr_nonnull(strstr(ours, "54621137088"));
+        cJSON_Delete(back);
+        cJSON_free(ours);
+    }
+    cJSON_free(theirs);
+    cJSON_Delete(a);
+    /* a tree whose numbers cJSON prints exactly is printed as cJSON prints it */
+    cJSON *o = cJSON_Parse("{\"a\": [1, 0.5, 2.25e-7], \"b\": {\"c\": \"x\", \"d\": true, \"e\": null}}");
+    for (int formatted = 0; formatted < 2; formatted++) {
+        char *ours = sim_json_print(o, formatted), *plain = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+        ck_assert_str_eq(ours, plain);
+        cJSON_free(ours);
+        cJSON_free(plain);
+    }
+    cJSON_Delete(o);
+    ck_assert_ptr_null(sim_json_print(NULL, false));
+}
+END_TEST
+
 static Suite *output_suite(void)
 {
     Suite *s = suite_create("output");
@@ -228,6 +282,7 @@ static Suite *output_suite(void)
     tcase_add_test(t, stdout_write_error_is_reported);
     tcase_add_test(t, non_regular_file_written_in_place);
     tcase_add_test(t, failed_trace_leaves_no_file);
+    tcase_add_test(t, json_numbers_read_back_exactly);
     suite_add_tcase(s, t);
     return s;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/json.h"
 #include "config_int.h"
 
 #ifndef HEPTASIM_DATADIR
@@ -724,8 +725,8 @@ static bool drop_same(cJSON *over, const cJSON *under)
         else if (u && !cJSON_IsNumber(c) && !cJSON_IsArray(c))
             same = cJSON_Compare(c, u, true);
         else if (u && cJSON_IsArray(c) && cJSON_IsArray(u)) {
-            char *a = cJSON_PrintUnformatted(c), *b = cJSON_PrintUnformatted(u);
-            same = a && b && strcmp(a, b) == 0; /* cJSON prints numbers so that they read back the same */
+            char *a = sim_json_print(c, false), *b = sim_json_print(u, false);
+            same = a && b && strcmp(a, b) == 0; /* numbers printed so that they read back the same */
             cJSON_free(a);
             cJSON_free(b);
         }

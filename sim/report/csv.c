@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/json.h"
+
 /* The item at a dotted path ("memory.peak_bytes") of o, or NULL. */
 static const cJSON *at_path(const cJSON *o, const char *path)
 {
@@ -47,10 +49,8 @@ static void value(FILE *f, const cJSON *v)
     else if (cJSON_IsBool(v))
         fputs(cJSON_IsTrue(v) ? "true" : "false", f);
     else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
-        /* the shortest of 15 or 17 digits that reads back as the same double */
-        char buf[40];
-        snprintf(buf, sizeof buf, "%.15g", v->valuedouble);
-        if (strtod(buf, NULL) != v->valuedouble) snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+        char buf[SIM_NUMBER_TEXT];
+        sim_number_text(v->valuedouble, buf);
         fputs(buf, f);
     }
     /* missing, null, an object or an array: an empty field */

@@ -1,11 +1,12 @@
 /* report.c - derived metrics of a simulated step and its JSON document.
  *
  * The JSON document is built with cJSON in a fixed key order; numbers are
- * printed by cJSON (shortest of %1.15g / %1.17g that reads back the same
- * double), so the same inputs give byte-identical output.  Non-finite values
+ * printed by sim_json_print (the fewer of 15 or 17 digits that read back as
+ * the same double), so the same inputs give byte-identical output.  Non-finite values
  * never reach the document: metrics of a zero step time are 0. */
 #include "report.h"
 
+#include "../common/json.h"
 #include "../config/keys.h"
 
 #include <math.h>
@@ -293,7 +294,7 @@ void *rpt_run_to_json(const rpt_run *run)
 
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err)
 {
-    char *text = cJSON_Print(doc);
+    char *text = sim_json_print(doc, true);
     if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format the %s (out of memory)", path, what);
     sim_out o;
     sim_rc rc = sim_out_open(&o, path, what, err);

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/json.h"
 #include "../config/keys.h"
 #include "svg.h"
 
@@ -62,7 +63,7 @@ static void strategy_text(const cJSON *st, char *out, size_t cap)
 {
     out[0] = '\0';
     if (!cJSON_IsObject(st)) return;
-    char *text = cJSON_PrintUnformatted(st);
+    char *text = sim_json_print(st, false);
     cfg_strategy s;
     sim_err quiet;
     if (text && cfg_parse_strategy(text, "record", NULL, &s, &quiet) == SIM_OK) {

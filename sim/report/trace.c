@@ -162,6 +162,9 @@ static const char *slice_cat(const wl_instr *in)
 /* Prints ev unformatted as the next element of traceEvents and deletes it. */
 static void emit(rpt_trace *t, cJSON *ev)
 {
+    /* cJSON's own printing: times in whole nanoseconds have few enough
+     * digits to print exactly, and sim_json_print's copy would slow a
+     * trace of millions of events by half */
     char *text = cJSON_PrintUnformatted(ev);
     cJSON_Delete(ev);
     if (!text) {

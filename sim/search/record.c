@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/json.h"
 #include "internal.h"
 
 static void add_num(cJSON *o, const char *key, double v)
@@ -164,7 +165,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
 
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "strategy");
     if (!cJSON_IsObject(st)) return sim_fail(err, SIM_EINVAL, "%s: 'strategy': expected an object", origin);
-    char *text = cJSON_PrintUnformatted(st);
+    char *text = sim_json_print(st, false);
     if (!text) return sim_fail(err, SIM_ENOMEM, "%s: out of memory", origin);
     char where[SIM_ERR_LEN];
     snprintf(where, sizeof where, "%s: strategy", origin);
@@ -293,7 +294,7 @@ void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk)
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err)
 {
     cJSON *o = srch_record_to_json(c);
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = sim_json_print(o, false);
     cJSON_Delete(o);
     if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format a sweep record (out of memory)", path);
     bool bad = fputs(text, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0;

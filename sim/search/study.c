@@ -24,6 +24,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/json.h"
 #include "internal.h"
 
 #define STUDY_TOP_DEFAULT 4     /* compare's default: the best 4 estimates of each space */
@@ -383,7 +384,7 @@ static sim_rc strategy_of(reader *r, const cJSON *o, spec *sp)
             return bad(r, key, "more than %d strategy keys", (int)(sizeof sp->strat / sizeof sp->strat[0]));
         if (!cfg_strategy_key(c->string) || strcmp(c->string, "global_batch") == 0 || strcmp(c->string, "name") == 0)
             return bad(r, key, "not a strategy key a study can set (global_batch comes from tokens_per_step)");
-        char *v = cJSON_IsString(c) ? NULL : cJSON_PrintUnformatted(c);
+        char *v = cJSON_IsString(c) ? NULL : sim_json_print(c, false);
         const char *text = cJSON_IsString(c) ? c->valuestring : v;
         int n = snprintf(sp->strat[sp->nstrat], sizeof sp->strat[0], "%s=%s", c->string, text ? text : "");
         cJSON_free(v);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/json.h"
 #include "../model/model.h"
 #include "internal.h"
 
@@ -333,8 +334,8 @@ static sim_rc load_run(val_case *c, const cJSON *root, const cJSON *jr, int inde
     char swhere[80];
     snprintf(swhere, sizeof swhere, "%s.set", where);
     rc = val_apply_set(cJSON_GetObjectItemCaseSensitive(jr, "set"), model, strategy, origin, swhere, err);
-    char *mtext = rc == SIM_OK ? cJSON_PrintUnformatted(model) : NULL;
-    char *stext = rc == SIM_OK ? cJSON_PrintUnformatted(strategy) : NULL;
+    char *mtext = rc == SIM_OK ? sim_json_print(model, false) : NULL;
+    char *stext = rc == SIM_OK ? sim_json_print(strategy, false) : NULL;
     cJSON_Delete(model);
     cJSON_Delete(strategy);
     char morigin[CFG_PATH_LEN + 64], sorigin[CFG_PATH_LEN + 64];

@@ -68,8 +68,14 @@ if command -v jq >/dev/null 2>&1; then
 fi
 # A rerun with --resume: every cell finished, nothing simulated again.
 cp -r "$tmp/one/cells" "$tmp/cells.before"
+cp "$tmp/one/study.csv" "$tmp/run.csv"
+cp "$tmp/one/study.md" "$tmp/run.md"
 capture "$bin" study "$study" --out "$tmp/one" -j 1 --resume
 check "resume succeeds" test "$status" -eq 0
+# every figure of the summaries reads back as the double computed
+check "the table read back from the summaries is the run's" cmp -s "$tmp/run.csv" "$tmp/one/study.csv"
+check "the Markdown table too (its command aside)" \
+  cmp -s <(grep -v '^Regenerate with' "$tmp/run.md") <(grep -v '^Regenerate with' "$tmp/one/study.md")
 check "resume skips every finished cell" test "$(grep -c 'finished earlier, skipped' "$tmp/err")" -eq $cells
 check "resume runs nothing" test "$(grep -c 'speed-up' "$tmp/err")" -eq 0
 check "resume leaves the cells as they were" diff -r "$tmp/cells.before" "$tmp/one/cells"
@@ -82,8 +88,6 @@ check "the unfinished cell takes its simulations from its records" \
   grep -Eq "_s1024_hbm40_a2a: speed-up .*\(0 simulated, [1-9][0-9]* from its records\)" "$tmp/err"
 check "resume gives the same table" cmp -s "$tmp/one.csv" "$tmp/one/study.csv"
 
-# (the tables compared are both read back from the cells' summaries, as a
-# borrowed simulation is read back from its twin's records)
 capture "$bin" study "$study" --out "$tmp/alone" -j 1 --cells '*_a2a*'
 check "a2a cells alone borrow nothing" test "$(grep -c 'borrowed' "$tmp/err")" -eq 0
 check "a2a cells alone search themselves" test "$(grep -c "twin's search" "$tmp/err")" -eq 0
