@@ -24,9 +24,10 @@ static bool exact_number(cJSON *n)
     if (!isfinite(d) || d == (double)n->valueint) return true; /* null, or an integer cJSON prints as one */
     char text[SIM_NUMBER_TEXT];
     if (sim_number_text(d, text) == 15) return true;
-    char *raw = cJSON_malloc(strlen(text) + 1);
+    size_t len = strlen(text) + 1;
+    char *raw = cJSON_malloc(len);
     if (!raw) return false;
-    memcpy(raw, text, strlen(text) + 1);
+    memcpy(raw, text, len);
     n->type = cJSON_Raw | (n->type & cJSON_StringIsConst);
     n->valuestring = raw;
     return true;

@@ -131,6 +131,7 @@ typedef struct stage_cost {
 typedef struct counts_entry {
     int key[4];
     wl_margin_counts *stage; /* key[1] of them; NULL: empty */
+    double bytes;            /* what they take */
 } counts_entry;
 
 static void counts_drop(counts_entry *c)
@@ -665,12 +666,6 @@ static void piece_add(est_estimator *e, int *n, double before, double s)
     e->pieces[(*n)++] = (grad_piece){before, s};
 }
 
-/* What wl_schedule_margin_counts holds for pp stages of v chunks. */
-static double counts_bytes(int pp, int v)
-{
-    return (double)pp * (3.0 * v * v * WL_NPASSES + 2.0 * v) * sizeof(int);
-}
-
 /* The margin counts of s's stages, from the cache or made. */
 static const wl_margin_counts *counts_get(est_estimator *e, const cfg_strategy *s)
 {
@@ -680,17 +675,22 @@ static const wl_margin_counts *counts_get(est_estimator *e, const cfg_strategy *
     if (!e->counts) e->counts = sim_xcalloc(COUNTS_CACHE, sizeof *e->counts);
     counts_entry *c = &e->counts[(h >> 40) % COUNTS_CACHE];
     if (c->stage && memcmp(c->key, key, sizeof key) == 0) return c->stage;
-    double bytes = counts_bytes(key[1], key[2]);
+    wl_margin_counts *made = sim_xcalloc((size_t)s->pp, sizeof *made);
+    double bytes = 0.0;
+    for (int i = 0; i < s->pp; i++) {
+        wl_schedule_margin_counts(s, i, &made[i]);
+        bytes += (double)made[i].bytes;
+    }
+    if (c->stage) e->counts_bytes -= c->bytes;
+    counts_drop(c);
     if (e->counts_bytes + bytes > COUNTS_BUDGET) {
         for (int i = 0; i < COUNTS_CACHE; i++) counts_drop(&e->counts[i]);
         e->counts_bytes = 0.0;
     }
-    if (c->stage) e->counts_bytes -= counts_bytes(c->key[1], c->key[2]);
-    counts_drop(c);
-    e->counts_bytes += bytes;
     memcpy(c->key, key, sizeof key);
-    c->stage = sim_xcalloc((size_t)s->pp, sizeof *c->stage);
-    for (int i = 0; i < s->pp; i++) wl_schedule_margin_counts(s, i, &c->stage[i]);
+    c->stage = made;
+    c->bytes = bytes;
+    e->counts_bytes += bytes;
     return c->stage;
 }
 

@@ -2,8 +2,9 @@
  *
  * The JSON document is built with cJSON in a fixed key order; numbers are
  * printed by sim_json_print (the fewer of 15 or 17 digits that read back as
- * the same double), so the same inputs give byte-identical output.  Non-finite values
- * never reach the document: metrics of a zero step time are 0. */
+ * the same double), so the same inputs give byte-identical output.
+ * Non-finite values never reach the document: metrics of a zero step time
+ * are 0. */
 #include "report.h"
 
 #include "../common/json.h"

@@ -193,7 +193,6 @@ static sim_rc hbm_list(reader *r, const cJSON *a, const char *where, hbm_spec *o
     return SIM_OK;
 }
 
-/* A platform entry: "name", or {"platform": name, "devices": N, "hbm": [...]}. */
 /* A loader's message without the "heptasim: " it leads with on the command
  * line: in a study the file and the key lead instead. */
 static const char *loader_says(const char *msg)
@@ -221,6 +220,7 @@ static sim_rc platform_found(reader *r, const char *name, const char *key)
     return root ? SIM_OK : SIM_EINVAL;
 }
 
+/* A platform entry: "name", or {"platform": name, "devices": N, "hbm": [...]}. */
 static sim_rc plat_of(reader *r, const cJSON *e, const char *key, const hbm_spec *hbm, int nhbm, plat_entry *out)
 {
     static const char *const keys[] = {"platform", "devices", "hbm", NULL};

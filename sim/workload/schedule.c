@@ -257,7 +257,8 @@ void wl_schedule_margin_counts(const cfg_strategy *s, int stage, wl_margin_count
     int n, v = cfg_stage_chunks(s), row = v * WL_NPASSES;
     wl_step *o = wl_schedule_new(s, stage, &n);
     out->chunks = v;
-    out->before_f = sim_xcalloc((size_t)(3 * v * row + 2 * v), sizeof(int));
+    out->bytes = (size_t)(3 * v * row + 2 * v) * sizeof(int);
+    out->before_f = sim_xcalloc(1, out->bytes);
     out->after_b = out->before_f + v * row;
     out->after_w = out->after_b + v * row;
     out->cool_b = out->after_w + v * row;

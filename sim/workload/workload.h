@@ -212,6 +212,7 @@ typedef struct wl_margin_counts {
     int *before_f, *after_b, *after_w;
     int *cool_b, *cool_w;
     int cool_steps;
+    size_t bytes; /* what the counts take */
 } wl_margin_counts;
 
 void wl_schedule_margin_counts(const cfg_strategy *s, int stage, wl_margin_counts *out);
