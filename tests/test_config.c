@@ -728,8 +728,9 @@ START_TEST(check_heads_and_widths)
     expect_check_msg(".tp_x: tp_x*tp_y = 8*3 = 24 does not divide hidden=16384 (use a divisor of 16384)", t.s.path);
     ck_assert_int_eq(gpt(&t, 0, ITEMS("model.ffn_hidden=65540")), SIM_EINVAL);
     expect_check_msg(".tp_x: 8 does not divide ffn_hidden=65540 (use a divisor of 65540)", t.s.path);
+    /* a routed expert is split over the etp ranks (8 here, as tp_x) */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("model.moe.ffn_hidden=16388")), SIM_EINVAL);
-    expect_check_msg(".tp_x: 8 does not divide moe.ffn_hidden=16388 (use a divisor of 16388)", t.s.path);
+    expect_check_msg(".etp: 8 does not divide moe.ffn_hidden=16388 (use a divisor of 16388)", t.s.path);
     /* kv heads: a divisor of tp_x*cp_ulysses or a multiple of it */
     ck_assert_int_eq(
         load_check(&t, "gpt3-175b", "dgx-a100", "gpt3-175b-a100", 16 * 8 * 3, ITEMS("model.kv_heads=32", "tp_x=3")),
@@ -953,12 +954,25 @@ START_TEST(check_experts)
     expect_check_msg(".ep: ep=2 needs an MoE model, and model 'gpt-310b' is dense (set ep to 1)", t.s.path);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=3")), SIM_EINVAL);
     expect_check_msg(".ep: 3 does not divide moe.experts=8 (use a divisor of 8)", t.s.path);
+    /* the expert groups fold over the tp x cp x dp = 8 x 64 ranks of a stage */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=128", "model.moe.experts=128")), SIM_EINVAL);
-    expect_check_msg(".ep: 128 does not divide dp*cp_ring*cp_ulysses = 64*1*1 = 64 (use a divisor of 64)", t.s.path);
+    expect_check_msg(".ep: ep*etp = 128*8 = 1024 does not divide tp_x*tp_y*cp_ring*cp_ulysses*dp = 8*1*1*1*64 = 512, "
+                     "the ranks of a pipeline stage the expert groups are folded over (make ep*etp a divisor of 512)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=128", "etp=1", "model.moe.experts=128")), SIM_OK);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8")), SIM_OK);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=3")), SIM_EINVAL);
-    expect_check_msg(".etp: 3 does not divide tp_x*tp_y = 8*1 = 8 (use a divisor of 8)", t.s.path);
+    expect_check_msg(".etp: 3 does not divide moe.ffn_hidden=16384 (use a divisor of 16384)", t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=16", "ep=1")), SIM_OK); /* etp above tp: 16 x 32 expert DP */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=4", "ep=4")), SIM_OK);
+    /* Megatron-Core's pipeline check: with pp before dp, expert dp must be dp */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8", "order=\"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\"")), SIM_EINVAL);
+    expect_check_msg(".order: \"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\" numbers the expert ranks (etp 8, ep 8, expert "
+                     "dp 8) over other pipeline stages than the dense ranks (Megatron-Core needs pp last in the order, "
+                     "or expert dp = dp = 64; put pp last)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8", "etp=1", "order=\"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\"")),
+                     SIM_OK);
 }
 END_TEST
 

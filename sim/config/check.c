@@ -349,7 +349,8 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     if ((rc = divides(err, f, tp, 2, "hidden", m->hidden))) return rc;
     if ((rc = divides(err, f, tp, 2, "ffn_hidden", m->ffn_hidden))) return rc;
     if (m->moe.experts > 0) {
-        if ((rc = divides(err, f, tp, 2, "moe.ffn_hidden", m->moe.ffn_hidden))) return rc;
+        factor etp[] = {{"etp", s->etp > 0 ? s->etp : s->tp_x * s->tp_y}};
+        if ((rc = divides(err, f, etp, 1, "moe.ffn_hidden", m->moe.ffn_hidden))) return rc;
         if (m->moe.shared_experts > 0 &&
             (rc = divides(err, f, tp, 2, "moe.shared_ffn_hidden", m->moe.shared_ffn_hidden)))
             return rc;
@@ -361,9 +362,6 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
 
     if ((rc = check_sequence(m, s, err))) return rc;
 
-    i64 t = product(tp, 2, true, desc, sizeof desc, NULL);
-    if (s->etp > 0 && t % s->etp != 0)
-        return sim_fail(err, SIM_EINVAL, "%s: .etp: %d does not divide %s (use a divisor of %lld)", f, s->etp, desc, t);
     if (cfg_is_mla(m) && s->tp_y > 1)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .tp_y: %d, but 2D tensor parallel of multi-head latent attention (model '%s') is not "
@@ -386,6 +384,42 @@ sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err
                         "%s: .fp8: platform '%s' has no FP8 peak (device.fp8_peak_tflops in %s; set fp8 to false, or "
                         "give the device its FP8 peak)",
                         f, p->name, cfg_origin(p->path, "the platform file"));
+    return SIM_OK;
+}
+
+/* Megatron-Core's expert folding: the ep x etp expert model-parallel
+ * ranks tile the tp x cp x dp ranks of a stage (the expert data-parallel
+ * size is what is left), and the expert numbering of the ranks puts them
+ * on the stages the dense one does (Megatron asserts that the two give the
+ * same pipeline groups: pp last in the order, or the expert data-parallel
+ * size equal to dp). */
+static sim_rc check_expert_fold(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    char desc[200], fold[200];
+    int etp = s->etp > 0 ? s->etp : s->tp_x * s->tp_y;
+    if (m->moe.experts <= 0 || !cfg_experts_folded(s)) return SIM_OK;
+    factor stage[] = {{"tp_x", s->tp_x}, {"tp_y", s->tp_y}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses},
+                      {"dp", dp}};
+    factor experts[] = {{"ep", s->ep}, {"etp", etp}};
+    i64 ranks = product(stage, 5, true, desc, sizeof desc, NULL), emp = product(experts, 2, true, fold, sizeof fold, NULL);
+    if (ranks % emp != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s does not divide %s, the ranks of a pipeline stage the expert groups are folded "
+                        "over (make ep*etp a divisor of %lld)",
+                        f, s->ep > 1 ? "ep" : "etp", fold, desc, ranks);
+    cfg_strategy r = *s;
+    r.dp = dp;
+    r.etp = etp;
+    if (!cfg_expert_stages_match(&r)) {
+        char order[CFG_NAME_LEN];
+        cfg_order_format(s, order, sizeof order);
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .order: \"%s\" numbers the expert ranks (etp %d, ep %d, expert dp %d) over other "
+                        "pipeline stages than the dense ranks (Megatron-Core needs pp last in the order, or expert "
+                        "dp = dp = %d; put pp last)",
+                        f, order, etp, s->ep, cfg_edp_group(&r), dp);
+    }
     return SIM_OK;
 }
 
@@ -428,13 +462,8 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
         if (m->moe.experts % s->ep != 0)
             return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide moe.experts=%d (use a divisor of %d)", f,
                             s->ep, m->moe.experts, m->moe.experts);
-        factor edp[] = {{"dp", dp}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses}};
-        i64 g = product(edp, 3, true, desc, sizeof desc, NULL);
-        if (g % s->ep != 0)
-            return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide %s (use a divisor of %lld)", f, s->ep, desc,
-                            g);
     }
-    return SIM_OK;
+    return check_expert_fold(m, s, dp, err);
 }
 
 /* The MoE keys: the batch-level all-to-all overlap is DualPipe-V's pairs

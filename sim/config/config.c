@@ -913,7 +913,7 @@ int cfg_dp_group(const cfg_strategy *s)
 int cfg_edp_group(const cfg_strategy *s)
 {
     int ep = s->ep > 0 ? s->ep : 1, tp = s->tp_x * s->tp_y, etp = s->etp > 0 ? s->etp : tp;
-    return cfg_dp_group(s) / ep * (tp / etp);
+    return cfg_dp_group(s) * tp / (ep * etp);
 }
 
 double cfg_expert_load(const cfg_strategy *s)
@@ -957,6 +957,38 @@ int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
     case CFG_NDIMS: break;
     }
     return 1;
+}
+
+int cfg_expert_radix(const cfg_strategy *s, cfg_dim d)
+{
+    switch (d) {
+    case CFG_DIM_TP_X: return s->etp > 0 ? s->etp : s->tp_x * s->tp_y;
+    case CFG_DIM_EP: return s->ep > 0 ? s->ep : 1;
+    case CFG_DIM_DP: return cfg_edp_group(s);
+    case CFG_DIM_PP: return s->pp;
+    default: return 1;
+    }
+}
+
+/* The product of the radices of the slots before d in `order`: d's stride
+ * in the dense numbering, or with expert in the expert one. */
+static int radix_below(const cfg_strategy *s, cfg_dim d, bool expert)
+{
+    int below = 1;
+    for (int i = 0; i < CFG_NDIMS && s->order[i] != d; i++)
+        below *= expert ? cfg_expert_radix(s, s->order[i]) : cfg_dim_radix(s, s->order[i]);
+    return below;
+}
+
+bool cfg_experts_folded(const cfg_strategy *s)
+{
+    return s->ep > 1 || (s->etp > 0 && s->etp != s->tp_x * s->tp_y);
+}
+
+bool cfg_expert_stages_match(const cfg_strategy *s)
+{
+    return !cfg_experts_folded(s) || s->pp <= 1 ||
+           radix_below(s, CFG_DIM_PP, false) == radix_below(s, CFG_DIM_PP, true);
 }
 
 /* ------------------------------------------------- layers on the pipeline */

@@ -391,12 +391,29 @@ double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_
 /* The FP8 GEMM efficiency curve p runs with: its own gemm_fp8_efficiency,
  * else gemm_efficiency's points at CFG_FP8_GEMM_SHIFT times the FLOPs. */
 void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out);
-/* The radix of dimension d in the rank numbering (a rank is a mixed-radix
- * number over `order`): its size, but 1 for ep, which takes no digit: expert
- * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
+/* The radix of dimension d in the rank numbering of the dense layers (a
+ * rank is a mixed-radix number over `order`): its size, but 1 for ep, which
+ * takes no digit there. */
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
+/* The radix of slot d of `order` in the expert layers' numbering of the
+ * same ranks (Megatron-Core's expert rank generator: the same order string
+ * with tp = etp, cp = 1, ep, dp = expert data parallel, pp): etp in tp_x's
+ * slot, 1 in tp_y's and the CP slots, ep, cfg_edp_group in dp's, pp.  The
+ * expert groups are folded over the tp x cp x dp ranks of a stage whatever
+ * the dense layout. */
+int cfg_expert_radix(const cfg_strategy *s, cfg_dim d);
+/* True when the experts have groups of their own: ep > 1, or etp other
+ * than tp_x*tp_y (etp 0 reads as tp_x*tp_y).  Otherwise the expert layers
+ * are split and replicated as the dense ones (ETP = TP, expert DP = DP) and
+ * the expert numbering is not used. */
+bool cfg_experts_folded(const cfg_strategy *s);
+/* True when the experts are not folded, or the expert numbering puts every
+ * rank on the pipeline stage the dense one does (pp has one stride in
+ * both), as Megatron-Core asserts: pp last in the order, or the expert
+ * data-parallel size equal to dp. */
+bool cfg_expert_stages_match(const cfg_strategy *s);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
-int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
+int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp*tp/(ep*etp) */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
  * per token routed: moe_capacity_factor * moe_load_imbalance (0 reads as
  * 1).  Every rank waits for the busiest in the combine, so its expert

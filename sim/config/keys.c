@@ -14,8 +14,8 @@
  * of the devices into tp_x, tp_y, cp_ulysses, cp_ring and pp, dp taking
  * the rest (the Megatron-style subspace: tp_y = cp_ulysses = 1 (cp_ulysses
  * too with Megatron-Core's all-to-all CP), TP inside a node, zero 0 or 1,
- * Megatron-Core's rank orders; docs/study.md lists its flags); ep a divisor of the experts and of the data-parallel
- * group; etp = tp, or 1 for MoE models with TP; micro_batch a power of two
+ * Megatron-Core's rank orders; docs/study.md lists its flags); ep a divisor of the experts and of the
+ * tp x cp x dp ranks (with etp, it must divide them: cfg_check); etp = tp, or 1 for MoE models with TP; micro_batch a power of two
  * up to CFG_SEARCH_MAX_MICRO_BATCH that divides the sequences per replica;
  * schedule 1f1b, zb-h1, zb-v, dualpipe-v (not in the Megatron-style
  * subspace: Megatron-LM has neither), or interleaved with vpp a divisor
@@ -80,20 +80,23 @@ static const struct {
     {"pp-inner", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_PP, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_DP}},
 };
 
+#define SIGLEN (2 * CFG_NDIMS)
+
 /* What an order decides for s: the sequence of rank digits larger than
- * one, and (with ep > 1) whether EP groups come before DP.  Two orders with
- * the same signature give the same rank layout and groups. */
-static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig[CFG_NDIMS + 1])
+ * one in the dense numbering, then, when the experts have groups of their
+ * own (ep > 1 or etp other than tp), in the expert one (cfg_expert_radix).
+ * Two orders with the same signature give the same rank layout and
+ * groups. */
+static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig[SIGLEN])
 {
-    int k = 0, pos_ep = 0, pos_dp = 0;
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        cfg_dim d = order[i];
-        if (d == CFG_DIM_EP) pos_ep = i;
-        if (d == CFG_DIM_DP) pos_dp = i;
-        if (cfg_dim_radix(s, d) > 1) sig[k++] = (int)d;
-    }
+    int k = 0;
+    bool experts = cfg_experts_folded(s);
+    for (int i = 0; i < CFG_NDIMS; i++)
+        if (cfg_dim_radix(s, order[i]) > 1) sig[k++] = (int)order[i];
     while (k < CFG_NDIMS) sig[k++] = -1;
-    sig[CFG_NDIMS] = s->ep > 1 ? (pos_ep < pos_dp) : -1;
+    for (int i = 0; i < CFG_NDIMS && experts; i++)
+        if (cfg_expert_radix(s, order[i]) > 1) sig[k++] = (int)order[i];
+    while (k < SIGLEN) sig[k++] = -1;
 }
 
 /* The rank orders of Megatron-Core (parallel_state's `order`). */
@@ -104,10 +107,10 @@ static const cfg_dim megatron_orders[2][CFG_NDIMS] = {
 
 bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order)
 {
-    int sig[CFG_NDIMS + 1];
+    int sig[SIGLEN];
     order_signature(s, order, sig);
     for (int i = 0; i < 2; i++) {
-        int ref[CFG_NDIMS + 1];
+        int ref[SIGLEN];
         order_signature(s, megatron_orders[i], ref);
         if (memcmp(ref, sig, sizeof sig) == 0) return true;
     }
@@ -116,10 +119,10 @@ bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order)
 
 void cfg_order_name(const cfg_strategy *s, char *out, int cap)
 {
-    int sig[CFG_NDIMS + 1];
+    int sig[SIGLEN];
     order_signature(s, s->order, sig);
     for (int i = 0; i < NORDERS; i++) {
-        int ref[CFG_NDIMS + 1];
+        int ref[SIGLEN];
         order_signature(s, named_orders[i].order, ref);
         if (memcmp(ref, sig, sizeof sig) == 0) {
             sim_strlcpy(out, named_orders[i].name, (size_t)cap);
@@ -192,7 +195,9 @@ static bool dp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value 
     return v->i == sp->room;
 }
 
-/* ep: divisors of the experts that divide the data-parallel group (cfg_check) */
+/* ep: divisors of the experts that divide the tp x cp x dp ranks of a
+ * stage, the expert groups being folded over them (cfg_check drops those
+ * that do not fit the etp tried with them) */
 static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k;
@@ -202,7 +207,7 @@ static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy 
         return 1;
     }
     cfg_value all[CFG_MAX_CHOICES];
-    int n = divisors(experts, all, CFG_MAX_CHOICES), data = cfg_dp_group(s), j = 0;
+    int n = divisors(experts, all, CFG_MAX_CHOICES), data = cfg_dp_group(s) * cfg_tp(s), j = 0;
     for (int i = 0; i < n; i++)
         if (data % all[i].i == 0) out[j++] = all[i];
     return j;
@@ -333,9 +338,9 @@ static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_str
 static int order_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k, (void)sp;
-    int sigs[NORDERS][CFG_NDIMS + 1], n = 0;
+    int sigs[NORDERS][SIGLEN], n = 0;
     for (int i = 0; i < NORDERS; i++) {
-        int sig[CFG_NDIMS + 1];
+        int sig[SIGLEN];
         order_signature(s, named_orders[i].order, sig);
         bool seen = false;
         for (int j = 0; j < n && !seen; j++) seen = memcmp(sigs[j], sig, sizeof sig) == 0;
@@ -357,10 +362,14 @@ static bool zero_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_valu
     return !sp->megatron || v->i <= 1;
 }
 
-/* order: the Megatron-style subspace has Megatron-Core's two rank orders */
+/* order: the expert numbering on the dense one's stages (cfg_check); the
+ * Megatron-style subspace has Megatron-Core's two rank orders */
 static bool order_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
 {
-    return !sp->megatron || cfg_order_megatron(s, v->order);
+    cfg_strategy o = *s;
+    memcpy(o.order, v->order, sizeof o.order);
+    if (o.etp <= 0) o.etp = cfg_tp(&o);
+    return cfg_expert_stages_match(&o) && (!sp->megatron || cfg_order_megatron(s, v->order));
 }
 
 /* when a key matters */

@@ -106,10 +106,8 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
     case WL_G_CPU: return s->cp_ulysses;
     case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
     case WL_G_EP: return ep;
-    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / ep * (tp / etp);
+    case WL_G_EDP: return cfg_edp_group(s);
     case WL_G_ETP: return etp;
-    case WL_G_EBLK: return tp / etp;
-    case WL_G_EDPD: return s->dp * s->cp_ring * s->cp_ulysses / ep;
     case WL_G_DP: return s->dp * s->cp_ring * s->cp_ulysses;
     case WL_G_PP: return s->pp;
     default: return 1;
