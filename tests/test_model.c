@@ -667,6 +667,35 @@ START_TEST(test_ep_halves_experts)
     two.zero = 1;
     mdl_rank_memory(&m, &two, 1, &m2);
     assert_rel(m2.optimizer_bytes, 12.0 * (d2 / 4.0 + e2 / 2.0), EXACT);
+
+    /* Folded over TP (Megatron-Core's MoE parallel folding): tp 2, etp 1,
+     * ep 8 over the 2 x 4 ranks of a stage: each rank holds 8/8 = 1 whole
+     * expert, and expert DP = 2*4/(8*1) = 1 shards nothing; the dense part
+     * shards over dp 4.  Hand count of the distributed optimizer's bytes:
+     * weights 2, grads 4 per held parameter, master + moments 12 / its
+     * group. */
+    cfg_strategy fold = one;
+    fold.tp_x = 2;
+    fold.ep = 8;
+    fold.etp = 1;
+    fold.zero = 1;
+    ck_assert_int_eq(cfg_edp_group(&fold), 1);
+    double df, ef;
+    mdl_stage_params(&m, &fold, 1, &df, &ef);
+    assert_rel(ef, layers * 1.0 * p.expert, EXACT);
+    assert_rel(df, d3, EXACT); /* the dense layers split over tp 2 as before */
+    mdl_memory mf;
+    mdl_rank_memory(&m, &fold, 1, &mf);
+    assert_rel(mf.weights_bytes, 2.0 * (df + ef), EXACT);
+    assert_rel(mf.grads_bytes, 4.0 * (df + ef), EXACT);
+    assert_rel(mf.optimizer_bytes, 12.0 * (df / 4.0 + ef / 1.0), EXACT);
+    /* ep 2 with etp 1: 4 experts per rank, expert DP 2*4/2 = 4 */
+    fold.ep = 2;
+    ck_assert_int_eq(cfg_edp_group(&fold), 4);
+    mdl_stage_params(&m, &fold, 1, &df, &ef);
+    assert_rel(ef, layers * 4.0 * p.expert, EXACT);
+    mdl_rank_memory(&m, &fold, 1, &mf);
+    assert_rel(mf.optimizer_bytes, 12.0 * (df / 4.0 + ef / 4.0), EXACT);
 }
 END_TEST
 
