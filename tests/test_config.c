@@ -825,6 +825,153 @@ START_TEST(stage_layer_ranges)
 }
 END_TEST
 
+/* The layer counts a layout string gives each virtual stage, and its
+ * first layer, against the list written out by hand. */
+static void expect_layout(const char *layout, int pp, int vpp, const int *want, int n)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    s.pp = pp;
+    s.vpp = vpp;
+    s.schedule = vpp > 1 ? CFG_SCHED_INTERLEAVED : CFG_SCHED_1F1B;
+    sim_strlcpy(s.pipeline_layout, layout, sizeof s.pipeline_layout);
+    ck_assert_int_eq(pp * vpp, n);
+    int next = 0, most = 0;
+    for (int g = 0; g < n; g++) {
+        int chunk, stage = cfg_chunk_stage(&s, g, &chunk), first = -1;
+        ck_assert_msg(cfg_stage_layers(&m, &s, stage, chunk, &first) == want[g] && first == next,
+                      "%s: virtual stage %d: %d layers from %d, want %d from %d", layout, g,
+                      cfg_stage_layers(&m, &s, stage, chunk, NULL), first, want[g], next);
+        next += want[g];
+    }
+    for (int p = 0; p < pp; p++) {
+        int total = 0;
+        for (int j = 0; j < vpp; j++) total += want[j * pp + p];
+        ck_assert_int_eq(cfg_stage_layer_total(&m, &s, p), total);
+        if (total > most) most = total;
+    }
+    ck_assert_int_eq(cfg_layers_per_stage(&m, &s), most);
+}
+
+START_TEST(pipeline_layout_ranges)
+{
+    /* Megatron-Bridge's DeepSeek-V3 recipe for (pp 8, vpp 2): 4 layers with
+     * the embedding, 14 x 4, 1 with the MTP layer and the loss */
+    int ds[16];
+    for (int g = 0; g < 16; g++) ds[g] = g == 15 ? 1 : 4;
+    expect_layout("Et*4|(t*4|)*14,tmL", 8, 2, ds, 16);
+    /* the same on pp 4 x vpp 4: stage 3 holds 4 + 4 + 4 + 1 */
+    expect_layout("Et*4|(t*4|)*14,tmL", 4, 4, ds, 16);
+    /* Megatron-Core's documented example without its separate MTP stage:
+     * "Et*3|(tt|)*29,m|L" on pp 16 x vpp 2 becomes 3, 29 x 2, 1 + m + L */
+    int mc[32] = {3};
+    for (int g = 1; g < 30; g++) mc[g] = 2;
+    mc[30] = 1;
+    mc[31] = 1;
+    expect_layout("Et*3|(tt|)*29,t|tmL", 16, 2, mc, 32);
+    /* Qwen3-235B-A22B's 94 layers on pp 8 x vpp 4: the layout equal to
+     * Megatron's account_for_{embedding,loss}_in_pipeline_split */
+    int qw[32];
+    for (int g = 0; g < 32; g++) qw[g] = g == 0 || g == 31 ? 2 : 3;
+    expect_layout("Et*2|(t*3|)*30,t*2L", 8, 4, qw, 32);
+    cfg_model q;
+    memset(&q, 0, sizeof q);
+    q.layers = 94;
+    cfg_strategy acc;
+    memset(&acc, 0, sizeof acc);
+    acc.pp = 8;
+    acc.vpp = 4;
+    acc.schedule = CFG_SCHED_INTERLEAVED;
+    acc.account_for_embedding_in_pipeline_split = acc.account_for_loss_in_pipeline_split = true;
+    for (int g = 0; g < 32; g++) {
+        int chunk, stage = cfg_chunk_stage(&acc, g, &chunk);
+        ck_assert_int_eq(cfg_stage_layers(&q, &acc, stage, chunk, NULL), qw[g]);
+    }
+    /* commas, repeats of '|' and single characters */
+    expect_layout("E,ttt|t*2|t,t|tL", 4, 1, (int[]){3, 2, 2, 1}, 4);
+    expect_layout("Et|(t|)*2,tL", 2, 2, (int[]){1, 1, 1, 1}, 4);
+}
+END_TEST
+
+START_TEST(check_pipeline_layout)
+{
+    triple t;
+    /* mixtral-8x22b (56 layers) on pp 4 */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 14);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*15|t*13|t*14|t*14L\"")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 15);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 1), 13);
+    /* pp 4 x vpp 2, uneven chunks: 7+6+7+7 | 7+7+7+8 */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("vpp=2", "schedule=\"interleaved\"", "global_batch=1024",
+                                          "pipeline_layout=\"Et*7|t*6|t*7|t*7|t*7|t*7|t*7|t*8L\"")),
+                     SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 1), 13);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 3), 15);
+    int first;
+    ck_assert_int_eq(cfg_stage_layers(&t.m, &t.s, 3, 1, &first), 8);
+    ck_assert_int_eq(first, 48);
+
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: the loss ('L') must appear once, in the last virtual stage (got 0, none; put "
+                     "one L last)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"t*14|E(t*14|)*2,t*14L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: the embedding ('E') must appear once, in the first virtual stage (got 1, "
+                     "elsewhere; put one E first)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|t*14|t*28L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: 3 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"(Et*7|t*7|)*4,L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: 9 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*13L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: 55 transformer layers ('t'), but model 'mixtral-8x22b' has layers=56 (place "
+                     "each layer once)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14mL\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: 1 MTP layers ('m'), but model 'mixtral-8x22b' has mtp_layers=0 (place each "
+                     "once, with the loss)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("model.mtp_layers=1", "pipeline_layout=\"Et*14|t*14|t*14m|t*14L\"")),
+                     SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not modelled "
+                     "(heptasim runs them with the output layer; put them in the last virtual stage)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*28|t*28||L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: virtual stage 2 holds no transformer layer ('t'), which is not modelled "
+                     "(give every virtual stage at least one t)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("first_stage_layers=14", "pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"")),
+                     SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: a layout places every layer itself and is not combined with "
+                     "first_stage_layers (unset first_stage_layers, or the layout)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|*2,t*14L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: \"Et*14|(t*14|*2,t*14L\": '(' at offset 6 is not closed (write the virtual "
+                     "stages as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|d*14|t*14|t*14L\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: \"Et*14|d*14|t*14|t*14L\": unknown character 'd' (the layers are E, t, m "
+                     "and L, '|' ends a virtual stage) (write the virtual stages as runs of E, t, m and L separated "
+                     "by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"(t*1048576)*2\"")), SIM_EINVAL);
+    expect_check_msg(".pipeline_layout: \"(t*1048576)*2\": it expands to more than 1048576 characters (write the "
+                     "virtual stages as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)2,t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "the group at offset 6 has no repeat count"), "%s", E.msg);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|((t*14|)*2),t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "nested groups at offset 7"), "%s", E.msg);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*|t*14|t*14|t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "a '*' is not followed by a count"), "%s", E.msg);
+}
+END_TEST
+
 /* first_stage_layers / last_stage_layers: schema bounds, every cross rule
  * with its exact message, --set, and the JSON written only when set. */
 START_TEST(check_uneven_stages)
@@ -1899,6 +2046,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_heads_and_widths);
     tcase_add_test(tc, check_pipeline);
     tcase_add_test(tc, stage_layer_ranges);
+    tcase_add_test(tc, pipeline_layout_ranges);
+    tcase_add_test(tc, check_pipeline_layout);
     tcase_add_test(tc, check_uneven_stages);
     tcase_add_test(tc, check_batch);
     tcase_add_test(tc, check_sequence);

@@ -1073,12 +1073,17 @@ static double layer_forward_s(const wl_plan *plan, int rank, int *seen, int nlay
  * compute summed over the stages equals the even split's. */
 START_TEST(test_uneven_stage_programs)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         cfg_model m = model_gpt();
         cfg_strategy s = strategy(1, 4, 1);
         if (k == 0) { /* 1 + 3 + 3 + 3 */
             m.layers = 10;
             s.first_stage_layers = 1;
+        } else if (k == 2) { /* a layout, interleaved: chunks 3 2 2 2 | 2 2 2 1 */
+            m.layers = 16;
+            s.schedule = CFG_SCHED_INTERLEAVED;
+            s.vpp = 2;
+            sim_strlcpy(s.pipeline_layout, "Et*3|(tt|)*6,tL", sizeof s.pipeline_layout);
         } else { /* interleaved: 2 + 4 + 4 + 2 in chunks of 1, 2, 2, 1 */
             m.layers = 12;
             s.schedule = CFG_SCHED_INTERLEAVED;

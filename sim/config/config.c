@@ -1027,12 +1027,30 @@ static int uneven_count(const cfg_strategy *s, int share, int p)
     return share;
 }
 
+/* The decoder layers before virtual stage `want` and in it. */
+typedef struct layout_span {
+    int want, start, count;
+} layout_span;
+
+static void span_visit(void *ctx, int index, const cfg_layout_stage *st)
+{
+    layout_span *sp = ctx;
+    if (index < sp->want) sp->start += st->decoders;
+    if (index == sp->want) sp->count = st->decoders;
+}
+
 int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first)
 {
     int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
     int start, count;
     int emb = s->account_for_embedding_in_pipeline_split, loss = s->account_for_loss_in_pipeline_split;
-    if (!cfg_uneven_stages(s) && (emb || loss)) {
+    if (s->pipeline_layout[0]) {
+        layout_span sp = {.want = cfg_global_chunk(s, stage, chunk)};
+        char why[SIM_ERR_LEN];
+        cfg_layout_walk(s->pipeline_layout, span_visit, &sp, why, sizeof why);
+        start = sp.start;
+        count = sp.count;
+    } else if (!cfg_uneven_stages(s) && (emb || loss)) {
         int n = pp * v, c = cfg_global_chunk(s, stage, chunk), per = (m->layers + emb + loss) / n;
         start = c * per - (c > 0 ? emb : 0);
         count = per - (c == 0 ? emb : 0) - (c == n - 1 ? loss : 0);
@@ -1084,6 +1102,14 @@ int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)
 int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s)
 {
     if (s->pp <= 0) return 0;
+    if (s->pipeline_layout[0]) {
+        int most = 0;
+        for (int p = 0; p < s->pp; p++) {
+            int n = cfg_stage_layer_total(m, s, p);
+            if (n > most) most = n;
+        }
+        return most;
+    }
     if (!cfg_uneven_stages(s)) return m->layers / s->pp;
     int share = middle_share(m, s), most = share;
     if (s->first_stage_layers > most) most = s->first_stage_layers;

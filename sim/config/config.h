@@ -189,6 +189,19 @@ typedef enum cfg_schedule {
     CFG_NSCHEDULES
 } cfg_schedule;
 typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+/* The modules selective recompute runs again (Megatron-Core's
+ * --recompute-modules), as bits of cfg_recompute_modules.  ORDER
+ * CFG_RECOMPUTE_MODULE: recompute_module_names in keys.c follows it. */
+typedef enum cfg_recompute_module {
+    CFG_RM_CORE_ATTN = 0, /* core attention, from Q, K, V */
+    CFG_RM_MOE_ACT,       /* the routed experts' activation function */
+    CFG_RM_LAYERNORM,     /* the two norms before attention and MLP */
+    CFG_RM_MLA_UP_PROJ,   /* MLA's up-projections, from the latents */
+    CFG_RM_MLP,           /* a dense layer's MLP */
+    CFG_RM_MOE,           /* a MoE layer's router, dispatch, experts, combine, shared experts */
+    CFG_RM_SHARED_EXPERTS,/* the shared experts */
+    CFG_NRECOMPUTE_MODULES
+} cfg_recompute_module;
 /* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
  * the softmax statistics) or eager (stores the s x s scores). */
 typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER } cfg_attention;
@@ -219,11 +232,13 @@ typedef struct cfg_strategy {
     int last_stage_layers;         /* layers of the last pipeline stage; 0 = even split */
     bool account_for_embedding_in_pipeline_split; /* the embedding counts as one layer of the first chunk */
     bool account_for_loss_in_pipeline_split;      /* the loss counts as one layer of the last chunk */
+    char pipeline_layout[CFG_LAYOUT_LEN];         /* Megatron's layout string; "" = none */
     cfg_schedule schedule;
     int micro_batch;               /* sequences per micro-batch */
     int global_batch;              /* sequences per step */
     bool sequence_parallel;
     cfg_recompute recompute;
+    char recompute_modules[CFG_NAME_LEN * 2]; /* selective: the modules, "core_attn,moe_act"; "" = core_attn */
     int zero;                      /* 0..3 */
     bool overlap_grad_reduce;
     bool overlap_param_gather;
@@ -483,9 +498,32 @@ int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage);
 /* True when first_stage_layers or last_stage_layers is set (pp > 1). */
 bool cfg_uneven_stages(const cfg_strategy *s);
 
+/* Pipeline layouts (pipeline_layout, Megatron-Core's
+ * --pipeline-model-parallel-layout; pipeline_layout.c has the grammar).
+ * With a layout, global chunk g holds the decoder layers ('t') of the
+ * layout's virtual stage g, in order; cfg_check makes sure the layout has
+ * pp*vpp stages, the embedding in the first, the loss and the MTP layers
+ * in the last and at least one decoder layer in each. */
+typedef struct cfg_layout_stage {
+    int decoders, mtp;      /* 't' and 'm' */
+    int embedding, loss;    /* 'E' and 'L' */
+} cfg_layout_stage;
+typedef void (*cfg_layout_visit)(void *ctx, int index, const cfg_layout_stage *st);
+/* Calls visit for each virtual stage of text in order; returns their
+ * count, or -1 with one phrase in why (syntax, unknown character, a count
+ * or an expansion above CFG_LAYOUT_MAX_ATOMS). */
+int cfg_layout_walk(const char *text, cfg_layout_visit visit, void *ctx, char *why, size_t cap);
+
 /* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
 const char *cfg_schedule_name(cfg_schedule s);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_recompute_module_name(cfg_recompute_module r);
+
+/* The modules s recomputes, a bit (1u << cfg_recompute_module) each: with
+ * recompute "selective", those of recompute_modules (core_attn when
+ * empty); none otherwise (full recompute runs whole layers).  Names that
+ * are not modules are skipped (cfg_check refuses them). */
+unsigned cfg_recompute_modules(const cfg_strategy *s);
 const char *cfg_activation_name(cfg_activation a);
 const char *cfg_window_kind_name(cfg_window_kind k);
 const char *cfg_dim_name(cfg_dim d);

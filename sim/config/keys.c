@@ -44,6 +44,11 @@ _Static_assert(sizeof schedule_names / sizeof *schedule_names == CFG_NSCHEDULES 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
+/* ORDER CFG_RECOMPUTE_MODULE */
+static const char *const recompute_module_names[] = {"core_attn", "moe_act",   "layernorm",      "mla_up_proj",
+                                                     "mlp",       "moe",       "shared_experts", NULL};
+_Static_assert(sizeof recompute_module_names / sizeof *recompute_module_names == CFG_NRECOMPUTE_MODULES + 1,
+               "one name per recompute module");
 /* ORDER CFG_ATTENTION */
 static const char *const attention_names[] = {"flash", "eager", NULL};
 /* ORDER CFG_MOMENTS */
@@ -57,6 +62,38 @@ const char *cfg_schedule_name(cfg_schedule s)
 const char *cfg_recompute_name(cfg_recompute r)
 {
     return (unsigned)r < 3 ? recompute_names[r] : "?";
+}
+
+const char *cfg_recompute_module_name(cfg_recompute_module r)
+{
+    return (unsigned)r < CFG_NRECOMPUTE_MODULES ? recompute_module_names[r] : "?";
+}
+
+int cfg_recompute_module_parse(const char *word, size_t len)
+{
+    for (int i = 0; i < CFG_NRECOMPUTE_MODULES; i++)
+        if (strlen(recompute_module_names[i]) == len && strncmp(word, recompute_module_names[i], len) == 0) return i;
+    return -1;
+}
+
+const char *cfg_recompute_module_suggest(const char *word)
+{
+    return cfg_suggest(word, recompute_module_names, CFG_NRECOMPUTE_MODULES);
+}
+
+unsigned cfg_recompute_modules(const cfg_strategy *s)
+{
+    if (s->recompute != CFG_RECOMP_SELECTIVE) return 0;
+    if (!s->recompute_modules[0]) return 1u << CFG_RM_CORE_ATTN;
+    unsigned bits = 0;
+    for (const char *p = s->recompute_modules; *p;) {
+        size_t len = strcspn(p, ", ");
+        int i = cfg_recompute_module_parse(p, len);
+        if (i >= 0) bits |= 1u << i;
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return bits;
 }
 
 /* }========================================================== enum names */
@@ -174,11 +211,13 @@ static bool cp_ulysses_fits(const cfg_space *sp, const cfg_strategy *s, const cf
     return (!sp->megatron || sp->megatron_a2a_cp || v->i == 1) && sp->model->heads % (s->tp_x * v->i) == 0;
 }
 
-/* layers split evenly, or the base strategy's own uneven split */
+/* layers split evenly, or the base strategy's own uneven split or layout
+ * (a layout fixes pp: cfg_check refuses the others) */
 static bool pp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
 {
     (void)s;
-    return sp->model->layers % v->i == 0 || (v->i == sp->base->pp && cfg_uneven_stages(sp->base));
+    bool own = cfg_uneven_stages(sp->base) || sp->base->pipeline_layout[0];
+    return (sp->model->layers % v->i == 0 && !sp->base->pipeline_layout[0]) || (v->i == sp->base->pp && own);
 }
 
 /* dp: the devices the other dimensions leave */
@@ -308,6 +347,10 @@ static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_str
 {
     (void)k;
     const cfg_model *m = sp->model;
+    if (s->pipeline_layout[0]) { /* the layout fixes the virtual stages */
+        out[0] = (cfg_value){.i = (int)sp->base->schedule, .with = sp->base->vpp};
+        return 1;
+    }
     out[0] = (cfg_value){.i = CFG_SCHED_1F1B, .with = 1};
     if (s->pp < 2) return 1;
     int n = 1;
@@ -377,6 +420,7 @@ static bool pipelined(const cfg_strategy *s) { return s->pp > 1; }
 static bool one_d_tp(const cfg_strategy *s) { return s->tp_y == 1 && s->tp_x > 1; }
 static bool two_d_tp_and_ulysses(const cfg_strategy *s) { return s->tp_y > 1 && s->cp_ulysses > 1; }
 static bool ring_cp(const cfg_strategy *s) { return s->cp_ring > 1; }
+static bool selective(const cfg_strategy *s) { return s->recompute == CFG_RECOMP_SELECTIVE; }
 static bool sharded_data_parallel(const cfg_strategy *s) { return has_data_parallel(s) && (s->zero == 1 || s->zero == 2); }
 
 /* compact tokens */
@@ -478,6 +522,7 @@ const cfg_key cfg_strategy_keys[] = {
      .matters = pipelined},
     {S_BOOL("account_for_loss_in_pipeline_split", account_for_loss_in_pipeline_split, 0), .flags = SAME,
      .matters = pipelined},
+    {S_STR("pipeline_layout", pipeline_layout), .flags = SAME, .matters = pipelined},
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
@@ -488,6 +533,7 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 10, SHAPE, .choices = sequence_parallel_choices, .matters = one_d_tp, .compact = 7, .token = "sp"},
     {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN | PROBE,
      .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
+    {S_STR("recompute_modules", recompute_modules), .flags = SAME | PROBE, .matters = selective},
     {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS,
      .search = 16, INNER, .choices = every_choice, .fits = zero_fits, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
     {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM,
