@@ -531,6 +531,17 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
                         "%s: .global_batch: %lld micro-batches per step is more than the limit of %d (raise "
                         "micro_batch or lower global_batch)",
                         f, micro_batches, CFG_MAX_MICRO_BATCHES);
+    int flushes = s->pipeline_flushes > 1 ? s->pipeline_flushes : 1;
+    if (micro_batches % flushes != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: %d does not divide the %lld micro-batches "
+                        "global_batch/(dp*micro_batch) (use a divisor of %lld)",
+                        f, flushes, micro_batches, micro_batches);
+    if (flushes > 1 && s->schedule == CFG_SCHED_INTERLEAVED && (micro_batches / flushes) % s->pp != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: the interleaved schedule needs the %lld micro-batches of each of "
+                        "the %d flushes to be a multiple of pp=%d (use fewer flushes, or change global_batch)",
+                        f, micro_batches / flushes, flushes, s->pp);
     if (s->schedule == CFG_SCHED_INTERLEAVED && micro_batches % s->pp != 0)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .global_batch: the interleaved schedule needs a number of micro-batches "
@@ -542,6 +553,11 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
     i64 v_least = s->schedule == CFG_SCHED_ZB_V        ? 2LL * s->pp - 1
                   : s->schedule == CFG_SCHED_DUALPIPE_V ? 2LL * s->pp
                                                         : 0;
+    if (flushes > 1 && micro_batches / flushes < v_least)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: \"%s\" needs at least %lld micro-batches per flush with pp=%d, got "
+                        "%lld (use fewer flushes)",
+                        f, cfg_schedule_name(s->schedule), v_least, s->pp, micro_batches / flushes);
     if (micro_batches < v_least)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .global_batch: \"%s\" needs at least %lld micro-batches with pp=%d, got "

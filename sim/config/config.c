@@ -929,6 +929,11 @@ int cfg_micro_batches(const cfg_strategy *s)
     return per > 0 ? s->global_batch / per : 0;
 }
 
+int cfg_flush_micro_batches(const cfg_strategy *s)
+{
+    return cfg_micro_batches(s) / (s->pipeline_flushes > 1 ? s->pipeline_flushes : 1);
+}
+
 double cfg_usable_hbm_bytes(const cfg_platform *p)
 {
     return p->hbm_bytes - p->hbm_reserved_bytes;

@@ -234,6 +234,7 @@ typedef struct cfg_strategy {
     bool account_for_loss_in_pipeline_split;      /* the loss counts as one layer of the last chunk */
     char pipeline_layout[CFG_LAYOUT_LEN];         /* Megatron's layout string; "" = none */
     cfg_schedule schedule;
+    int pipeline_flushes;          /* the schedule runs this many times per step, one per accumulation step; 0 = 1 */
     int micro_batch;               /* sequences per micro-batch */
     int global_batch;              /* sequences per step */
     bool sequence_parallel;
@@ -396,6 +397,7 @@ int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*c
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
+int cfg_flush_micro_batches(const cfg_strategy *s); /* the micro-batches of one pipeline flush: those / pipeline_flushes */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
 /* Without a curve of its own, an FP8 GEMM of CFG_FP8_GEMM_SHIFT * F FLOPs
  * reaches the fraction of the FP8 peak a bf16 GEMM of F FLOPs reaches of

@@ -442,6 +442,14 @@ static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
         snprintf(out, cap, "-%s", cfg_schedule_name(s->schedule)); /* pp8-gpipe, pp8-zb-v */
 }
 
+static void flushes_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    if (s->pp > 1 && s->pipeline_flushes > 0) /* flush1 written: 1 and the default 0 are two strategies */
+        snprintf(out, cap, "flush%d", s->pipeline_flushes);
+    else
+        out[0] = '\0';
+}
+
 static void etp_token(const cfg_strategy *s, char *out, size_t cap)
 {
     if (s->etp > 0 && s->etp != s->tp_x * s->tp_y)
@@ -526,6 +534,8 @@ const cfg_key cfg_strategy_keys[] = {
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
+    {S_INT("pipeline_flushes", pipeline_flushes, 0, CFG_MAX_MICRO_BATCHES, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
+     .matters = pipelined, .compact = 24, .format = flushes_token},
     {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
     {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED | PROBE},

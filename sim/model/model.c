@@ -376,7 +376,7 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
  * orders of sim/workload/schedule.c, checked against them by the tests. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 {
-    int P = at_least_one(s->pp), mb = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
+    int P = at_least_one(s->pp), mb = at_least_one(cfg_flush_micro_batches(s)), v = cfg_stage_chunks(s);
     int n;
     if (s->schedule == CFG_SCHED_GPIPE) {
         n = mb;
