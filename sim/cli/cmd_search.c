@@ -85,7 +85,7 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
     }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *all = srch_sweep_records_json(s);
-        rc = rpt_write_csv(a->csv_path, all, srch_csv_columns, "CSV table", err);
+        rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
         cJSON_Delete(all);
     }
     if (rc == SIM_OK && a->report_path) {

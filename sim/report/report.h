@@ -89,6 +89,12 @@ sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, s
  * messages.  columns ends with NULL.  SIM_OK or SIM_EIO naming the path. */
 sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *columns, const char *what, sim_err *err);
 
+/* The columns of a CSV of sweep records (sweep, compare; NULL-ended,
+ * static): index, space, megatron_style, then strategy.KEY for every row of
+ * the strategy key table in its order (config/keys.h), then the figures,
+ * memory, the ranking's alike and alike_of, and error. */
+const char *const *rpt_record_csv_columns(void);
+
 /* The memory of a rank of every pipeline stage (s checked) as a cJSON
  * array the caller deletes, one object per stage with the keys of
  * rpt_memory_csv_columns (sizes in bytes). */

@@ -513,9 +513,6 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
  * a cJSON array for rpt_write_sweep_html; and the report's title. */
 void *srch_sweep_records_json(const srch_sweep *s);
 
-/* The columns of a CSV of those records, one row per candidate in their
- * order (dotted key paths of srch_record_to_json's keys; NULL-ended). */
-extern const char *const srch_csv_columns[];
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap);
 
 /* ---------------------------------------------------------------- study */

@@ -360,10 +360,3 @@ void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int
 
 /* }================================================================ JSON */
 
-const char *const srch_csv_columns[] = {
-    "index", "space", "megatron_style", "strategy.name", "strategy.description", "strategy.dp", "strategy.pp",
-    "strategy.vpp", "strategy.schedule", "strategy.tp_x", "strategy.tp_y", "strategy.sequence_parallel",
-    "strategy.cp_ring", "strategy.cp_ulysses", "strategy.ep", "strategy.etp", "strategy.micro_batch",
-    "strategy.global_batch", "strategy.recompute", "strategy.zero", "strategy.fuse_tpy_cp", "strategy.order",
-    "estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s", "memory.peak_bytes",
-    "memory.capacity_bytes", "memory.fits", "alike", "alike_of", "error", NULL};
