@@ -112,24 +112,6 @@ static sim_rc get_dims(const cJSON *o, const char *origin, double *exposed, doub
     return SIM_OK;
 }
 
-/* SIM_EINVAL naming the first key of o that no record holds. */
-static sim_rc known_keys(const cJSON *o, const char *origin, sim_err *err)
-{
-    for (const cJSON *k = o->child; k; k = k->next) {
-        int i = 0;
-        while (record_keys[i] && (!k->string || strcmp(k->string, record_keys[i]) != 0)) i++;
-        if (!record_keys[i]) {
-            char key[65];
-            sim_strlcpy(key, k->string ? k->string : "", sizeof key);
-            for (char *c = key; *c; c++)
-                if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-            sim_utf8_scrub(key);
-            return sim_fail(err, SIM_EINVAL, "%s: '%s': not a key of a heptasim sweep record", origin, key);
-        }
-    }
-    return SIM_OK;
-}
-
 static bool is_hex16(const char *s)
 {
     int i = 0;
@@ -144,7 +126,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     srch_candidate c;
     memset(&c, 0, sizeof c);
     if (!cJSON_IsObject(o)) return sim_fail(err, SIM_EINVAL, "%s: expected a JSON object (a sweep record)", origin);
-    sim_rc rc = known_keys(o, origin, err);
+    sim_rc rc = cfg_check_keys(o, record_keys, origin, "", err);
     if (rc != SIM_OK) return rc;
     double v = 0;
     rc = get_num(o, "index", origin, NONNEG, &v, err);

@@ -49,23 +49,11 @@ static sim_rc bad(reader *r, const char *key, const char *fmt, ...)
     return sim_fail(r->err, SIM_EINVAL, "%.300s: %.120s: %s", r->file, key, why);
 }
 
-/* Only the keys of `known` (NULL-ended) in object o. */
+/* Only the keys of `known` (NULL-ended) in object o, each once (the one
+ * rule of every input, cfg_check_keys). */
 static sim_rc known_keys(reader *r, const cJSON *o, const char *where, const char *const *known)
 {
-    for (const cJSON *c = o->child; c; c = c->next) {
-        bool ok = false;
-        for (int i = 0; known[i] && !ok; i++) ok = strcmp(c->string, known[i]) == 0;
-        if (ok) continue;
-        char list[300] = "";
-        for (int i = 0; known[i]; i++) {
-            size_t n = strlen(list);
-            snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
-        }
-        char key[200];
-        snprintf(key, sizeof key, "%s.%.60s", where, c->string);
-        return bad(r, key, "unknown key (the keys are %s)", list);
-    }
-    return SIM_OK;
+    return cfg_check_keys(o, known, r->file, where, r->err);
 }
 
 /* A whole number in [lo, hi] at key. */
