@@ -80,6 +80,41 @@ sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
  * stdout).  doc stays the caller's. */
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
 
+/* The one rule for a number of a JSON document: v at key of the cJSON
+ * object obj (void*: no cJSON.h here), null when v is not finite (NaN, an
+ * infinity), which JSON cannot hold. */
+void rpt_json_add_num(void *obj, const char *key, double v);
+
+/* ------------------------------------------------- records (records.c) */
+
+/* What a read of a JSONL file of records skipped: lines that are not a
+ * JSON object (a torn write, a run of NULs after a crash, junk). */
+typedef struct rpt_skipped {
+    int lines;                    /* lines skipped */
+    int first_line;               /* the first of them, 1-based (0: none) */
+    int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
+} rpt_skipped;
+
+/* Called with each JSON object of a records file (a cJSON object, freed
+ * after the call) and its origin ("a.jsonl: line 3"); anything but SIM_OK
+ * ends the read with that error. */
+typedef sim_rc (*rpt_record_fn)(void *ctx, const void *record, const char *origin, sim_err *err);
+
+/* The one reader of a JSONL file of sweep records: every line of the
+ * file, NULs or not; a line that is not a JSON object is skipped and
+ * counted in *skipped (when not NULL), and so is a last line without its
+ * newline; every other line goes to each, in file order.  Returns
+ * SIM_EINVAL (a missing or unreadable file, too large), each's error, or
+ * SIM_OK. */
+sim_rc rpt_jsonl_read(const char *path, rpt_record_fn each, void *ctx, rpt_skipped *skipped, sim_err *err);
+
+/* One warning line on f for what a read skipped (nothing when none). */
+void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
+
+/* Append the record (a cJSON object) as one line to f and flush it.
+ * Returns SIM_EIO naming path on a write error, SIM_ENOMEM. */
+sim_rc rpt_jsonl_append(FILE *f, const char *path, const void *record, sim_err *err);
+
 /* The one CSV writer (csv.c): a header line of the columns, then one line
  * per object of rows (a cJSON array; void* keeps cJSON.h out of this
  * header) holding the value at each column's dotted key path

@@ -99,7 +99,7 @@ int srch_borrow(const char *path, const char *twin_id, srch_space space, srch_ca
     if (!twin_id[0] || access(path, F_OK) != 0) return 0;
     srch_candidate *recs = NULL;
     int nrec = 0, cap = 0, taken = 0;
-    srch_skipped skipped;
+    rpt_skipped skipped;
     sim_err why = {{0}};
     memset(&skipped, 0, sizeof skipped);
     /* an unreadable twin only costs the simulations it would have saved */

@@ -8,7 +8,7 @@
  * reported as a simulated result: records keep the two in separate keys.
  *
  * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
- * srch_run), record.c (JSON records, JSONL files), sweep.c (simulation of
+ * srch_run), record.c (a candidate as a JSON record and back), sweep.c (simulation of
  * the chosen candidates, ranking and ties, agreement, reasons), table.c
  * (alike candidates, the printed tables), shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
@@ -27,6 +27,7 @@
 #include "../engine/engine.h"
 #include "../estimate/estimate.h"
 #include "../model/model.h"
+#include "../report/report.h"
 #include "../workload/workload.h"
 
 /* ------------------------------------------------------------- the space */
@@ -239,29 +240,17 @@ void *srch_record_to_json(const srch_candidate *c);
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
 
-/* What a read of a JSONL file of records skipped: lines that are not a
- * JSON object (a torn write, a run of NULs after a crash, junk). */
-typedef struct srch_skipped {
-    int lines;                    /* lines skipped */
-    int first_line;               /* the first of them, 1-based (0: none) */
-    int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
-} srch_skipped;
-
-/* Read every record of a JSONL file, appending to *arr (grown, *n and *cap
- * updated; the caller frees *arr).  Every line of the file is read, NULs
- * or not: a line that is not a JSON object is skipped and counted in
- * *skipped (when not NULL), and so is a last line without its newline.  A
+/* Read every record of a JSONL file through the one reader of records
+ * (rpt_jsonl_read: junk lines skipped and counted in *skipped), appending
+ * to *arr (grown, *n and *cap updated; the caller frees *arr).  A
  * JSON object that is not a valid record (a missing or unknown key, a
  * figure that is not finite and positive, another fingerprint format) is
  * an error naming the file, line and key.  Returns SIM_EINVAL (bad
  * content, missing file), or SIM_OK. */
-sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, srch_skipped *skipped, sim_err *err);
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, rpt_skipped *skipped, sim_err *err);
 
-/* One warning line on f for what a read skipped (nothing when none). */
-void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk);
-
-/* Append one record as a line to f and flush it.  Returns SIM_EIO naming
- * path on a write error. */
+/* Append the record of c as a line to f and flush it (rpt_jsonl_append).
+ * Returns SIM_EIO naming path on a write error. */
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err);
 
 /* ------------------------------------------------------------- printing */
@@ -323,7 +312,7 @@ typedef struct srch_resumed {
     int ignored;                  /* records of candidates not chosen this time, left as they are */
     int retried;                  /* chosen candidates whose record is a failure (not final): simulated again */
     int borrowed;                 /* chosen candidates that got their simulation from the twin's records */
-    srch_skipped skipped;         /* unreadable lines of the file (srch_jsonl_read) */
+    rpt_skipped skipped;          /* unreadable lines of the file (srch_jsonl_read) */
 } srch_resumed;
 
 /* Carry on an interrupted sweep (resume.c): every record of the JSONL file
@@ -353,7 +342,7 @@ typedef struct srch_merged {
     srch_candidate *records;      /* every record of the files, in file order (owned) */
     int nrecords;
     srch_ranking ranking;         /* one row per candidate, into records */
-    srch_skipped skipped;         /* unreadable lines of all the files (first_line: of the first such file) */
+    rpt_skipped skipped;          /* unreadable lines of all the files (first_line: of the first such file) */
     const char *skipped_path;     /* the first file with skipped lines (one of paths), or NULL */
 } srch_merged;
 
