@@ -85,6 +85,30 @@ sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, s
  * infinity), which JSON cannot hold. */
 void rpt_json_add_num(void *obj, const char *key, double v);
 
+/* ------------------------------------------------- ranking (ranking.c) */
+
+typedef enum rpt_row_state {
+    RPT_ROW_ESTIMATED = 0,  /* not simulated: the estimate is all there is */
+    RPT_ROW_SIMULATED,
+    RPT_ROW_FAILED          /* the simulation failed: why holds the reason */
+} rpt_row_state;
+
+/* One row of a ranked table, as the search hands it over. */
+typedef struct rpt_ranked_row {
+    int index;                    /* the candidate's place in the enumeration */
+    char strategy[300];           /* its compact form, "(+2 alike)" when it stands for alike ones */
+    rpt_row_state state;
+    double estimate_s;            /* the analytic estimate of the step */
+    double step_time_s, mfu;      /* simulated (RPT_ROW_SIMULATED) */
+    double peak_bytes;            /* memory of the peak stage */
+    char why[SIM_ERR_LEN + 64];   /* why it beats the next row, or the failure */
+} rpt_ranked_row;
+
+/* The ranked table on out: a header, then the n rows in their order, the
+ * simulated ones ranked 1, 2, ... (the others "-"); the strategy column as
+ * wide as its longest entry, at most 72 characters. */
+void rpt_print_ranking(FILE *out, const rpt_ranked_row *rows, int n);
+
 /* ------------------------------------------------- records (records.c) */
 
 /* What a read of a JSONL file of records skipped: lines that are not a

@@ -274,8 +274,9 @@ bool srch_alike(const srch_candidate *a, const srch_candidate *b);
  * those are compared. */
 void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as);
 
-/* Ranked table: rank, strategy, estimate, simulated step time, MFU,
- * memory and the reason each row beats the next one.  Alike rows
+/* Ranked table, printed by rpt_print_ranking: rank, strategy, estimate,
+ * simulated step time, MFU, memory and the reason each row beats the next
+ * one (srch_reason).  Alike rows
  * (srch_fold_alike) are one row, whose strategy says how many it stands
  * for ("(+2 alike)"); ranks count the rows printed. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
