@@ -85,6 +85,21 @@ sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, s
  * infinity), which JSON cannot hold. */
 void rpt_json_add_num(void *obj, const char *key, double v);
 
+/* The compact form of the strategy object of a record (a cJSON object;
+ * cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1") into out (sweep.c);
+ * an object that is not a whole strategy gives its description, if any. */
+void rpt_record_strategy_text(const void *strategy, char *out, size_t cap);
+
+/* study.md (study.c) from the document of a study (a cJSON object): name,
+ * description, command (the one that regenerates it), top, symmetry (the
+ * engine's: "tp", "dp", "none") and cells, the rows of study.csv in the
+ * study's order (main grid, then sensitivity: "part"), each with
+ * study_model and study_platform (the stems of the files the study
+ * names), command (the compare that reruns the cell) and its two bests as
+ * sweep records.  Written through a sim_out.  SIM_OK or SIM_EIO naming
+ * the path. */
+sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err);
+
 /* ------------------------------------------------- ranking (ranking.c) */
 
 typedef enum rpt_row_state {

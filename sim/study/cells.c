@@ -202,6 +202,11 @@ void stdy_free(stdy_study *st)
     free(st);
 }
 
+const char *stdy_symmetry_name(eng_symmetry sym)
+{
+    return sym == ENG_SYM_DP ? "dp" : sym == ENG_SYM_NONE ? "none" : "tp";
+}
+
 void stdy_cell_command(const stdy_study *st, const stdy_cell *c, char *out, int cap)
 {
     int n = snprintf(out, (size_t)cap, "heptasim compare -m %s -p %s", c->model_name, c->platform_name);
@@ -210,7 +215,7 @@ void stdy_cell_command(const stdy_study *st, const stdy_cell *c, char *out, int 
     if (n < cap)
         snprintf(out + n, (size_t)(cap - n), " --global-batch %lld --top %d --symmetry %s --megatron-cp %s",
                  c->global_batch, st->top,
-                 st->symmetry == ENG_SYM_DP ? "dp" : st->symmetry == ENG_SYM_NONE ? "none" : "tp",
+                 stdy_symmetry_name(st->symmetry),
                  srch_baseline_name(c->baseline));
 }
 

@@ -9,7 +9,6 @@
 #include "study.h"
 
 #define STDY_TOP_DEFAULT 4     /* compare's default: the best 4 estimates of each space */
-#define STDY_FAST_GAIN 1.05    /* a speed-up the summary lists ("more than 5 %") */
 
 /* {======================================================= reading (read.c) */
 
@@ -93,6 +92,9 @@ sim_rc stdy_cells_of(stdy_reader *r, stdy_study *st, const stdy_spec *sp);
 
 /* The file stem of a name or path: "models/x.json" -> "x" (cells.c). */
 void stdy_stem(const char *name, char *out, size_t cap);
+
+/* The --symmetry word of sym: "tp", "dp" or "none" (cells.c). */
+const char *stdy_symmetry_name(eng_symmetry sym);
 
 /* {======================================================== folder (files.c) */
 
