@@ -471,6 +471,16 @@ sim_rc cfg_schema_read(cfg_reader *r, const cfg_key *rows, const cJSON *obj, voi
     return read_object(r, rows, obj, base, r->origin, "");
 }
 
+sim_rc cfg_schema_read_at(const cfg_key *rows, const void *obj, const char *origin, const char *path, void *base,
+                          sim_err *err)
+{
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    sim_rc rc = read_object(&r, rows, obj, base, origin, path);
+    cfg_reader_free(&r);
+    return cfg_one_line(rc, err);
+}
+
 /* ---------------------------------------------------------------- writing */
 
 static void write_rows(const cfg_key *rows, const void *base, cJSON *obj, unsigned only);

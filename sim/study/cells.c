@@ -202,9 +202,11 @@ void stdy_free(stdy_study *st)
     free(st);
 }
 
+const char *const stdy_symmetry_names[] = {"tp", "dp", "none", NULL};
+
 const char *stdy_symmetry_name(eng_symmetry sym)
 {
-    return sym == ENG_SYM_DP ? "dp" : sym == ENG_SYM_NONE ? "none" : "tp";
+    return stdy_symmetry_names[sym == ENG_SYM_DP ? 1 : sym == ENG_SYM_NONE ? 2 : 0];
 }
 
 void stdy_cell_command(const stdy_study *st, const stdy_cell *c, char *out, int cap)

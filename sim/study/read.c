@@ -5,12 +5,14 @@
  * keys) before they are expanded into cells.  Unknown keys follow the one
  * rule of every input (cfg_check_keys). */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/json.h"
+#include "../config/keys.h"
 #include "internal.h"
 
 /* {======================================================= reading the file */
@@ -255,30 +257,36 @@ static sim_rc sensitivity_of(stdy_reader *r, const cJSON *o, const stdy_hbm_spec
     return rc;
 }
 
+/* What "search" sets: compare's --top and --symmetry. */
+typedef struct search_opts {
+    int top;
+    int symmetry; /* eng_symmetry */
+} search_opts;
+
+static const int symmetry_values[] = {ENG_SYM_TP, ENG_SYM_DP, ENG_SYM_NONE}; /* ORDER stdy_symmetry_names */
+
+static const cfg_key search_rows[] = {
+    {.key = "top", .type = CFG_K_INT, .offset = offsetof(search_opts, top), .min = 1, .max = CLI_MAX_TOP,
+     .def = STDY_TOP_DEFAULT},
+    {.key = "symmetry", .type = CFG_K_ENUM, .offset = offsetof(search_opts, symmetry), .names = stdy_symmetry_names,
+     .values = symmetry_values, .def_str = "tp"},
+    {.key = NULL},
+};
+
+/* "search": {"top": N, "symmetry": "tp" | "dp" | "none"}, read with the
+ * config reader's schema rows. */
 static sim_rc search_of(stdy_reader *r, const cJSON *o, stdy_study *st)
 {
-    static const char *const keys[] = {"top", "symmetry", NULL};
-    st->top = STDY_TOP_DEFAULT;
-    st->symmetry = ENG_SYM_TP;
-    if (!o) return SIM_OK;
-    if (!cJSON_IsObject(o)) return stdy_bad(r, ".search", "must be an object with \"top\" and \"symmetry\"");
-    sim_rc rc = known_keys(r, o, ".search", keys);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "top");
-    long long v;
-    if (rc == SIM_OK && t && (rc = whole(r, t, ".search.top", 1, CLI_MAX_TOP, &v)) == SIM_OK) st->top = (int)v;
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "symmetry");
-    if (rc == SIM_OK && s) {
-        const char *n = cJSON_IsString(s) ? s->valuestring : "";
-        if (strcmp(n, "tp") == 0)
-            st->symmetry = ENG_SYM_TP;
-        else if (strcmp(n, "dp") == 0)
-            st->symmetry = ENG_SYM_DP;
-        else if (strcmp(n, "none") == 0)
-            st->symmetry = ENG_SYM_NONE;
-        else
-            return stdy_bad(r, ".search.symmetry", "must be \"tp\", \"dp\" or \"none\" (as compare's --symmetry)");
+    search_opts opts = {STDY_TOP_DEFAULT, ENG_SYM_TP};
+    if (o && !cJSON_IsObject(o)) return stdy_bad(r, ".search", "must be an object with \"top\" and \"symmetry\"");
+    if (o) {
+        memset(&opts, 0, sizeof opts);
+        sim_rc rc = cfg_schema_read_at(search_rows, o, r->file, ".search", &opts, r->err);
+        if (rc != SIM_OK) return rc;
     }
-    return rc;
+    st->top = opts.top;
+    st->symmetry = (eng_symmetry)opts.symmetry;
+    return SIM_OK;
 }
 
 /* "strategy": {KEY: VALUE}: base strategy keys of every cell (compare's --set KEY=VALUE). */
