@@ -8,9 +8,11 @@
  * reported as a simulated result: records keep the two in separate keys.
  *
  * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
- * srch_run), record.c (a candidate as a JSON record and back), sweep.c (simulation of
- * the chosen candidates, ranking and ties, agreement, reasons), table.c
- * (alike candidates, the printed tables), shard.c (a shard's candidates),
+ * srch_run), record.c (a candidate as a JSON record and back; the files
+ * of records are report/records.c's), sweep.c (simulation of the chosen
+ * candidates, ranking and ties, agreement, reasons), table.c (alike
+ * candidates, the rows of the ranked tables report/ranking.c prints),
+ * shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates, the bests and the speedup),
  * session.c (a sweep or compare from search to ranking), summary.c (their
