@@ -1,8 +1,15 @@
-/* report.h - turn a simulated step into numbers people read: derived
- * metrics (MFU, HFU, tokens/s), the text summary and the JSON document.
+/* report.h - turn results into documents people and programs read:
+ * derived metrics (MFU, HFU, tokens/s), the text summary and the JSON
+ * document of a run (report.c, run_text.c), the CSV writer (csv.c), the
+ * Chrome trace (trace.c, views.c), the HTML reports (html.c,
+ * sweep_html.c, svg.c), the ranked table of a search (ranking.c),
+ * study.md (study.c) and the JSONL files of sweep records, read and
+ * appended (records.c).  Other
+ * modules hand it rows (cJSON objects or the plain structs below); it
+ * includes no header of the modules that drive simulations (search,
+ * study), which call it.
  *
- * The only module that writes result files. It takes const pointers and
- * never frees what it did not allocate. */
+ * It takes const pointers and never frees what it did not allocate. */
 #ifndef HEPTASIM_REPORT_H
 #define HEPTASIM_REPORT_H
 
@@ -86,7 +93,7 @@ sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, s
 void rpt_json_add_num(void *obj, const char *key, double v);
 
 /* The compact form of the strategy object of a record (a cJSON object;
- * cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1") into out (sweep.c);
+ * cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1") into out (sweep_html.c);
  * an object that is not a whole strategy gives its description, if any. */
 void rpt_record_strategy_text(const void *strategy, char *out, size_t cap);
 

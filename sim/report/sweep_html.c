@@ -1,4 +1,4 @@
-/* sweep.c - the HTML report of a strategy search (sweep, compare): the
+/* sweep_html.c - the HTML report of a strategy search (sweep, compare): the
  * candidates as a scatter of step time against peak memory with the
  * Pareto front, Megatron-style and 7D points in two colours, and the
  * ranked table.
