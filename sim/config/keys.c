@@ -42,12 +42,16 @@ static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb
 _Static_assert(sizeof schedule_names / sizeof *schedule_names == CFG_NSCHEDULES + 1, "one name per schedule");
 /* ORDER CFG_RECOMPUTE */
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+_Static_assert(sizeof recompute_names / sizeof *recompute_names == CFG_NRECOMPUTES + 1, "one name per mode");
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
+_Static_assert(sizeof recompute_tokens / sizeof *recompute_tokens == CFG_NRECOMPUTES, "one token per mode");
 /* ORDER CFG_ATTENTION */
 static const char *const attention_names[] = {"flash", "eager", NULL};
+_Static_assert(sizeof attention_names / sizeof *attention_names == CFG_NATTENTIONS + 1, "one name per kernel");
 /* ORDER CFG_MOMENTS */
 static const char *const moments_names[] = {"fp32", "bf16", NULL};
+_Static_assert(sizeof moments_names / sizeof *moments_names == CFG_NMOMENTS + 1, "one name per precision");
 
 const char *cfg_schedule_name(cfg_schedule s)
 {
@@ -56,7 +60,7 @@ const char *cfg_schedule_name(cfg_schedule s)
 
 const char *cfg_recompute_name(cfg_recompute r)
 {
-    return (unsigned)r < 3 ? recompute_names[r] : "?";
+    return (unsigned)r < CFG_NRECOMPUTES ? recompute_names[r] : "?";
 }
 
 /* }========================================================== enum names */
@@ -212,7 +216,7 @@ static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy 
 static int etp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k;
-    int tp = s->tp_x * s->tp_y;
+    int tp = cfg_tp(s);
     out[0] = (cfg_value){.i = tp};
     if (sp->model->moe.experts <= 0 || tp == 1) return 1;
     out[1] = (cfg_value){.i = 1};
@@ -222,7 +226,7 @@ static int etp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy
 /* etp 0 stands for the TP size */
 static void etp_derive(const cfg_strategy *s, cfg_value *v)
 {
-    if (v->i <= 0) v->i = s->tp_x * s->tp_y;
+    if (v->i <= 0) v->i = cfg_tp(s);
 }
 
 /* micro_batch: powers of two that divide the sequences of one replica */
@@ -391,7 +395,7 @@ static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
 
 static void etp_token(const cfg_strategy *s, char *out, size_t cap)
 {
-    if (s->etp > 0 && s->etp != s->tp_x * s->tp_y)
+    if (s->etp > 0 && s->etp != cfg_tp(s))
         snprintf(out, cap, "etp%d", s->etp);
     else
         out[0] = '\0';

@@ -30,12 +30,12 @@
  *     probed with the backward split.
  *
  * Probes depend on the strategy keys flagged CFG_KF_PROBE in the key table
- * (config/keys.c): everything but vpp, schedule (except whether it splits
- * the backward), the stage layer counts, zero, the DP overlap switches and
- * the gradient and optimizer precision (the global batch is part of their key for the pipeline time), so the
- * search, which varies those innermost, builds one probe per several
- * candidates; the last two are kept.  Group layouts (net_layout_of) depend
- * on the rank layout alone and are cached too. */
+ * (config/keys.c; the probe key is their fields, probe_key_of) and on
+ * whether the schedule splits the backward, so the search, which varies
+ * the other keys innermost, builds one probe per several candidates; the
+ * last two are kept.  Group layouts (net_layout_of) depend on the rank
+ * layout alone and are cached too. */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,14 +100,14 @@ typedef struct probe {
     const layout_geo *lg;
 } probe;
 
-/* Level B: one stage for a number of chunks per stage. */
+/* A stage row (level_stages): one stage for a number of chunks per stage. */
 typedef struct stage_row {
     double n[NKINDS];  /* layers of each kind */
     span f, b, w;      /* forward, backward + recompute, weight gradients run apart: one micro-batch, all
                           chunks, edges included */
 } stage_row;
 
-/* Level C: one stage with the zero stage applied. */
+/* A stage cost (level_zero): one stage with the zero stage applied. */
 typedef struct stage_cost {
     double F, B, W, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), weight gradients apart, their sum:
                                one micro-batch */
@@ -169,7 +169,8 @@ struct est_estimator {
     int *members;
     int *sn_count;                 /* net_supernodes ints, zero between uses */
     long long serial;              /* probes built: keys the level caches */
-    /* level B (stages for a chunk count) and C (zero stage) caches */
+    /* the stage rows' cache (level_stages: for a chunk count) and the
+     * stage costs' (level_zero: for a zero stage) */
     stage_row *rows;
     stage_cost *costs;
     int rows_cap;
@@ -180,7 +181,7 @@ struct est_estimator {
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
     int pieces_cap;
-    /* level C's schedule margins of each stage (stage_margins), kept for
+    /* level_zero's schedule margins of each stage (stage_margins), kept for
      * the candidates that differ only in zero and the DP overlap switches */
     double *margins;
     int margins_cap, margins_schedule, margins_m;
@@ -546,7 +547,7 @@ static void rows_reserve(est_estimator *e, int pp)
     e->costs = sim_xrealloc(e->costs, (size_t)pp * sizeof *e->costs);
 }
 
-/* Level B: layers and per-micro-batch spans of each stage for v chunks per
+/* The stage rows: layers and per-micro-batch spans of each stage for v chunks per
  * stage (the layer ranges of cfg_stage_layers). */
 static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
 {
@@ -600,7 +601,7 @@ static int kind_lowest(const stage_row *r)
  * DualPipe-V's pairs (2m - 3p + s + 1 on stage s, one fewer on the last)
  * hide each micro-batch's expert all-to-all behind the other's compute, as
  * far as that compute goes; that comes off the stage's work. */
-static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
+static double split_pipeline(est_estimator *e, const cfg_strategy *s, double nmicro)
 {
     int pp = s->pp, crit = 0;
     double most = -1, bubble = 0.0;
@@ -610,11 +611,11 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
         if (s->schedule == CFG_SCHED_DUALPIPE_V) {
             double ef = r->f.comm[WL_DIM_EP] / 2, eb = (r->b.comm[WL_DIM_EP] + r->w.comm[WL_DIM_EP]) / 2;
             double af = r->f.total / 2 - ef, ab = (r->b.total + r->w.total) / 2 - eb;
-            double pairs = 2.0 * mb - 3.0 * pp + st + 1 - (st == pp - 1);
+            double pairs = 2.0 * nmicro - 3.0 * pp + st + 1 - (st == pp - 1);
             c->pair_hidden = fmin(ef, ab) + fmin(eb, af);
             c->hidden = pairs > 0 ? pairs * c->pair_hidden : 0.0;
         }
-        double work = mb * c->C - c->hidden;
+        double work = nmicro * c->C - c->hidden;
         if (work > most) {
             most = work;
             crit = st;
@@ -829,7 +830,7 @@ static double overlapped_gather_s(est_estimator *e, const cfg_strategy *s, int s
     return late;
 }
 
-/* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
+/* The stage costs: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
  * stage's tail (gradient reduction with and without overlap, optimizer,
  * parameter gathers). */
 static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
@@ -839,7 +840,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     const probe *pr = &e->pr;
     const layout_geo *lg = pr->lg;
     int pp = s->pp, z = s->zero;
-    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+    double nmicro = cfg_micro_batches(s);
 
     if (e->margins_schedule != (int)s->schedule || e->margins_m != cfg_micro_batches(s)) e->margins_ok = false;
     e->margins_schedule = (int)s->schedule;
@@ -891,9 +892,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         if (c->C > cmax) cmax = c->C;
     }
     if (wl_schedule_splits_w(s))
-        e->pipe = split_pipeline(e, s, mb) + e->hops * e->p2p;
+        e->pipe = split_pipeline(e, s, nmicro) + e->hops * e->p2p;
     else
-        e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
+        e->pipe = nmicro * cmax + (csum - cmax) / v + e->hops * e->p2p;
 
     /* when each stage starts (fill) and how much earlier than stage 0 its
      * pipeline work ends (drain) */
@@ -934,12 +935,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = dp_coll_s(e, lg, NET_REDUCESCATTER, edge * gb, edge_edp * gb);
-            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (mb * sdp + edge) * gb, (mb * sedp + edge_edp) * gb);
+            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (nmicro * sdp + edge) * gb, (nmicro * sedp + edge_edp) * gb);
         } else {
             /* the schedule places each layer's last weight gradients and
              * the stage's idle cool-down (the same for zero 0 to 2) */
             if (!e->margins_ok)
-                stage_margins(e, s, st, fmax(0.0, e->pipe - c->drain - (mb * c->C - c->hidden) - c->fill));
+                stage_margins(e, s, st, fmax(0.0, e->pipe - c->drain - (nmicro * c->C - c->hidden) - c->fill));
             /* the embedding syncs apart, unless tied to a head on its own
              * stage under a split schedule (it then waits for the head's W) */
             double embed = st == 0 ? eh.params[MDL_PART_EMBEDDING] : 0.0;
@@ -965,6 +966,8 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
 {
+    /* checked strategies only: the micro-batch count is whole */
+    assert(s->dp > 0 && s->micro_batch > 0 && s->global_batch % (s->dp * s->micro_batch) == 0);
     probe_key key = probe_key_of(s);
     layout_key lk = layout_key_of(s);
     if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
@@ -1013,7 +1016,7 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
         e->zero_schedule = (int)s->schedule;
     }
 
-    /* Level D: the overlap switches pick each stage's tail. */
+    /* Last, the overlap switches pick each stage's tail. */
     int pp = s->pp, crit = 0;
     double best = -1, start = 0.0;
     bool gathers_early = (z == 1 || z == 2) && op;
@@ -1031,21 +1034,21 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
     memset(out, 0, sizeof *out);
     const stage_row *r = &e->rows[crit];
     const stage_cost *c = &e->costs[crit];
-    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+    double nmicro = cfg_micro_batches(s);
     out->step_s = best + start;
     out->critical_stage = crit;
     out->optimizer_s = c->opt;
     double comm = 0;
     for (int d = 0; d < WL_NDIMS; d++) {
-        out->exposed_s[d] = mb * (r->f.comm[d] + r->b.comm[d] + r->w.comm[d]);
+        out->exposed_s[d] = nmicro * (r->f.comm[d] + r->b.comm[d] + r->w.comm[d]);
         comm += r->f.comm[d] + r->b.comm[d] + r->w.comm[d];
     }
     out->exposed_s[WL_DIM_EP] -= c->hidden;
-    out->compute_s = mb * (r->f.total + r->b.total + r->w.total - comm);
+    out->compute_s = nmicro * (r->f.total + r->b.total + r->w.total - comm);
     double tail_dp = c->grad[og ? 1 : 0] + (gathers_late ? c->gather : 0.0);
-    out->exposed_s[WL_DIM_DP] += mb * c->zx + tail_dp + start;
+    out->exposed_s[WL_DIM_DP] += nmicro * c->zx + tail_dp + start;
     out->exposed_s[WL_DIM_PP] = e->hops * e->p2p;
-    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - (mb * c->C - c->hidden) - e->hops * e->p2p);
+    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - (nmicro * c->C - c->hidden) - e->hops * e->p2p);
     return SIM_OK;
 }
 
