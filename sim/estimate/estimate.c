@@ -33,7 +33,8 @@
  * (config/keys.c; the probe key is their fields, probe_key_of) and on
  * whether the schedule splits the backward, so the search, which varies
  * the other keys innermost, builds one probe per several candidates; the
- * last two are kept.  Group layouts (net_layout_of) depend on the rank
+ * last two are kept.  The stage rows and costs of step 2 are kept in the
+ * same way for the keys flagged CFG_KF_STAGE_ROWS and CFG_KF_STAGE_COSTS.  Group layouts (net_layout_of) depend on the rank
  * layout alone and are cached too. */
 #include <assert.h>
 #include <math.h>
@@ -175,9 +176,8 @@ struct est_estimator {
     stage_cost *costs;
     int rows_cap;
     long long stages_serial, zero_serial;
-    int stages_v, zero_key, zero_schedule;
-    bool stages_vshape;            /* the stage rows are of a V placement */
-    int stages_first, stages_last; /* first/last_stage_layers of the stage rows */
+    cfg_strategy rows_key;         /* the CFG_KF_STAGE_ROWS fields the stage rows are of (key_fields) */
+    cfg_strategy costs_key;        /* the CFG_KF_STAGE_COSTS fields the stage costs are of */
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
     int pieces_cap;
@@ -304,13 +304,22 @@ static size_t key_field_bytes(const cfg_key *k)
     }
 }
 
+/* The fields of s of the strategy keys with one of flags (the key table's
+ * CFG_KF_PROBE, CFG_KF_STAGE_ROWS, CFG_KF_STAGE_COSTS), every other byte
+ * zero: what a cache keyed on those flags compares. */
+static void key_fields(const cfg_strategy *s, unsigned flags, cfg_strategy *out)
+{
+    memset(out, 0, sizeof *out);
+    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
+        if (row->flags & flags)
+            memcpy((char *)out + row->offset, (const char *)s + row->offset, key_field_bytes(row));
+}
+
 static probe_key probe_key_of(const cfg_strategy *s)
 {
     probe_key k;
     memset(&k, 0, sizeof k);
-    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
-        if (row->flags & CFG_KF_PROBE)
-            memcpy((char *)&k.s + row->offset, (const char *)s + row->offset, key_field_bytes(row));
+    key_fields(s, CFG_KF_PROBE, &k.s);
     k.split_w = wl_schedule_splits_w(s);
     return k;
 }
@@ -995,25 +1004,23 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
     }
     int v = cfg_stage_chunks(s);
     int z = s->zero;
-    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather, vshape = cfg_v_schedule(s);
-    if (e->stages_serial != e->serial || e->stages_v != v || e->stages_vshape != vshape ||
-        e->stages_first != s->first_stage_layers || e->stages_last != s->last_stage_layers) {
+    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
+    /* the stage rows and costs are kept while the fields of the keys
+     * flagged for them stay the same (the key table says which) */
+    cfg_strategy rows_key, costs_key;
+    key_fields(s, CFG_KF_STAGE_ROWS, &rows_key);
+    if (e->stages_serial != e->serial || memcmp(&rows_key, &e->rows_key, sizeof rows_key) != 0) {
         level_stages(e, s, v);
         e->stages_serial = e->serial;
-        e->stages_v = v;
-        e->stages_vshape = vshape;
-        e->stages_first = s->first_stage_layers;
-        e->stages_last = s->last_stage_layers;
+        e->rows_key = rows_key;
         e->zero_serial = -1;
     }
-    /* ZeRO-3 per-layer exposure depends on the grad overlap too; the
-     * gradient and optimizer bytes on the precision */
-    int zkey = ((z * 2 + (z == 3 && og)) * 2 + s->grad_reduce_in_bf16) * 2 + (int)s->optimizer_moments;
-    if (e->zero_serial != e->serial || e->zero_key != zkey || e->zero_schedule != (int)s->schedule) {
+    key_fields(s, CFG_KF_STAGE_COSTS, &costs_key);
+    if (z < 3) costs_key.overlap_grad_reduce = false; /* the costs read it for ZeRO-3's per-layer gathers only */
+    if (e->zero_serial != e->serial || memcmp(&costs_key, &e->costs_key, sizeof costs_key) != 0) {
         level_zero(e, s, v);
         e->zero_serial = e->serial;
-        e->zero_key = zkey;
-        e->zero_schedule = (int)s->schedule;
+        e->costs_key = costs_key;
     }
 
     /* Last, the overlap switches pick each stage's tail. */
