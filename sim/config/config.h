@@ -377,7 +377,8 @@ static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank >
  * peak.  Part of cfg_check; a search checks its base strategy with it. */
 sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err);
 
-/* Products used everywhere. */
+/* What a strategy implies (derived.c): one function per quantity, which
+ * every module calls rather than multiplying the fields again. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
