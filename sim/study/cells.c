@@ -202,13 +202,6 @@ void stdy_free(stdy_study *st)
     free(st);
 }
 
-const char *const stdy_symmetry_names[] = {"tp", "dp", "none", NULL};
-
-const char *stdy_symmetry_name(eng_symmetry sym)
-{
-    return stdy_symmetry_names[sym == ENG_SYM_DP ? 1 : sym == ENG_SYM_NONE ? 2 : 0];
-}
-
 void stdy_cell_command(const stdy_study *st, const stdy_cell *c, char *out, int cap)
 {
     int n = snprintf(out, (size_t)cap, "heptasim compare -m %s -p %s", c->model_name, c->platform_name);
@@ -217,7 +210,7 @@ void stdy_cell_command(const stdy_study *st, const stdy_cell *c, char *out, int 
     if (n < cap)
         snprintf(out + n, (size_t)(cap - n), " --global-batch %lld --top %d --symmetry %s --megatron-cp %s",
                  c->global_batch, st->top,
-                 stdy_symmetry_name(st->symmetry),
+                 eng_symmetry_name(st->symmetry),
                  srch_baseline_name(c->baseline));
 }
 

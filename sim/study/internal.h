@@ -93,11 +93,6 @@ sim_rc stdy_cells_of(stdy_reader *r, stdy_study *st, const stdy_spec *sp);
 /* The file stem of a name or path: "models/x.json" -> "x" (cells.c). */
 void stdy_stem(const char *name, char *out, size_t cap);
 
-/* The --symmetry words a study takes, NULL-ended (ORDER: tp, dp, none),
- * and the word of sym (cells.c). */
-extern const char *const stdy_symmetry_names[];
-const char *stdy_symmetry_name(eng_symmetry sym);
-
 /* {======================================================== folder (files.c) */
 
 /* path = dir/name (SIM_EINVAL when too long). */

@@ -257,19 +257,18 @@ static sim_rc sensitivity_of(stdy_reader *r, const cJSON *o, const stdy_hbm_spec
     return rc;
 }
 
-/* What "search" sets: compare's --top and --symmetry. */
+/* What "search" sets: compare's --top and --symmetry (a name of
+ * eng_symmetry_names). */
 typedef struct search_opts {
     int top;
-    int symmetry; /* eng_symmetry */
+    char symmetry[16];
 } search_opts;
-
-static const int symmetry_values[] = {ENG_SYM_TP, ENG_SYM_DP, ENG_SYM_NONE}; /* ORDER stdy_symmetry_names */
 
 static const cfg_key search_rows[] = {
     {.key = "top", .type = CFG_K_INT, .offset = offsetof(search_opts, top), .min = 1, .max = CLI_MAX_TOP,
      .def = STDY_TOP_DEFAULT},
-    {.key = "symmetry", .type = CFG_K_ENUM, .offset = offsetof(search_opts, symmetry), .names = stdy_symmetry_names,
-     .values = symmetry_values, .def_str = "tp"},
+    {.key = "symmetry", .type = CFG_K_STRING, .offset = offsetof(search_opts, symmetry),
+     .size = sizeof(((search_opts *)0)->symmetry), .def_str = "tp"},
     {.key = NULL},
 };
 
@@ -277,15 +276,22 @@ static const cfg_key search_rows[] = {
  * config reader's schema rows. */
 static sim_rc search_of(stdy_reader *r, const cJSON *o, stdy_study *st)
 {
-    search_opts opts = {STDY_TOP_DEFAULT, ENG_SYM_TP};
-    if (o && !cJSON_IsObject(o)) return stdy_bad(r, ".search", "must be an object with \"top\" and \"symmetry\"");
-    if (o) {
-        memset(&opts, 0, sizeof opts);
-        sim_rc rc = cfg_schema_read_at(search_rows, o, r->file, ".search", &opts, r->err);
-        if (rc != SIM_OK) return rc;
+    st->top = STDY_TOP_DEFAULT;
+    st->symmetry = ENG_SYM_TP;
+    if (!o) return SIM_OK;
+    if (!cJSON_IsObject(o)) return stdy_bad(r, ".search", "must be an object with \"top\" and \"symmetry\"");
+    search_opts opts;
+    memset(&opts, 0, sizeof opts);
+    sim_rc rc = cfg_schema_read_at(search_rows, o, r->file, ".search", &opts, r->err);
+    if (rc != SIM_OK) return rc;
+    int sym = sim_enum_value(eng_symmetry_names, ENG_NSYMMETRIES, opts.symmetry);
+    if (sym < 0) {
+        char names[64];
+        sim_enum_names_text(eng_symmetry_names, ENG_NSYMMETRIES, true, names, sizeof names);
+        return stdy_bad(r, ".search.symmetry", "must be %s (as compare's --symmetry)", names);
     }
     st->top = opts.top;
-    st->symmetry = (eng_symmetry)opts.symmetry;
+    st->symmetry = (eng_symmetry)sym;
     return SIM_OK;
 }
 
@@ -368,11 +374,10 @@ sim_rc stdy_spec_of(stdy_reader *r, const cJSON *root, stdy_study *st, stdy_spec
             char key[64];
             snprintf(key, sizeof key, ".megatron_cp[%d]", sp->ncps);
             const char *v = cJSON_IsString(e) ? e->valuestring : "";
-            srch_baseline b = strcmp(v, "a2a") == 0 ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
-            if ((strcmp(v, "ring") != 0 && strcmp(v, "a2a") != 0) || sp->ncps == 2 ||
-                (sp->ncps == 1 && sp->cps[0] == b))
+            int b = sim_enum_value(srch_baseline_names, SRCH_NBASELINES, v);
+            if (b < 0 || sp->ncps == 2 || (sp->ncps == 1 && (int)sp->cps[0] == b))
                 return stdy_bad(r, key, "must be \"ring\" or \"a2a\", each at most once (as compare's --megatron-cp)");
-            sp->cps[sp->ncps++] = b;
+            sp->cps[sp->ncps++] = (srch_baseline)b;
         }
     }
     if ((rc = search_of(r, cJSON_GetObjectItemCaseSensitive(root, "search"), st)) != SIM_OK) return rc;

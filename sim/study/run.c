@@ -37,7 +37,7 @@ static cJSON *cell_json(const stdy_study *st, const stdy_cell *c)
     cJSON_AddNumberToObject(o, "pinned", c->pinned);
     cJSON_AddStringToObject(o, "megatron_cp", srch_baseline_name(c->baseline));
     cJSON_AddNumberToObject(o, "top", st->top);
-    cJSON_AddStringToObject(o, "symmetry", stdy_symmetry_name(st->symmetry));
+    cJSON_AddStringToObject(o, "symmetry", eng_symmetry_name(st->symmetry));
     cJSON *sets = cJSON_AddArrayToObject(o, "set");
     for (int i = 0; i < c->nsets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(c->sets[i]));
     return o;

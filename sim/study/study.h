@@ -26,9 +26,6 @@
  * cell's definition), cells/SLUG.html, study.md, study.csv, command.txt
  * and inputs/ (copies of the study, model and platform files). */
 
-#define STDY_MAX_CELLS 4096
-#define STDY_MAX_SETS 16    /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
-
 typedef struct stdy_cell {
     int index;                    /* position in the study */
     char slug[CFG_PATH_LEN / 2];  /* the file stem of its outputs */

@@ -78,7 +78,7 @@ sim_rc stdy_write_markdown(const char *path, const stdy_study *st, const stdy_re
     cJSON_AddStringToObject(doc, "description", st->description);
     if (command) cJSON_AddStringToObject(doc, "command", command);
     cJSON_AddNumberToObject(doc, "top", st->top);
-    cJSON_AddStringToObject(doc, "symmetry", stdy_symmetry_name(st->symmetry));
+    cJSON_AddStringToObject(doc, "symmetry", eng_symmetry_name(st->symmetry));
     cJSON_AddItemToObject(doc, "cells", stdy_rows_json(st, r));
     sim_rc rc = rpt_write_study_markdown(path, doc, err);
     cJSON_Delete(doc);
