@@ -35,7 +35,8 @@ typedef enum cfg_activation {
     CFG_ACT_SWIGLU,
     CFG_ACT_GEGLU,
     CFG_ACT_RELU,
-    CFG_ACT_SQUARED_RELU
+    CFG_ACT_SQUARED_RELU,
+    CFG_NACTIVATIONS
 } cfg_activation;
 
 typedef struct cfg_moe {
@@ -66,8 +67,8 @@ typedef struct cfg_mla {
 /* Local attention: in the layers that use it, a query attends to at most
  * `tokens` keys: the `tokens` latest (sliding, Mistral, Gemma 2/3) or those
  * of its own block of `tokens` (chunked, Llama 4).  ORDER CFG_WINDOW:
- * window_kind_names in config.c. */
-typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED } cfg_window_kind;
+ * cfg_window_kind_names in names.c. */
+typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED, CFG_NWINDOW_KINDS } cfg_window_kind;
 
 typedef struct cfg_window {
     int tokens;             /* 0 = every layer attends to its whole causal context */
@@ -188,7 +189,7 @@ typedef enum cfg_schedule {
     CFG_SCHED_DUALPIPE_V,  /* DeepSeek-V3's DualPipe cut in half: a V, F and B of two micro-batches overlapped */
     CFG_NSCHEDULES
 } cfg_schedule;
-typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL, CFG_NRECOMPUTES } cfg_recompute;
 /* The modules selective recompute runs again (Megatron-Core's
  * --recompute-modules), as bits of cfg_recompute_modules.  ORDER
  * CFG_RECOMPUTE_MODULE: recompute_module_names in keys.c follows it. */
@@ -204,9 +205,9 @@ typedef enum cfg_recompute_module {
 } cfg_recompute_module;
 /* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
  * the softmax statistics) or eager (stores the s x s scores). */
-typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER } cfg_attention;
+typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER, CFG_NATTENTIONS } cfg_attention;
 /* The Adam moments' precision (Megatron's precision-aware optimizer). */
-typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16 } cfg_moments;
+typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16, CFG_NMOMENTS } cfg_moments;
 
 /* The parallel dimensions, as they appear in `order` (innermost first).
  * ORDER CFG_DIM: the tables marked so follow this order; change them together. */
@@ -359,6 +360,15 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
 sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overrides *ov, cfg_strategy *out,
                           sim_err *err);
 
+/* The one rule for the keys of a JSON object (obj: a cJSON object; void*
+ * keeps cJSON.h out of this header) that another reader checks by hand
+ * (study files, published cases, golden results, sweep records): every key
+ * is one of known (NULL-ended) and none appears twice.  SIM_OK, or
+ * SIM_EINVAL with the one message of every input, as the schema tables
+ * give it: "ORIGIN: WHERE.KEY: unknown key (did you mean 'X'?)" or
+ * "(known keys: ...)", "ORIGIN: WHERE.KEY: duplicate key (keep one)". */
+sim_rc cfg_check_keys(const void *obj, const char *const *known, const char *origin, const char *where, sim_err *err);
+
 /* Check the three together (products equal the device count, divisibility
  * of heads, experts, batch and sequence, the layers' split over the
  * pipeline stages (see cfg_stage_layers), schedule, limits of 131072
@@ -392,7 +402,8 @@ static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank >
  * peak.  Part of cfg_check; a search checks its base strategy with it. */
 sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err);
 
-/* Products used everywhere. */
+/* What a strategy implies (derived.c): one function per quantity, which
+ * every module calls rather than multiplying the fields again. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
@@ -430,6 +441,8 @@ bool cfg_experts_folded(const cfg_strategy *s);
  * data-parallel size equal to dp. */
 bool cfg_expert_stages_match(const cfg_strategy *s);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
+int cfg_ep(const cfg_strategy *s);                  /* expert parallel size: ep, 1 when unset (0) */
+int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel size: etp, tp when unset (0) */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp*tp/(ep*etp) */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
  * per token routed: moe_capacity_factor * moe_load_imbalance (0 reads as

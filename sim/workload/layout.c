@@ -1,4 +1,4 @@
-/* layout.c - rank <-> 7D coordinates and process groups.
+/* layout.c - rank <-> 7D coordinates and process groups, and their sizes.
  *
  * A rank number is a mixed-radix number whose digits are the coordinates of
  * the dimensions in `order`, innermost (fastest varying) first, so the
@@ -9,6 +9,8 @@
  * and CP take no digit; cfg_expert_radix).  The EP, ETP and expert DP
  * groups are the ranks that differ in one of those digits: folded over the
  * tp x cp x dp ranks of a stage, across TP ranks, nodes or both. */
+#include <assert.h>
+
 #include "internal.h"
 
 /* Sizes and strides of a numbering whose slot d has radix radix(s, d). */
@@ -30,6 +32,25 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
     lo->world = numbering(s, cfg_dim_radix, lo->size, lo->stride);
     numbering(s, cfg_expert_radix, lo->esize, lo->estride);
     lo->folded = cfg_experts_folded(s);
+}
+
+int wl_group_size(const cfg_strategy *s, wl_group g)
+{
+    assert((unsigned)g < WL_NGROUPS);
+    switch (g) {
+    case WL_G_TP: return cfg_tp(s);
+    case WL_G_TPX: return s->tp_x;
+    case WL_G_TPY: return s->tp_y;
+    case WL_G_CPR: return s->cp_ring;
+    case WL_G_CPU: return s->cp_ulysses;
+    case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
+    case WL_G_EP: return cfg_ep(s);
+    case WL_G_EDP: return cfg_edp_group(s);
+    case WL_G_ETP: return cfg_etp(s);
+    case WL_G_DP: return cfg_dp_group(s);
+    case WL_G_PP: return s->pp;
+    default: return 1;
+    }
 }
 
 void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS])
