@@ -532,7 +532,6 @@ int cfg_layout_walk(const char *text, cfg_layout_visit visit, void *ctx, char *w
 /* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
 const char *cfg_schedule_name(cfg_schedule s);
 const char *cfg_recompute_name(cfg_recompute r);
-const char *cfg_recompute_module_name(cfg_recompute_module r);
 
 /* The modules s recomputes, a bit (1u << cfg_recompute_module) each: with
  * recompute "selective", those of recompute_modules (core_attn when

@@ -68,11 +68,6 @@ const char *cfg_recompute_name(cfg_recompute r)
     return (unsigned)r < CFG_NRECOMPUTES ? recompute_names[r] : "?";
 }
 
-const char *cfg_recompute_module_name(cfg_recompute_module r)
-{
-    return (unsigned)r < CFG_NRECOMPUTE_MODULES ? recompute_module_names[r] : "?";
-}
-
 int cfg_recompute_module_parse(const char *word, size_t len)
 {
     for (int i = 0; i < CFG_NRECOMPUTE_MODULES; i++)
