@@ -261,7 +261,7 @@ START_TEST(strategy_defaults)
     ck_assert(s.overlap_cp_comm);
     ck_assert(!s.fuse_tpy_cp);
     for (int i = 0; i < CFG_NDIMS; i++) ck_assert_int_eq(s.order[i], i);
-    ck_assert_double_eq(s.moe_capacity_factor, 1.0);
+    ck_assert_double_eq(s.moe_capacity_factor, 0.0);
     char order[128];
     cfg_order_format(&s, order, sizeof order);
     ck_assert_str_eq(order, "tp_x-tp_y-cp_ulysses-cp_ring-ep-dp-pp");
@@ -372,8 +372,8 @@ START_TEST(strategy_value_errors)
                "strategies/x.json: .dp: expected an integer in [0, 131072], got 1000000000");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"zero\": 4}", &s, NULL, 0),
                "strategies/x.json: .zero: expected an integer in [0, 3], got 4");
-    EXPECT_ERR(strat("{\"global_batch\": 8, \"moe_capacity_factor\": 0.5}", &s, NULL, 0),
-               "strategies/x.json: .moe_capacity_factor: expected a number in [1, 1000], got 0.5");
+    EXPECT_ERR(strat("{\"global_batch\": 8, \"moe_capacity_factor\": -0.5}", &s, NULL, 0),
+               "strategies/x.json: .moe_capacity_factor: expected a number in [0, 1000], got -0.5");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"sequence_parallel\": 1}", &s, NULL, 0),
                "strategies/x.json: .sequence_parallel: expected true or false, got 1");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"schedule\": \"1F1B\"}", &s, NULL, 0),
@@ -1057,9 +1057,9 @@ START_TEST(check_structs_built_in_memory)
     ck_assert_int_eq(cfg_check(&t.m, &t.p, &s, &E), SIM_EINVAL);
     expect_check_msg(".pp: expected an integer in [1, 131072], got 0", s.path);
     s = t.s;
-    s.moe_capacity_factor = 0.5;
+    s.moe_capacity_factor = -0.5;
     ck_assert_int_eq(cfg_check(&t.m, &t.p, &s, &E), SIM_EINVAL);
-    expect_check_msg(".moe_capacity_factor: expected a number in [1, 1000], got 0.5", s.path);
+    expect_check_msg(".moe_capacity_factor: expected a number in [0, 1000], got -0.5", s.path);
 
     cfg_platform p = t.p;
     p.devices = 200000;

@@ -77,7 +77,7 @@ static cfg_strategy base_strategy(void)
     s.micro_batch = 1;
     s.global_batch = 8;
     s.recompute = CFG_RECOMP_NONE;
-    s.moe_capacity_factor = 1.0;
+    s.moe_capacity_factor = 0;
     return s;
 }
 
@@ -438,6 +438,7 @@ START_TEST(test_activations_moe)
     cfg_strategy st = base_strategy();
     st.micro_batch = 2;
     st.moe_capacity_factor = 1.25;
+    st.moe_pad_expert_input_to_capacity = true; /* every expert runs its capacity */
     st.recompute = CFG_RECOMP_SELECTIVE;
     double sb = (double)moe.seq_len * st.micro_batch;
     double routed_tokens = moe.moe.top_k * 1.25 * sb;

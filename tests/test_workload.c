@@ -815,6 +815,7 @@ START_TEST(test_ep_bytes_closed_form)
     s.ep = 4;
     s.etp = 1;
     s.moe_capacity_factor = 1.25;
+    s.moe_pad_expert_input_to_capacity = true;
     fixture f, g;
     setup(&f, m, s);
     layer_bytes lb = forward_layer_bytes(f.plan, 0);

@@ -63,11 +63,38 @@ static i64 product(const factor *f, int n, bool long_form, char *desc, size_t ca
 const cfg_model_names cfg_native_names = {
     ".layers", ".hidden", ".heads", ".kv_heads", ".head_dim",
     ".moe.experts", ".moe.top_k", ".moe.first_dense_layers", ".moe.shared_experts", ".moe.shared_ffn_hidden",
+    ".moe.groups", ".moe.group_top_k",
 };
+
+/* Group-limited routing (Megatron's --moe-router-num-groups and
+ * --moe-router-group-topk): the experts fall into equal groups, and a
+ * token's top_k experts come from its group_top_k best groups. */
+static sim_rc check_router_groups(const cfg_model *m, const cfg_model_names *k, sim_err *err)
+{
+    const char *f = cfg_origin(m->path, "model");
+    int g = m->moe.groups, gk = m->moe.group_top_k;
+    if (g <= 1) {
+        if (gk > 1)
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d needs router groups (give %s, or leave %s out)", f,
+                            k->group_top_k, gk, k->groups + 1, k->group_top_k + 1);
+        return SIM_OK;
+    }
+    if (m->moe.experts % g != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->groups, g,
+                        k->experts + 1, m->moe.experts, m->moe.experts);
+    if (gk > g)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->group_top_k, gk,
+                        k->groups + 1, g, g);
+    if (gk > 0 && (long long)gk * (m->moe.experts / g) < m->moe.top_k)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d groups of %d experts hold fewer than %s=%d (choose more groups)",
+                        f, k->group_top_k, gk, m->moe.experts / g, k->top_k + 1, m->moe.top_k);
+    return SIM_OK;
+}
 
 sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err)
 {
     const char *f = cfg_origin(m->path, "model");
+    sim_rc rc;
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->kv_heads,
                         m->kv_heads, k->heads + 1, m->heads, m->heads);
@@ -92,7 +119,7 @@ sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err
                             k->first_dense_layers, m->moe.first_dense_layers, k->layers + 1, m->layers, m->layers);
         if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
             return sim_fail(err, SIM_EINVAL, "%s: %s: must be >= 1 when %s=%d", f, k->shared_ffn_hidden,
-                            k->shared_experts + 1, m->moe.shared_experts);
+                            k->shared_experts + 1, m->moe.shared_experts);        if ((rc = check_router_groups(m, k, err))) return rc;
     }
     return SIM_OK;
 }
@@ -386,6 +413,12 @@ sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err
                         "%s: .fp8: platform '%s' has no FP8 peak (device.fp8_peak_tflops in %s; set fp8 to false, or "
                         "give the device its FP8 peak)",
                         f, p->name, cfg_origin(p->path, "the platform file"));
+    if (s->fp8 && s->fp8_recipe == CFG_FP8_MXFP8 && !(p->mxfp8_peak_flops_per_s > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores (Blackwell), and platform '%s' has no "
+                        "device.mxfp8_peak_tflops in %s (use \"blockwise\" or \"tensorwise\", or give the device "
+                        "its MXFP8 peak)",
+                        f, p->name, cfg_origin(p->path, "the platform file"));
     return SIM_OK;
 }
 
@@ -466,6 +499,17 @@ static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err 
         return sim_fail(err, SIM_EINVAL,
                         "%s: .moe_load_imbalance: %g needs an MoE model, and model '%s' is dense (set it to 1)", f,
                         s->moe_load_imbalance, m->name);
+    if (s->moe_pad_expert_input_to_capacity && !(s->moe_capacity_factor > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .moe_pad_expert_input_to_capacity: pads to a capacity, and moe_capacity_factor gives "
+                        "none (give moe_capacity_factor, or set the padding to false)",
+                        f);
+    int etp = s->etp > 0 ? s->etp : s->tp_x * s->tp_y;
+    if (s->moe_dispatcher == CFG_DISPATCH_FLEX && m->moe.experts > 0 && etp > 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .moe_dispatcher: \"flex\" (DeepEP, HybridEP) runs the experts whole on each rank, "
+                        "got etp %d (set etp to 1, or use \"alltoall\")",
+                        f, etp);
     return SIM_OK;
 }
 

@@ -8,6 +8,7 @@
  * check the rules that tie the keys of one file together.  The rules that
  * tie the three files together are in check.c. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,8 @@ static const cfg_key moe_rows[] = {
     ROW_INT("shared_ffn_hidden", cfg_model, moe.shared_ffn_hidden, 0, MAXWIDTH, 0, 0),
     ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, CFG_MAX_LAYERS, 0, 0),
     ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, CFG_MAX_LAYERS, 1, 0),
+    ROW_INT("groups", cfg_model, moe.groups, 0, CFG_MAX_EXPERTS, 0, 0),
+    ROW_INT("group_top_k", cfg_model, moe.group_top_k, 0, CFG_MAX_EXPERTS, 0, 0),
     ROW_END,
 };
 
@@ -179,6 +182,8 @@ static const cfg_key device_rows[] = {
     ROW_STR("name", cfg_platform, device_name, 0),
     ROW_DBL("peak_tflops", cfg_platform, peak_flops_per_s, CFG_PEAK_TFLOPS_MIN, CFG_PEAK_TFLOPS_MAX, 0, 1e12, REQ),
     ROW_DBL("fp8_peak_tflops", cfg_platform, fp8_peak_flops_per_s, 0, CFG_PEAK_TFLOPS_MAX, 0, 1e12, CFG_KF_OMIT_ZERO),
+    ROW_DBL("mxfp8_peak_tflops", cfg_platform, mxfp8_peak_flops_per_s, 0, CFG_PEAK_TFLOPS_MAX, 0, 1e12,
+            CFG_KF_OMIT_ZERO),
     ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, CFG_HBM_GIB_MIN, CFG_HBM_GIB_MAX, 0, SIM_GIB, REQ),
     ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, CFG_HBM_GIB_MAX, 0, SIM_GIB, 0),
     ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, CFG_HBM_TBPS_MIN, CFG_HBM_TBPS_MAX, 0, 1e12, REQ),
@@ -222,6 +227,8 @@ static const cfg_key efficiency_rows[] = {
      .min = CFG_EFFICIENCY_MIN, .max = 1},
     {.key = "gemm_fp8", .type = CFG_K_CURVE, .flags = CFG_KF_OMIT_ZERO,
      .offset = offsetof(cfg_platform, gemm_fp8_efficiency), .min = CFG_EFFICIENCY_MIN, .max = 1},
+    {.key = "grouped_gemm", .type = CFG_K_CURVE, .flags = CFG_KF_OMIT_ZERO,
+     .offset = offsetof(cfg_platform, grouped_gemm_efficiency), .min = CFG_EFFICIENCY_MIN, .max = 1},
     ROW_DBL("attention", cfg_platform, attention_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
     ROW_DBL("memory", cfg_platform, memory_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
     ROW_DBL("network", cfg_platform, network_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
@@ -918,9 +925,15 @@ int cfg_edp_group(const cfg_strategy *s)
 
 double cfg_expert_load(const cfg_strategy *s)
 {
-    double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
-    double imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
-    return cf * imb;
+    double cf = s->moe_capacity_factor, imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
+    if (!(cf > 0)) return imb;
+    return s->moe_pad_expert_input_to_capacity ? cf : fmin(imb, cf);
+}
+
+double cfg_expert_dropped(const cfg_strategy *s)
+{
+    double cf = s->moe_capacity_factor, imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
+    return cf > 0 && imb > cf ? 1.0 - cf / imb : 0.0;
 }
 
 int cfg_micro_batches(const cfg_strategy *s)
