@@ -1,5 +1,5 @@
 /* internal.h - the workload module's private structures, shared by its
- * files (layout.c, layer.c, schedule.c, program.c, plan.c). */
+ * files (layout.c, layer.c, moe.c, schedule.c, program.c, plan.c). */
 #ifndef HEPTASIM_WORKLOAD_INTERNAL_H
 #define HEPTASIM_WORKLOAD_INTERNAL_H
 

@@ -9,8 +9,9 @@
  * shards the sequence: Ulysses re-shards heads <-> sequence with an
  * all-to-all around core attention; ring attention gathers K and V blocks
  * round the ring, overlapped with blockwise attention.  Experts: router,
- * dispatch all-to-all over EP, the local experts' GEMMs on the routed
- * tokens, combine all-to-all.  Backward GEMMs cost twice the forward
+ * permutation and dispatch over EP by the strategy's dispatcher (moe.c),
+ * the local experts' grouped GEMMs on the routed tokens, combine and
+ * unpermutation.  Backward GEMMs cost twice the forward
  * (input and weight gradients); flash-attention backward 2.5x.  With fp8
  * the linear layers' GEMMs (QKV or MLA projections, output projection,
  * MLP, shared and routed experts, the prediction modules' projection:
