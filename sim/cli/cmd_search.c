@@ -57,8 +57,10 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.model = &x->model;
     rq->search.platform = &x->platform;
     rq->search.pinned = srch_pins_of_overrides(&ov, base);
-    rq->search.space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
-    rq->search.baseline = a->megatron_cp && strcmp(a->megatron_cp, "a2a") == 0 ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
+    int space = a->space ? sim_enum_value(srch_space_names, SRCH_NSPACES, a->space) : -1;
+    int baseline = a->megatron_cp ? sim_enum_value(srch_baseline_names, SRCH_NBASELINES, a->megatron_cp) : -1;
+    rq->search.space = space >= 0 ? (srch_space)space : SRCH_SPACE_7D;
+    rq->search.baseline = baseline >= 0 ? (srch_baseline)baseline : SRCH_BASELINE_RING;
     rq->search.progress = search_progress;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;

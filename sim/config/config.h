@@ -35,7 +35,8 @@ typedef enum cfg_activation {
     CFG_ACT_SWIGLU,
     CFG_ACT_GEGLU,
     CFG_ACT_RELU,
-    CFG_ACT_SQUARED_RELU
+    CFG_ACT_SQUARED_RELU,
+    CFG_NACTIVATIONS
 } cfg_activation;
 
 typedef struct cfg_moe {
@@ -68,8 +69,8 @@ typedef struct cfg_mla {
 /* Local attention: in the layers that use it, a query attends to at most
  * `tokens` keys: the `tokens` latest (sliding, Mistral, Gemma 2/3) or those
  * of its own block of `tokens` (chunked, Llama 4).  ORDER CFG_WINDOW:
- * window_kind_names in config.c. */
-typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED } cfg_window_kind;
+ * cfg_window_kind_names in names.c. */
+typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED, CFG_NWINDOW_KINDS } cfg_window_kind;
 
 typedef struct cfg_window {
     int tokens;             /* 0 = every layer attends to its whole causal context */
@@ -193,25 +194,30 @@ typedef enum cfg_schedule {
     CFG_SCHED_DUALPIPE_V,  /* DeepSeek-V3's DualPipe cut in half: a V, F and B of two micro-batches overlapped */
     CFG_NSCHEDULES
 } cfg_schedule;
-typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL, CFG_NRECOMPUTES } cfg_recompute;
 /* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
  * the softmax statistics) or eager (stores the s x s scores). */
-typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER } cfg_attention;
+typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER, CFG_NATTENTIONS } cfg_attention;
 /* The Adam moments' precision (Megatron's precision-aware optimizer). */
-typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16 } cfg_moments;
+typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16, CFG_NMOMENTS } cfg_moments;
 /* How routed tokens reach their experts (Megatron's
  * --moe-token-dispatcher-type): an all-to-all of one copy per routed
  * expert; an all-gather of every token of the EP group (reduce-scatter
  * back); or flex, DeepEP / HybridEP's fused all-to-all, which sends a
  * token once per rank and once per NVLink domain it reaches.  ORDER
  * CFG_DISPATCHER: dispatcher_names in keys.c. */
-typedef enum cfg_dispatcher { CFG_DISPATCH_ALLTOALL = 0, CFG_DISPATCH_ALLGATHER, CFG_DISPATCH_FLEX } cfg_dispatcher;
+typedef enum cfg_dispatcher {
+    CFG_DISPATCH_ALLTOALL = 0,
+    CFG_DISPATCH_ALLGATHER,
+    CFG_DISPATCH_FLEX,
+    CFG_NDISPATCHERS
+} cfg_dispatcher;
 /* Transformer Engine's FP8 recipes (Megatron's --fp8-recipe): one scale
  * per tensor from the amax history (delayed) or from the tensor itself
  * (tensorwise, "current scaling"), one fp32 scale per 128 elements
  * (blockwise, DeepSeek-V3's), one E8M0 scale per 32 elements (mxfp8,
  * Blackwell).  ORDER CFG_FP8_RECIPE: fp8_recipe_names in keys.c and the
- * recipe table of model/precision.c. */
+ * recipe table of model/fp8.c. */
 typedef enum cfg_fp8_recipe {
     CFG_FP8_DELAYED = 0,
     CFG_FP8_TENSORWISE,
@@ -404,7 +410,8 @@ static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank >
  * peak.  Part of cfg_check; a search checks its base strategy with it. */
 sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err);
 
-/* Products used everywhere. */
+/* What a strategy implies (derived.c): one function per quantity, which
+ * every module calls rather than multiplying the fields again. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
@@ -424,6 +431,9 @@ void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out);
  * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
+int cfg_ep(const cfg_strategy *s);                  /* expert parallel size: ep, 1 when unset (0) */
+int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel size: etp, tp when unset (0) */
+int cfg_expert_blocks(const cfg_strategy *s);       /* expert shards' copies inside a TP group: tp/etp */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
  * per token routed (a perfect balance): moe_load_imbalance without a

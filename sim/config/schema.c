@@ -125,43 +125,6 @@ static double round15(double v)
     return strtod(b, NULL);
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-    enum { N = 64 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= N || lb >= N) return 1000;
-    int prev[N + 1], cur[N + 1];
-    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
-            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
-            int best = prev[j - 1] + (ca != cb);
-            if (prev[j] + 1 < best) best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
-            cur[j] = best;
-        }
-        memcpy(prev, cur, sizeof(int) * (lb + 1));
-    }
-    return prev[lb];
-}
-
-const char *cfg_suggest(const char *word, const char *const *cands, int n)
-{
-    const char *best = NULL;
-    int len = (int)strlen(word);
-    int best_d = (len >= 6 ? 2 : 1) + 1; /* short words: one edit at most */
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(word, cands[i]);
-        if (d < best_d) {
-            best_d = d;
-            best = cands[i];
-        }
-    }
-    return best;
-}
-
 /* ---------------------------------------------------------------- reading */
 
 static const cfg_key *find_row(const cfg_key *rows, const char *key)

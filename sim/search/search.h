@@ -32,11 +32,14 @@
 /* ------------------------------------------------------------- the space */
 
 typedef enum srch_space {
-    SRCH_SPACE_7D = 0,   /* every dimension, fusion and rank order */
-    SRCH_SPACE_MEGATRON  /* tp_y = 1, cp_ulysses = 1, TP inside a node, no fusion */
+    SRCH_SPACE_7D = 0,    /* every dimension, fusion and rank order */
+    SRCH_SPACE_MEGATRON,  /* the Megatron-style part (srch_megatron_style) */
+    SRCH_NSPACES
 } srch_space;
 
-/* "7d" or "megatron" (static). */
+/* The spaces' names, as --space and records write them: "megatron", "7d"
+ * (enumerate.c); srch_space_name looks one up (static). */
+extern const sim_enum_name srch_space_names[SRCH_NSPACES];
 const char *srch_space_name(srch_space sp);
 
 /* The bit of a strategy key in srch_request.pinned: a search holds a
@@ -53,11 +56,15 @@ unsigned srch_pin_of_key(const char *key);
  * --hierarchical-context-parallel-sizes): cp_ulysses > 1 beside cp_ring. */
 typedef enum srch_baseline {
     SRCH_BASELINE_RING = 0,      /* --cp-comm-type p2p */
-    SRCH_BASELINE_A2A            /* --cp-comm-type p2p, a2a or a2a+p2p */
+    SRCH_BASELINE_A2A,           /* --cp-comm-type p2p, a2a or a2a+p2p */
+    SRCH_NBASELINES
 } srch_baseline;
 
-/* "ring" or "a2a" (static); and the subspace in a few words (static). */
+/* The baselines' names, as --megatron-cp and studies write them: "ring",
+ * "a2a" (enumerate.c); srch_baseline_name looks one up (static). */
+extern const sim_enum_name srch_baseline_names[SRCH_NBASELINES];
 const char *srch_baseline_name(srch_baseline b);
+/* The subspace in a few words, its clauses joined (static). */
 const char *srch_baseline_text(srch_baseline b);
 
 /* Whether s (checked) is in the Megatron-style subspace of baseline b on
@@ -66,6 +73,11 @@ const char *srch_baseline_text(srch_baseline b);
  * or 1 (the distributed optimizer), one of Megatron-Core's rank orders
  * (cfg_order_megatron), and the TP group fits inside one node. */
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_baseline b);
+
+/* The clauses of the Megatron-style rule that s breaks under baseline b
+ * on platform p, in words joined by ", " ("2D TP (tp_y 2), ZeRO-3"), into
+ * out; "" when s is Megatron-style. */
+void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_baseline b, char *out, size_t cap);
 
 /* ----------------------------------------------------------- candidates */
 
@@ -527,9 +539,6 @@ void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int
  * cells/SLUG.jsonl (records), cells/SLUG.json (compare's summary with the
  * cell's definition), cells/SLUG.html, study.md, study.csv, command.txt
  * and inputs/ (copies of the study, model and platform files). */
-
-#define SRCH_STUDY_MAX_CELLS 4096
-#define SRCH_STUDY_MAX_SETS 16    /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
 
 typedef struct srch_study_cell {
     int index;                    /* position in the study */

@@ -42,8 +42,8 @@ static int ep_domains(const wl_plan *plan)
 {
     int n = wl_group_size(plan->s, WL_G_EP);
     if (n <= 1) return 1;
-    int *members = sim_xcalloc((size_t)wl_world(plan), sizeof *members), me = 0, domains = 0;
-    wl_group_members(plan, 0, WL_G_EP, members, &me);
+    int *members = sim_xcalloc((size_t)plan->layout.world, sizeof *members), me = 0, domains = 0;
+    wl_layout_members(&plan->layout, 0, WL_G_EP, members, &me);
     for (int i = 0; i < n; i++) {
         int sn = net_supernode_of(plan->p, members[i]), seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = net_supernode_of(plan->p, members[j]) == sn;
