@@ -811,7 +811,7 @@ START_TEST(jsonl_files)
     fclose(f);
     srch_candidate *arr = NULL;
     int n = 0, cap = 0;
-    srch_skipped torn;
+    rpt_skipped torn;
     ck_assert_msg(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err) == SIM_OK, "%s", err.msg);
     ck_assert_int_eq(n, 2);
     ck_assert_int_eq(torn.torn, 1);

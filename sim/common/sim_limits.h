@@ -84,8 +84,8 @@
 #define CFG_SEARCH_MAX_MICRO_BATCH 16 /* largest micro-batch a search tries */
 #define CFG_SEARCH_MAX_VPP 8        /* largest vpp a search tries */
 #define SRCH_MAX_LEVELS 32          /* searched strategy keys, and pinnable ones (bits of an unsigned) */
-#define SRCH_STUDY_MAX_CELLS 4096   /* cells of one study */
-#define SRCH_STUDY_MAX_SETS 16      /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
+#define STDY_MAX_CELLS 4096         /* cells of one study */
+#define STDY_MAX_SETS 16            /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
 
 /* ------------------------------------------------------ command line */
 

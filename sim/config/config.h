@@ -377,6 +377,15 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
 sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overrides *ov, cfg_strategy *out,
                           sim_err *err);
 
+/* The one rule for the keys of a JSON object (obj: a cJSON object; void*
+ * keeps cJSON.h out of this header) that another reader checks by hand
+ * (study files, published cases, golden results, sweep records): every key
+ * is one of known (NULL-ended) and none appears twice.  SIM_OK, or
+ * SIM_EINVAL with the one message of every input, as the schema tables
+ * give it: "ORIGIN: WHERE.KEY: unknown key (did you mean 'X'?)" or
+ * "(known keys: ...)", "ORIGIN: WHERE.KEY: duplicate key (keep one)". */
+sim_rc cfg_check_keys(const void *obj, const char *const *known, const char *origin, const char *where, sim_err *err);
+
 /* Check the three together (products equal the device count, divisibility
  * of heads, experts, batch and sequence, the layers' split over the
  * pipeline stages (see cfg_stage_layers), schedule, limits of 131072

@@ -130,6 +130,15 @@ typedef struct cfg_key {
     cfg_token_fn format;       /* writes the token instead of `token` */
 } cfg_key;
 
+/* Read the JSON object obj (a cJSON object; void*: no cJSON.h here) at
+ * path (".search") of the file origin into the zeroed struct at base with
+ * the rows of a schema table: the one reader of every config object
+ * (unknown and duplicate keys, types, bounds, enum names, defaults), for a
+ * part of another input (a study file).  SIM_OK, or SIM_EINVAL with one
+ * line "ORIGIN: PATH.KEY: what is wrong". */
+sim_rc cfg_schema_read_at(const cfg_key *rows, const void *obj, const char *origin, const char *path, void *base,
+                          sim_err *err);
+
 /* ------------------------------------------------------- strategy keys */
 
 /* The strategy keys, in the order of the JSON output, ended by a row whose
