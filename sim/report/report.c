@@ -246,8 +246,8 @@ void *rpt_run_to_json(const rpt_run *run)
     cJSON_AddItemToObject(root, "parameters", params);
     if (run->model->moe.experts > 0) {
         cJSON *moe = cJSON_CreateObject();
-        add_num(moe, "expert_load", cfg_expert_load(run->strategy));
-        add_num(moe, "dropped_fraction", cfg_expert_dropped(run->strategy));
+        rpt_json_add_num(moe, "expert_load", cfg_expert_load(run->strategy));
+        rpt_json_add_num(moe, "dropped_fraction", cfg_expert_dropped(run->strategy));
         cJSON_AddItemToObject(root, "moe", moe);
     }
 
