@@ -914,55 +914,50 @@ START_TEST(check_pipeline_layout)
     ck_assert_int_eq(cfg_stage_layers(&t.m, &t.s, 3, 1, &first), 8);
     ck_assert_int_eq(first, 48);
 
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: the loss ('L') must appear once, in the last virtual stage (got 0, none; put "
-                     "one L last)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"t*14|E(t*14|)*2,t*14L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: the embedding ('E') must appear once, in the first virtual stage (got 1, "
-                     "elsewhere; put one E first)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|t*14|t*28L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: 3 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"(Et*7|t*7|)*4,L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: 9 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*13L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: 55 transformer layers ('t'), but model 'mixtral-8x22b' has layers=56 (place "
-                     "each layer once)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14mL\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: 1 MTP layers ('m'), but model 'mixtral-8x22b' has mtp_layers=0 (place each "
-                     "once, with the loss)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("model.mtp_layers=1", "pipeline_layout=\"Et*14|t*14|t*14m|t*14L\"")),
-                     SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not modelled "
-                     "(heptasim runs them with the output layer; put them in the last virtual stage)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*28|t*28||L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: virtual stage 2 holds no transformer layer ('t'), which is not modelled "
-                     "(give every virtual stage at least one t)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("first_stage_layers=14", "pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"")),
-                     SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: a layout places every layer itself and is not combined with "
-                     "first_stage_layers (unset first_stage_layers, or the layout)",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|*2,t*14L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: \"Et*14|(t*14|*2,t*14L\": '(' at offset 6 is not closed (write the virtual "
-                     "stages as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|d*14|t*14|t*14L\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: \"Et*14|d*14|t*14|t*14L\": unknown character 'd' (the layers are E, t, m "
-                     "and L, '|' ends a virtual stage) (write the virtual stages as runs of E, t, m and L separated "
-                     "by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
-                     t.s.path);
-    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"(t*1048576)*2\"")), SIM_EINVAL);
-    expect_check_msg(".pipeline_layout: \"(t*1048576)*2\": it expands to more than 1048576 characters (write the "
-                     "virtual stages as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
-                     t.s.path);
+    /* every rule, with its message: {mtp_layers override, layout or other key, message} */
+    static const struct {
+        const char *extra, *set, *msg;
+    } bad[] = {
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*14\"",
+         ".pipeline_layout: the loss ('L') must appear once, in the last virtual stage (got 0, none; put one L last)"},
+        {NULL, "pipeline_layout=\"t*14|E(t*14|)*2,t*14L\"",
+         ".pipeline_layout: the embedding ('E') must appear once, in the first virtual stage (got 1, elsewhere; put "
+         "one E first)"},
+        {NULL, "pipeline_layout=\"Et*14|t*14|t*28L\"",
+         ".pipeline_layout: 3 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')"},
+        {NULL, "pipeline_layout=\"(Et*7|t*7|)*4,L\"",
+         ".pipeline_layout: 9 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*13L\"",
+         ".pipeline_layout: 55 transformer layers ('t'), but model 'mixtral-8x22b' has layers=56 (place each layer "
+         "once)"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*14mL\"",
+         ".pipeline_layout: 1 MTP layers ('m'), but model 'mixtral-8x22b' has mtp_layers=0 (place each once, with "
+         "the loss)"},
+        {"model.mtp_layers=1", "pipeline_layout=\"Et*14|t*14|t*14m|t*14L\"",
+         ".pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not modelled (heptasim runs "
+         "them with the output layer; put them in the last virtual stage)"},
+        {NULL, "pipeline_layout=\"Et*28|t*28||L\"",
+         ".pipeline_layout: virtual stage 2 holds no transformer layer ('t'), which is not modelled (give every "
+         "virtual stage at least one t)"},
+        {"first_stage_layers=14", "pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"",
+         ".pipeline_layout: a layout places every layer itself and is not combined with first_stage_layers (unset "
+         "first_stage_layers, or the layout)"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|*2,t*14L\"",
+         ".pipeline_layout: \"Et*14|(t*14|*2,t*14L\": '(' at offset 6 is not closed (write the virtual stages as "
+         "runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")"},
+        {NULL, "pipeline_layout=\"Et*14|d*14|t*14|t*14L\"",
+         ".pipeline_layout: \"Et*14|d*14|t*14|t*14L\": unknown character 'd' (the layers are E, t, m and L, '|' ends "
+         "a virtual stage) (write the virtual stages as runs of E, t, m and L separated by '|', e.g. "
+         "\"Et*4|(t*4|)*14,tmL\")"},
+        {NULL, "pipeline_layout=\"(t*1048576)*2\"",
+         ".pipeline_layout: \"(t*1048576)*2\": it expands to more than 1048576 characters (write the virtual stages "
+         "as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *items[2] = {bad[i].set, bad[i].extra};
+        ck_assert_int_eq(mixtral(&t, 0, items, bad[i].extra ? 2 : 1), SIM_EINVAL);
+        expect_check_msg("%s", t.s.path, bad[i].msg);
+    }
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)2,t*14L\"")), SIM_EINVAL);
     ck_assert_msg(strstr(E.msg, "the group at offset 6 has no repeat count"), "%s", E.msg);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|((t*14|)*2),t*14L\"")), SIM_EINVAL);
