@@ -141,25 +141,57 @@ typedef struct rpt_skipped {
     int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
 } rpt_skipped;
 
-/* Called with each JSON object of a records file (a cJSON object, freed
- * after the call) and its origin ("a.jsonl: line 3"); anything but SIM_OK
- * ends the read with that error. */
-typedef sim_rc (*rpt_record_fn)(void *ctx, const void *record, const char *origin, sim_err *err);
+/* One sweep record: a candidate of a search as the search hands it over
+ * (search maps its candidates to and from these). */
+typedef struct rpt_record {
+    int index;                    /* the candidate's place in the enumeration of its space */
+    const char *space;            /* the name of that space (static: a row of the search's name table) */
+    char inputs_id[17];           /* 16 hex digits: the fingerprint of the search's inputs */
+    bool megatron_style;
+    cfg_strategy strategy;        /* checked */
+    est_result est;               /* the analytic estimate */
+    rpt_row_state state;
+    bool approximate;             /* simulated with one data-parallel replica for all */
+    double step_time_s, mfu, tokens_per_s;    /* simulated (RPT_ROW_SIMULATED) */
+    double compute_s, bubble_s, optimizer_s;  /* simulated, critical rank */
+    double exposed_s[WL_NDIMS];   /* simulated, critical rank, by dimension */
+    double comm_s[WL_NDIMS];      /* simulated: time collectives of the dimension were in flight */
+    double peak_bytes;            /* memory of the peak stage */
+    double capacity_bytes;        /* HBM minus the reserved part */
+    char error[SIM_ERR_LEN];      /* RPT_ROW_FAILED: why */
+} rpt_record;
+
+/* The record as a JSON object (a cJSON tree the caller deletes): the keys
+ * of docs/outputs.md, figures through rpt_json_add_num. */
+void *rpt_record_to_json(const rpt_record *r);
+
+/* The record in json (a cJSON object) into *out, strictly: every key
+ * known, every figure finite and in range, space one of the nspaces names
+ * of spaces (out->space points at it), the strategy read and checked as a
+ * strategy file is.  SIM_EINVAL naming origin and the key otherwise. */
+sim_rc rpt_record_from_json(const void *json, const char *origin, const sim_enum_name *spaces, int nspaces,
+                            rpt_record *out, sim_err *err);
+
+/* Called with each record of a records file and its origin ("a.jsonl:
+ * line 3"); anything but SIM_OK ends the read with that error. */
+typedef sim_rc (*rpt_record_fn)(void *ctx, const rpt_record *r, const char *origin, sim_err *err);
 
 /* The one reader of a JSONL file of sweep records: every line of the
  * file, NULs or not; a line that is not a JSON object is skipped and
  * counted in *skipped (when not NULL), and so is a last line without its
- * newline; every other line goes to each, in file order.  Returns
- * SIM_EINVAL (a missing or unreadable file, too large), each's error, or
- * SIM_OK. */
-sim_rc rpt_jsonl_read(const char *path, rpt_record_fn each, void *ctx, rpt_skipped *skipped, sim_err *err);
+ * newline; every other line is decoded (rpt_record_from_json, with the
+ * space names) and goes to each, in file order.  Returns SIM_EINVAL (a
+ * missing or unreadable file, too large, a line that is not a record),
+ * each's error, or SIM_OK. */
+sim_rc rpt_records_read(const char *path, const sim_enum_name *spaces, int nspaces, rpt_record_fn each, void *ctx,
+                        rpt_skipped *skipped, sim_err *err);
 
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
 
-/* Append the record (a cJSON object) as one line to f and flush it.
- * Returns SIM_EIO naming path on a write error, SIM_ENOMEM. */
-sim_rc rpt_jsonl_append(FILE *f, const char *path, const void *record, sim_err *err);
+/* Append the record as one JSON line to f and flush it.  Returns SIM_EIO
+ * naming path on a write error, SIM_ENOMEM. */
+sim_rc rpt_record_append(FILE *f, const char *path, const rpt_record *r, sim_err *err);
 
 /* The one CSV writer (csv.c): a header line of the columns, then one line
  * per object of rows (a cJSON array; void* keeps cJSON.h out of this

@@ -8,8 +8,8 @@
  * reported as a simulated result: records keep the two in separate keys.
  *
  * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
- * srch_run), record.c (a candidate as a JSON record and back; the files
- * of records are report/records.c's), sweep.c (simulation of the chosen
+ * srch_run), candidate.c (a candidate as report's record row and back;
+ * the records' JSON and files are report/records.c's), sweep.c (simulation of the chosen
  * candidates, ranking and ties, agreement, reasons), table.c (alike
  * candidates, the rows of the ranked tables report/ranking.c prints),
  * shard.c (a shard's candidates),
@@ -246,16 +246,17 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
  * step_time_s, mfu, tokens_per_s, breakdown, dimensions (these five when
  * simulated), final (true when simulated: a failed simulation is not final
  * and --resume retries it), memory, error (when the simulation failed),
- * inputs_id. */
+ * inputs_id (rpt_record_to_json). */
 void *srch_record_to_json(const srch_candidate *c);
 
-/* Read a record back into *out; origin names it in messages ("a.jsonl:
+/* Read a record back into *out (rpt_record_from_json, with the space
+ * names of srch_space_names); origin names it in messages ("a.jsonl:
  * line 3").  Returns SIM_EINVAL with a message naming the key when the
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
 
 /* Read every record of a JSONL file through the one reader of records
- * (rpt_jsonl_read: junk lines skipped and counted in *skipped), appending
+ * (rpt_records_read: junk lines skipped and counted in *skipped), appending
  * to *arr (grown, *n and *cap updated; the caller frees *arr).  A
  * JSON object that is not a valid record (a missing or unknown key, a
  * figure that is not finite and positive, another fingerprint format) is
@@ -263,7 +264,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
  * content, missing file), or SIM_OK. */
 sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, rpt_skipped *skipped, sim_err *err);
 
-/* Append the record of c as a line to f and flush it (rpt_jsonl_append).
+/* Append the record of c as a line to f and flush it (rpt_record_append).
  * Returns SIM_EIO naming path on a write error. */
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err);
 
