@@ -186,6 +186,62 @@ typedef sim_rc (*rpt_record_fn)(void *ctx, const rpt_record *r, const char *orig
 sim_rc rpt_records_read(const char *path, const sim_enum_name *spaces, int nspaces, rpt_record_fn each, void *ctx,
                         rpt_skipped *skipped, sim_err *err);
 
+/* ------------------------------------- search summaries (search_json.c) */
+
+/* Records in ranked order, alike ones folded by the search's rule:
+ * same_as[i] is the position of the row rows[i] is alike to (i itself
+ * when none). */
+typedef struct rpt_record_list {
+    const rpt_record *rows;
+    const int *same_as;
+    int n;
+} rpt_record_list;
+
+/* The agreement of the estimate with the simulation over a ranking. */
+typedef struct rpt_agreement {
+    int n;                        /* simulated candidates */
+    double spearman;              /* rank correlation (NaN: undefined) */
+    double largest_gap;           /* largest relative gap of estimate and simulation */
+    int largest_gap_index;        /* its candidate (-1: none) */
+} rpt_agreement;
+
+typedef struct rpt_search_counts {
+    long long rejected, enumerated, pruned_memory, estimated, estimated_megatron, probes;
+    int selected, simulated, failed, resumed, borrowed;
+    int records;                  /* merge: records read */
+} rpt_search_counts;
+
+/* What a summary document of sweep, compare or merge holds, as the search
+ * hands it over (the parts a command does not have left 0 or NULL). */
+typedef struct rpt_search_doc {
+    const char *command;          /* "sweep", "compare", "merge" */
+    const char *model, *platform, *space;
+    int devices, global_batch, top;
+    int shard_index, shard_count; /* shard_count <= 1: no shard */
+    rpt_search_counts counts;
+    double search_s, simulate_s;  /* wall times (the "timing" object) */
+    int search_processes, jobs;
+    bool search_from_twin;
+    const rpt_record *megatron, *best; /* compare: both bests (NULL: none) */
+    double speedup;               /* compare */
+    const char *const *files;     /* merge: the files read */
+    int nfiles;
+    rpt_agreement agreement;
+    rpt_record_list ranking;
+    rpt_record_list estimated_only; /* sweep: the next best estimates */
+} rpt_search_doc;
+
+/* The JSON summaries (cJSON trees the caller deletes): command, inputs,
+ * counts, timing, agreement, ranking, and estimated_only (sweep), both
+ * bests and the speedup (compare), files and counts (merge). */
+void *rpt_sweep_doc_json(const rpt_search_doc *d);
+void *rpt_compare_doc_json(const rpt_search_doc *d);
+void *rpt_merge_doc_json(const rpt_search_doc *d);
+
+/* The records of a, then of b (may be NULL), as one cJSON array with
+ * alike and alike_of marked (rpt_write_sweep_html's candidates). */
+void *rpt_records_json(const rpt_record_list *a, const rpt_record_list *b);
+
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
 

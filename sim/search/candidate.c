@@ -9,7 +9,7 @@
 static const rpt_row_state row_states[] = {RPT_ROW_ESTIMATED, RPT_ROW_SIMULATED, RPT_ROW_FAILED};
 _Static_assert(sizeof row_states / sizeof *row_states == SRCH_SIM_FAILED + 1, "one row state per simulation state");
 
-static void to_record(const srch_candidate *c, rpt_record *r)
+void srch_candidate_record(const srch_candidate *c, rpt_record *r)
 {
     memset(r, 0, sizeof *r);
     r->index = c->index;
@@ -61,7 +61,7 @@ static void from_record(const rpt_record *r, srch_candidate *c)
 void *srch_record_to_json(const srch_candidate *c)
 {
     rpt_record r;
-    to_record(c, &r);
+    srch_candidate_record(c, &r);
     return rpt_record_to_json(&r);
 }
 
@@ -101,6 +101,6 @@ sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap,
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err)
 {
     rpt_record r;
-    to_record(c, &r);
+    srch_candidate_record(c, &r);
     return rpt_record_append(f, path, &r, err);
 }

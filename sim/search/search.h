@@ -223,12 +223,7 @@ sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cf
  * (gsl_stats_spearman; NAN with fewer than 2), and the largest relative gap
  * |estimate - simulated| / simulated with the index of its candidate (-1
  * when none). */
-typedef struct srch_agreement {
-    int n;
-    double spearman;
-    double largest_gap;
-    int largest_gap_index;
-} srch_agreement;
+typedef rpt_agreement srch_agreement; /* report.h */
 
 void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out);
 

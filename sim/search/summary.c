@@ -1,15 +1,13 @@
-/* summary.c - what sweep, compare and merge report: the text summaries and
- * the JSON summary documents.
+/* summary.c - what sweep, compare and merge report: the text summaries,
+ * and the rows of their JSON summary documents, which report/search_json.c
+ * writes.
  *
  * The text goes to a FILE (stdout for the command line); the documents are
  * cJSON trees the caller writes (rpt_write_json_doc).  Wall times appear in
- * the text and in the documents' "timing" object only, so the rest of a
- * document is the same on every run with the same inputs. */
+ * the text and in the documents' "timing" object only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "internal.h"
 
@@ -218,125 +216,99 @@ void srch_print_merge(FILE *f, const srch_merged *m, int nfiles)
 
 /* {================================================================ JSON */
 
-static cJSON *agreement_json(const srch_agreement *ag)
+/* The records of rows[0..n) as report's list, alike ones folded
+ * (srch_fold_alike); free with list_free. */
+static rpt_record_list list_of(srch_candidate *const *rows, int n)
 {
-    cJSON *o = cJSON_CreateObject();
-    rpt_json_add_num(o, "n", ag->n);
-    rpt_json_add_num(o, "spearman", ag->spearman);
-    rpt_json_add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
-    rpt_json_add_num(o, "largest_gap_index", ag->largest_gap_index);
-    return o;
-}
-
-/* The records of rows appended to arr, alike ones marked (srch_fold_alike):
- * "alike" on a row that stands for others (how many, itself included),
- * "alike_of" (the index of that row) on each of the others. */
-static cJSON *add_records(cJSON *arr, srch_candidate *const *rows, int n)
-{
-    int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as), *alike = sim_xcalloc((size_t)n + 1, sizeof *alike);
+    rpt_record *recs = sim_xcalloc((size_t)n + 1, sizeof *recs);
+    int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as);
+    for (int i = 0; i < n; i++) srch_candidate_record(rows[i], &recs[i]);
     srch_fold_alike((const srch_candidate *const *)rows, n, same_as);
-    for (int i = 0; i < n; i++) alike[same_as[i]]++;
-    for (int i = 0; i < n; i++) {
-        cJSON *r = srch_record_to_json(rows[i]);
-        if (same_as[i] != i)
-            rpt_json_add_num(r, "alike_of", rows[same_as[i]]->index);
-        else if (alike[i] > 1)
-            rpt_json_add_num(r, "alike", alike[i]);
-        cJSON_AddItemToArray(arr, r);
-    }
-    free(same_as);
-    free(alike);
-    return arr;
+    return (rpt_record_list){recs, same_as, n};
 }
 
-static cJSON *records_json(srch_candidate *const *rows, int n)
+static void list_free(rpt_record_list *l)
 {
-    return add_records(cJSON_CreateArray(), rows, n);
+    free((void *)l->rows);
+    free((void *)l->same_as);
 }
 
-/* The keys sweep and compare documents share, up to the ranking. */
-static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, const char *command)
+/* The parts of a sweep's or compare's document up to the ranking. */
+static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep *s, const char *command)
 {
     const srch_request *q = &rq->search;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", command);
-    cJSON_AddStringToObject(o, "model", q->model->name);
-    cJSON_AddStringToObject(o, "platform", q->platform->name);
-    rpt_json_add_num(o, "devices", q->platform->devices);
-    cJSON_AddStringToObject(o, "space", srch_space_name(s->space));
-    rpt_json_add_num(o, "global_batch", q->base.global_batch);
-    rpt_json_add_num(o, "top", rq->top);
-    if (rq->shard_count > 1) {
-        char shard[48];
-        snprintf(shard, sizeof shard, "%d/%d", rq->shard_index, rq->shard_count);
-        cJSON_AddStringToObject(o, "shard", shard);
-    }
     const srch_counts *k = &s->res->counts;
-    cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-    rpt_json_add_num(counts, "rejected", (double)k->rejected);
-    rpt_json_add_num(counts, "enumerated", (double)k->enumerated);
-    rpt_json_add_num(counts, "pruned_memory", (double)k->pruned_memory);
-    rpt_json_add_num(counts, "estimated", (double)k->estimated);
-    rpt_json_add_num(counts, "estimated_megatron_style", (double)k->estimated_megatron);
-    rpt_json_add_num(counts, "probes", (double)k->probes);
-    rpt_json_add_num(counts, "selected", s->nchosen);
-    rpt_json_add_num(counts, "simulated", s->ranking.simulated);
-    rpt_json_add_num(counts, "failed", s->ranking.failed);
-    rpt_json_add_num(counts, "resumed", s->resumed.resumed);
-    rpt_json_add_num(counts, "borrowed", s->resumed.borrowed);
-    cJSON *t = cJSON_AddObjectToObject(o, "timing");
-    double search_s = s->res->seconds;
-    rpt_json_add_num(t, "search_s", search_s);
-    rpt_json_add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
-    rpt_json_add_num(t, "search_processes", s->res->workers);
-    cJSON_AddBoolToObject(t, "search_from_twin", s->res->from_twin);
-    rpt_json_add_num(t, "simulate_s", s->simulate_s);
-    rpt_json_add_num(t, "jobs", rq->jobs);
-    return o;
+    rpt_search_doc d = {
+        .command = command,
+        .model = q->model->name,
+        .platform = q->platform->name,
+        .space = srch_space_name(s->space),
+        .devices = q->platform->devices,
+        .global_batch = q->base.global_batch,
+        .top = rq->top,
+        .shard_index = rq->shard_index,
+        .shard_count = rq->shard_count,
+        .counts = {k->rejected, k->enumerated, k->pruned_memory, k->estimated, k->estimated_megatron, k->probes,
+                   s->nchosen, s->ranking.simulated, s->ranking.failed, s->resumed.resumed, s->resumed.borrowed, 0},
+        .search_s = s->res->seconds,
+        .simulate_s = s->simulate_s,
+        .search_processes = s->res->workers,
+        .jobs = rq->jobs,
+        .search_from_twin = s->res->from_twin,
+        .agreement = s->ranking.agreement,
+        .ranking = list_of(s->ranking.rows, s->ranking.n),
+    };
+    return d;
 }
 
 void *srch_sweep_to_json(const srch_sweep_request *rq, const srch_sweep *s)
 {
-    cJSON *o = session_json(rq, s, "sweep");
-    cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
-    cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
-    cJSON_AddItemToObject(o, "estimated_only", records_json(s->extra, s->nextra));
-    return o;
+    rpt_search_doc d = session_doc(rq, s, "sweep");
+    d.estimated_only = list_of(s->extra, s->nextra);
+    void *doc = rpt_sweep_doc_json(&d);
+    list_free(&d.ranking);
+    list_free(&d.estimated_only);
+    return doc;
 }
 
 void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s)
 {
     const srch_comparison *c = &s->cmp;
-    cJSON *o = session_json(rq, s, "compare");
-    cJSON_AddItemToObject(o, "megatron", c->megatron ? srch_record_to_json(c->megatron) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "7d", c->best ? srch_record_to_json(c->best) : cJSON_CreateNull());
-    rpt_json_add_num(o, "speedup", c->speedup);
-    cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
-    cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
-    return o;
+    rpt_search_doc d = session_doc(rq, s, "compare");
+    rpt_record megatron, best;
+    if (c->megatron) srch_candidate_record(c->megatron, &megatron);
+    if (c->best) srch_candidate_record(c->best, &best);
+    d.megatron = c->megatron ? &megatron : NULL;
+    d.best = c->best ? &best : NULL;
+    d.speedup = c->speedup;
+    void *doc = rpt_compare_doc_json(&d);
+    list_free(&d.ranking);
+    return doc;
 }
 
 void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npaths)
 {
     const srch_ranking *r = &m->ranking;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "merge");
-    cJSON *files = cJSON_AddArrayToObject(o, "files");
-    for (int f = 0; f < npaths; f++) cJSON_AddItemToArray(files, cJSON_CreateString(paths[f]));
-    if (r->n > 0) cJSON_AddStringToObject(o, "space", srch_space_name(r->rows[0]->space));
-    cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-    rpt_json_add_num(counts, "records", m->nrecords);
-    rpt_json_add_num(counts, "candidates", r->n);
-    rpt_json_add_num(counts, "simulated", r->simulated);
-    rpt_json_add_num(counts, "failed", r->failed);
-    cJSON_AddItemToObject(o, "agreement", agreement_json(&r->agreement));
-    cJSON_AddItemToObject(o, "ranking", records_json(r->rows, r->n));
-    return o;
+    rpt_search_doc d = {
+        .command = "merge",
+        .files = paths,
+        .nfiles = npaths,
+        .counts = {.records = m->nrecords, .simulated = r->simulated, .failed = r->failed},
+        .agreement = r->agreement,
+        .ranking = list_of(r->rows, r->n),
+    };
+    void *doc = rpt_merge_doc_json(&d);
+    list_free(&d.ranking);
+    return doc;
 }
 
 void *srch_sweep_records_json(const srch_sweep *s)
 {
-    return add_records(records_json(s->ranking.rows, s->ranking.n), s->extra, s->nextra);
+    rpt_record_list a = list_of(s->ranking.rows, s->ranking.n), b = list_of(s->extra, s->nextra);
+    void *doc = rpt_records_json(&a, &b);
+    list_free(&a);
+    list_free(&b);
+    return doc;
 }
 
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)
