@@ -97,16 +97,6 @@ void rpt_json_add_num(void *obj, const char *key, double v);
  * an object that is not a whole strategy gives its description, if any. */
 void rpt_record_strategy_text(const void *strategy, char *out, size_t cap);
 
-/* study.md (study.c) from the document of a study (a cJSON object): name,
- * description, command (the one that regenerates it), top, symmetry (the
- * engine's: "tp", "dp", "none") and cells, the rows of study.csv in the
- * study's order (main grid, then sensitivity: "part"), each with
- * study_model and study_platform (the stems of the files the study
- * names), command (the compare that reruns the cell) and its two bests as
- * sweep records.  Written through a sim_out.  SIM_OK or SIM_EIO naming
- * the path. */
-sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err);
-
 /* ------------------------------------------------- ranking (ranking.c) */
 
 typedef enum rpt_row_state {
@@ -241,6 +231,50 @@ void *rpt_merge_doc_json(const rpt_search_doc *d);
 /* The records of a, then of b (may be NULL), as one cJSON array with
  * alike and alike_of marked (rpt_write_sweep_html's candidates). */
 void *rpt_records_json(const rpt_record_list *a, const rpt_record_list *b);
+
+/* ------------------------------------------------ studies (study.c) */
+
+/* One cell of a study as the study hands it over: a row of study.csv and
+ * of study.md.  The strings are the study's, valid for the call. */
+typedef struct rpt_study_row {
+    const char *cell;             /* its slug */
+    bool sensitivity;             /* a cell of the sensitivity part, not of the main grid */
+    const char *model, *platform; /* the names of the cell's model and platform */
+    int devices, seq_len;
+    long long global_batch;
+    double hbm_gib;
+    const char *megatron_cp;      /* the baseline's name */
+    const char *study_model, *study_platform; /* the stems of the files the study names */
+    const char *command;          /* the compare that reruns the cell */
+    const char *axis;             /* sensitivity: the platform key ("" in the main grid) */
+    double axis_value, axis_factor; /* its value; the factor of the shipped value (0: none) */
+    const char *state;            /* "not run", "done", "failed" */
+    const rpt_record *megatron, *best; /* done: the two bests (NULL: the side has none) */
+    double speedup;               /* done: NaN without both */
+    const char *reason, *seven_d_keys; /* done */
+    const char *error;            /* failed */
+} rpt_study_row;
+
+/* What study.md says above and in its tables. */
+typedef struct rpt_study_doc {
+    const char *name, *description;
+    const char *command;          /* the one that regenerates it (NULL: none) */
+    int top;
+    const char *symmetry;         /* the engine's: "tp", "dp", "none" */
+    const rpt_study_row *rows;    /* in the study's order: main grid, then sensitivity */
+    int nrows;
+} rpt_study_doc;
+
+/* The rows as a cJSON array (the caller deletes it) of objects with the
+ * keys of rpt_study_csv_columns, each best a sweep record (an empty object
+ * when there is none), for rpt_write_csv. */
+void *rpt_study_rows_json(const rpt_study_row *rows, int n);
+extern const char *const rpt_study_csv_columns[];
+
+/* study.md: the main grid, the sensitivity cells, the fast cells and each
+ * cell's breakdown.  Written through a sim_out.  SIM_OK or SIM_EIO naming
+ * the path. */
+sim_rc rpt_write_study_markdown(const char *path, const rpt_study_doc *d, sim_err *err);
 
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);

@@ -16,7 +16,4 @@ int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS]);
  * given to c, which keeps its identity (resume.c). */
 void srch_take_simulation(srch_candidate *c, const srch_candidate *from);
 
-/* The record report writes of c (candidate.c). */
-void srch_candidate_record(const srch_candidate *c, rpt_record *r);
-
 #endif

@@ -244,6 +244,9 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
  * inputs_id (rpt_record_to_json). */
 void *srch_record_to_json(const srch_candidate *c);
 
+/* The row of c that report writes as its record (rpt_record_to_json). */
+void srch_candidate_record(const srch_candidate *c, rpt_record *r);
+
 /* Read a record back into *out (rpt_record_from_json, with the space
  * names of srch_space_names); origin names it in messages ("a.jsonl:
  * line 3").  Returns SIM_EINVAL with a message naming the key when the
