@@ -276,6 +276,40 @@ extern const char *const rpt_study_csv_columns[];
  * the path. */
 sim_rc rpt_write_study_markdown(const char *path, const rpt_study_doc *d, sim_err *err);
 
+/* What defines a study cell, as its summary stores it under "study_cell"
+ * and a resume compares it. */
+typedef struct rpt_cell_def {
+    const char *slug;             /* NULL: left out */
+    const cfg_model *model;       /* loaded; description and path left out of the definition */
+    const cfg_platform *platform; /* the same */
+    long long global_batch;
+    const cfg_strategy *base;     /* its fingerprint (cfg_strategy_fingerprint_json) */
+    unsigned pinned;
+    const char *megatron_cp;      /* the baseline's name (NULL: left out) */
+    int top;
+    const char *symmetry;
+    const char *const *sets;      /* the --set items */
+    int nsets;
+} rpt_cell_def;
+
+/* The definition as a cJSON object the caller deletes. */
+void *rpt_cell_def_json(const rpt_cell_def *d);
+
+/* The bests of a compare summary (rpt_compare_doc_json; a cJSON object):
+ * whether each side has one (*has_megatron, *has_best), the records read
+ * back strictly (rpt_record_from_json with the space names) and the
+ * speedup (NaN when missing).  SIM_EINVAL naming origin for a bad record. */
+sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
+                             rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                             double *speedup, sim_err *err);
+
+/* A study cell's summary file at path read back, when it is there, holds
+ * definition def (a cJSON object, rpt_cell_def_json) under "study_cell"
+ * and its bests read (rpt_compare_doc_bests): true.  False otherwise. */
+bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
+                           rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                           double *speedup);
+
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
 

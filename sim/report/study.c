@@ -4,12 +4,17 @@
  * 7D best is more than 5 % faster, and each cell's breakdown side by side.
  * study.md is rendered from the rows of study.csv; each side's best is its
  * sweep record. */
+#define _DEFAULT_SOURCE /* stat */
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
+
+#include "../config/keys.h"
 
 #define FAST_GAIN 1.05 /* a speed-up the summary lists ("more than 5 %") */
 
@@ -69,6 +74,65 @@ const char *const rpt_study_csv_columns[] = {
     "seven_d_keys", "error", NULL};
 
 /* }----------------------------------------------------------- the CSV */
+
+/* {----------------------------------------------------------- the cells */
+
+void *rpt_cell_def_json(const rpt_cell_def *d)
+{
+    cfg_model m = *d->model;
+    m.description[0] = m.path[0] = '\0';
+    cfg_platform p = *d->platform;
+    p.description[0] = p.path[0] = '\0';
+    cJSON *o = cJSON_CreateObject();
+    if (d->slug) cJSON_AddStringToObject(o, "slug", d->slug);
+    cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));
+    cJSON_AddItemToObject(o, "platform", cfg_platform_to_json(&p));
+    cJSON_AddNumberToObject(o, "global_batch", (double)d->global_batch);
+    cJSON_AddItemToObject(o, "base", cfg_strategy_fingerprint_json(d->base));
+    cJSON_AddNumberToObject(o, "pinned", d->pinned);
+    if (d->megatron_cp) cJSON_AddStringToObject(o, "megatron_cp", d->megatron_cp);
+    cJSON_AddNumberToObject(o, "top", d->top);
+    cJSON_AddStringToObject(o, "symmetry", d->symmetry);
+    cJSON *sets = cJSON_AddArrayToObject(o, "set");
+    for (int i = 0; i < d->nsets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(d->sets[i]));
+    return o;
+}
+
+sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
+                             rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                             double *speedup, sim_err *err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "megatron"), *b = cJSON_GetObjectItemCaseSensitive(doc, "7d");
+    sim_rc rc = SIM_OK;
+    *has_megatron = m && cJSON_IsObject(m);
+    *has_best = b && cJSON_IsObject(b);
+    if (*has_megatron) rc = rpt_record_from_json(m, origin, spaces, nspaces, megatron, err);
+    if (rc == SIM_OK && *has_best) rc = rpt_record_from_json(b, origin, spaces, nspaces, best, err);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "speedup");
+    *speedup = cJSON_IsNumber(s) ? s->valuedouble : NAN;
+    return rc;
+}
+
+bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
+                           rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                           double *speedup)
+{
+    char *text = NULL;
+    sim_err quiet;
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sim_read_text(path, CFG_MAX_RECORDS_BYTES, "cell summary", &text, &quiet) != SIM_OK)
+        return false;
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *have = doc ? cJSON_GetObjectItemCaseSensitive(doc, "study_cell") : NULL;
+    bool same = have && cJSON_Compare(have, def, 1) &&
+                rpt_compare_doc_bests(doc, path, spaces, nspaces, megatron, has_megatron, best, has_best, speedup,
+                                      &quiet) == SIM_OK;
+    cJSON_Delete(doc);
+    return same;
+}
+
+/* }----------------------------------------------------------- the cells */
 
 static double num(const cJSON *o, const char *path)
 {

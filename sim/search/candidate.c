@@ -33,7 +33,7 @@ void srch_candidate_record(const srch_candidate *c, rpt_record *r)
     memcpy(r->error, c->error, sizeof r->error);
 }
 
-static void from_record(const rpt_record *r, srch_candidate *c)
+void srch_candidate_from_record(const rpt_record *r, srch_candidate *c)
 {
     memset(c, 0, sizeof *c);
     c->index = r->index;
@@ -69,7 +69,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
 {
     rpt_record r;
     sim_rc rc = rpt_record_from_json(json, origin, srch_space_names, SRCH_NSPACES, &r, err);
-    if (rc == SIM_OK) from_record(&r, out);
+    if (rc == SIM_OK) srch_candidate_from_record(&r, out);
     return rc;
 }
 
@@ -88,7 +88,7 @@ static sim_rc add_record(void *ctx, const rpt_record *r, const char *origin, sim
         *sink->cap = *sink->cap ? 2 * *sink->cap : 64;
         *sink->arr = sim_xrealloc(*sink->arr, (size_t)*sink->cap * sizeof **sink->arr);
     }
-    from_record(r, &(*sink->arr)[(*sink->n)++]);
+    srch_candidate_from_record(r, &(*sink->arr)[(*sink->n)++]);
     return SIM_OK;
 }
 

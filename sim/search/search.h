@@ -244,8 +244,11 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
  * inputs_id (rpt_record_to_json). */
 void *srch_record_to_json(const srch_candidate *c);
 
-/* The row of c that report writes as its record (rpt_record_to_json). */
+/* The row of c that report writes as its record (rpt_record_to_json),
+ * and the candidate of a row report read back (its space through
+ * srch_space_names). */
 void srch_candidate_record(const srch_candidate *c, rpt_record *r);
+void srch_candidate_from_record(const rpt_record *r, srch_candidate *c);
 
 /* Read a record back into *out (rpt_record_from_json, with the space
  * names of srch_space_names); origin names it in messages ("a.jsonl:
