@@ -2,12 +2,14 @@
  * derived metrics (MFU, HFU, tokens/s), the text summary and the JSON
  * document of a run (report.c, run_text.c), the CSV writer (csv.c), the
  * Chrome trace (trace.c, views.c), the HTML reports (html.c,
- * sweep_html.c, svg.c), the ranked table of a search (ranking.c),
- * study.md (study.c) and the JSONL files of sweep records, read and
- * appended (records.c).  Other
- * modules hand it rows (cJSON objects or the plain structs below); it
- * includes no header of the modules that drive simulations (search,
- * study), which call it.
+ * sweep_html.c, svg.c), the ranked table of a search (ranking.c), the
+ * JSON summaries of sweep, compare and merge (search_json.c), a study's
+ * study.csv, study.md and cell definitions (study.c), and sweep records:
+ * one as JSON and back, and the JSONL files of them, read and appended
+ * (records.c).  Other modules hand it rows (the plain structs below, or
+ * cJSON objects); it includes no header of the modules that drive
+ * simulations (search, study), which call it and map its rows to their
+ * own structs.
  *
  * It takes const pointers and never frees what it did not allocate. */
 #ifndef HEPTASIM_REPORT_H

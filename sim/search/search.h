@@ -16,7 +16,8 @@
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates, the bests and the speedup),
  * session.c (a sweep or compare from search to ranking), summary.c (their
- * text and JSON summaries), default.c (the strategy of a run that names
+ * text summaries, and the rows of their JSON summaries, which
+ * report/search_json.c writes), default.c (the strategy of a run that names
  * none). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H

@@ -1,7 +1,8 @@
 /* run.c - a study run: each cell one srch_compare_run with its own records
  * file (cells/SLUG.jsonl, so an interrupted cell resumes as compare does)
  * and, once finished, its JSON summary (cells/SLUG.json), which holds the
- * cell's definition under "study_cell".  A rerun with resume skips a cell
+ * cell's definition under "study_cell" (that object, and the bests read
+ * back from a summary, are report/study.c's).  A rerun with resume skips a cell
  * whose summary holds the same definition; the shards of a study write
  * disjoint cells into one folder, and a last run with resume finds them all
  * finished and writes the table.  A run of some cells alone (their slugs'

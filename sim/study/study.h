@@ -8,8 +8,8 @@
  * into cells, each cell's inputs loaded), files.c (the folder: creating it,
  * copies of the inputs, command.txt), run.c (the cells run as compares,
  * resumed, sharded, a twin's search and simulations shared), explain.c
- * (what makes the 7D best faster), table.c (study.md and the rows of
- * study.csv). */
+ * (what makes the 7D best faster), table.c (the rows of study.csv and
+ * study.md, which report/study.c writes). */
 #ifndef HEPTASIM_STUDY_H
 #define HEPTASIM_STUDY_H
 
