@@ -9,53 +9,31 @@
 static const rpt_row_state row_states[] = {RPT_ROW_ESTIMATED, RPT_ROW_SIMULATED, RPT_ROW_FAILED};
 _Static_assert(sizeof row_states / sizeof *row_states == SRCH_SIM_FAILED + 1, "one row state per simulation state");
 
-void srch_candidate_record(const srch_candidate *c, rpt_record *r)
+/* The fields a candidate and its record share, under the same names and
+ * types (copied whole: arrays and strings too). */
+#define SHARED_FIELDS(X)                                                                                              \
+    X(index) X(inputs_id) X(megatron_style) X(strategy) X(est) X(approximate) X(step_time_s) X(mfu) X(tokens_per_s)   \
+    X(compute_s) X(bubble_s) X(optimizer_s) X(exposed_s) X(comm_s) X(peak_bytes) X(capacity_bytes) X(error)
+#define COPY_FIELD(f)                                                                                                 \
+    _Static_assert(sizeof to->f == sizeof from->f, "the same field");                                                \
+    memcpy(&to->f, &from->f, sizeof to->f);
+
+void srch_candidate_record(const srch_candidate *from, rpt_record *to)
 {
-    memset(r, 0, sizeof *r);
-    r->index = c->index;
-    r->space = srch_space_name(c->space);
-    memcpy(r->inputs_id, c->inputs_id, sizeof r->inputs_id);
-    r->megatron_style = c->megatron_style;
-    r->strategy = c->strategy;
-    r->est = c->est;
-    r->state = row_states[c->state];
-    r->approximate = c->approximate;
-    r->step_time_s = c->step_time_s;
-    r->mfu = c->mfu;
-    r->tokens_per_s = c->tokens_per_s;
-    r->compute_s = c->compute_s;
-    r->bubble_s = c->bubble_s;
-    r->optimizer_s = c->optimizer_s;
-    memcpy(r->exposed_s, c->exposed_s, sizeof r->exposed_s);
-    memcpy(r->comm_s, c->comm_s, sizeof r->comm_s);
-    r->peak_bytes = c->peak_bytes;
-    r->capacity_bytes = c->capacity_bytes;
-    memcpy(r->error, c->error, sizeof r->error);
+    memset(to, 0, sizeof *to);
+    SHARED_FIELDS(COPY_FIELD)
+    to->space = srch_space_name(from->space);
+    to->state = row_states[from->state];
 }
 
-void srch_candidate_from_record(const rpt_record *r, srch_candidate *c)
+void srch_candidate_from_record(const rpt_record *from, srch_candidate *to)
 {
-    memset(c, 0, sizeof *c);
-    c->index = r->index;
-    c->space = (srch_space)sim_enum_value(srch_space_names, SRCH_NSPACES, r->space);
-    memcpy(c->inputs_id, r->inputs_id, sizeof c->inputs_id);
-    c->megatron_style = r->megatron_style;
-    c->strategy = r->strategy;
-    c->est = r->est;
-    c->state = r->state == RPT_ROW_SIMULATED ? SRCH_SIM_DONE : r->state == RPT_ROW_FAILED ? SRCH_SIM_FAILED
-                                                                                            : SRCH_SIM_NONE;
-    c->approximate = r->approximate;
-    c->step_time_s = r->step_time_s;
-    c->mfu = r->mfu;
-    c->tokens_per_s = r->tokens_per_s;
-    c->compute_s = r->compute_s;
-    c->bubble_s = r->bubble_s;
-    c->optimizer_s = r->optimizer_s;
-    memcpy(c->exposed_s, r->exposed_s, sizeof c->exposed_s);
-    memcpy(c->comm_s, r->comm_s, sizeof c->comm_s);
-    c->peak_bytes = r->peak_bytes;
-    c->capacity_bytes = r->capacity_bytes;
-    memcpy(c->error, r->error, sizeof c->error);
+    memset(to, 0, sizeof *to);
+    SHARED_FIELDS(COPY_FIELD)
+    to->space = (srch_space)sim_enum_value(srch_space_names, SRCH_NSPACES, from->space);
+    to->state = from->state == RPT_ROW_SIMULATED ? SRCH_SIM_DONE
+                : from->state == RPT_ROW_FAILED  ? SRCH_SIM_FAILED
+                                                 : SRCH_SIM_NONE;
 }
 
 void *srch_record_to_json(const srch_candidate *c)
