@@ -178,7 +178,7 @@ typedef sim_rc (*rpt_record_fn)(void *ctx, const rpt_record *r, const char *orig
 sim_rc rpt_records_read(const char *path, const sim_enum_name *spaces, int nspaces, rpt_record_fn each, void *ctx,
                         rpt_skipped *skipped, sim_err *err);
 
-/* ------------------------------------- search summaries (search_json.c) */
+/* -------------------- search summaries (search_json.c, search_text.c) */
 
 /* Records in ranked order, alike ones folded by the search's rule:
  * same_as[i] is the position of the row rows[i] is alike to (i itself
@@ -221,6 +221,18 @@ typedef struct rpt_search_doc {
     rpt_agreement agreement;
     rpt_record_list ranking;
     rpt_record_list estimated_only; /* sweep: the next best estimates */
+    /* what the text summaries say besides */
+    const char *baseline_text;    /* compare: what counts as Megatron-style */
+    const char *out_path, *twin_path; /* the records file and the twin's (NULL: none) */
+    int best_estimates;           /* sweep: the best estimates the shards share */
+    int approximate;              /* simulated with one data-parallel replica for all */
+    int ignored;                  /* records of other candidates left in out_path */
+    const char *speedup_text;     /* compare: the speedup in words (NULL: none) */
+    double usable_hbm_bytes;      /* compare: of a device */
+    const rpt_ranked_row *table;  /* the ranked table's rows */
+    int ntable;
+    const rpt_ranked_row *next_table; /* sweep: the rows of the first next best estimates */
+    int nnext;
 } rpt_search_doc;
 
 /* The JSON summaries (cJSON trees the caller deletes): command, inputs,
@@ -229,6 +241,13 @@ typedef struct rpt_search_doc {
 void *rpt_sweep_doc_json(const rpt_search_doc *d);
 void *rpt_compare_doc_json(const rpt_search_doc *d);
 void *rpt_merge_doc_json(const rpt_search_doc *d);
+
+/* The text summaries (search_text.c) on f: what was searched, simulated
+ * and resumed, the ranked table (and the next best estimates, or both
+ * bests side by side), the agreement of the estimate with the simulation. */
+void rpt_print_sweep(FILE *f, const rpt_search_doc *d);
+void rpt_print_compare(FILE *f, const rpt_search_doc *d);
+void rpt_print_merge(FILE *f, const rpt_search_doc *d);
 
 /* The records of a, then of b (may be NULL), as one cJSON array with
  * alike and alike_of marked (rpt_write_sweep_html's candidates). */

@@ -298,6 +298,10 @@ void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as);
  * for ("(+2 alike)"); ranks count the rows printed. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
 
+/* The rows of that table into *out (allocated, the caller frees it);
+ * returns how many. */
+int srch_ranked_rows(const srch_candidate *const *rows, int n, const cfg_platform *p, rpt_ranked_row **out);
+
 /* ------------------------------------------------------------- rankings */
 
 /* Candidates in simulated order (srch_cmp_simulated: simulated by step
