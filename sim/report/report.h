@@ -3,7 +3,8 @@
  * document of a run (report.c, run_text.c), the CSV writer (csv.c), the
  * Chrome trace (trace.c, views.c), the HTML reports (html.c,
  * sweep_html.c, svg.c), the ranked table of a search (ranking.c), the
- * JSON summaries of sweep, compare and merge (search_json.c), a study's
+ * text and JSON summaries of sweep, compare and merge (search_text.c,
+ * search_json.c), a study's
  * study.csv, study.md and cell definitions (study.c), and sweep records:
  * one as JSON and back, and the JSONL files of them, read and appended
  * (records.c).  Other modules hand it rows (the plain structs below, or

@@ -15,9 +15,9 @@
  * shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates, the bests and the speedup),
- * session.c (a sweep or compare from search to ranking), summary.c (their
- * text summaries, and the rows of their JSON summaries, which
- * report/search_json.c writes), default.c (the strategy of a run that names
+ * session.c (a sweep or compare from search to ranking), summary.c (the rows
+ * of their text and JSON summaries, which report/search_text.c and
+ * search_json.c write), default.c (the strategy of a run that names
  * none). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
@@ -505,9 +505,9 @@ sim_rc srch_compare_check(const srch_comparison *c, sim_err *err);
 
 /* ------------------------------------------------------------ summaries */
 
-/* The text summaries (summary.c): what was searched, simulated, the ranked
- * table, the next best estimates, the agreement and, for compare, both
- * bests side by side. */
+/* The text summaries (summary.c hands report/search_text.c the rows):
+ * what was searched, simulated, the ranked table, the next best estimates,
+ * the agreement and, for compare, both bests side by side. */
 void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
 void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
 void srch_print_merge(FILE *f, const srch_merged *m, int nfiles);

@@ -83,18 +83,27 @@ void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s
     list_free(&d.estimated_only);
 }
 
-void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s)
+/* A compare's document: both bests' records in *megatron and *best. */
+static rpt_search_doc compare_doc(const srch_sweep_request *rq, const srch_sweep *s, rpt_record *megatron,
+                                  rpt_record *best)
 {
     const srch_comparison *c = &s->cmp;
     rpt_search_doc d = session_doc(rq, s, "compare");
+    if (c->megatron) srch_candidate_record(c->megatron, megatron);
+    if (c->best) srch_candidate_record(c->best, best);
+    d.megatron = c->megatron ? megatron : NULL;
+    d.best = c->best ? best : NULL;
+    d.speedup = c->speedup;
+    return d;
+}
+
+void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s)
+{
     rpt_record megatron, best;
-    if (c->megatron) srch_candidate_record(c->megatron, &megatron);
-    if (c->best) srch_candidate_record(c->best, &best);
-    d.megatron = c->megatron ? &megatron : NULL;
-    d.best = c->best ? &best : NULL;
+    rpt_search_doc d = compare_doc(rq, s, &megatron, &best);
     d.baseline_text = srch_baseline_text(rq->search.baseline);
     char verdict[96];
-    d.speedup_text = srch_speedup_text(c, verdict, sizeof verdict) ? verdict : NULL;
+    d.speedup_text = srch_speedup_text(&s->cmp, verdict, sizeof verdict) ? verdict : NULL;
     d.usable_hbm_bytes = cfg_usable_hbm_bytes(rq->search.platform);
     rpt_ranked_row *table = table_of(s->ranking.rows, s->ranking.n, rq->search.platform, &d.ntable);
     d.table = table;
@@ -115,14 +124,8 @@ void *srch_sweep_to_json(const srch_sweep_request *rq, const srch_sweep *s)
 
 void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s)
 {
-    const srch_comparison *c = &s->cmp;
-    rpt_search_doc d = session_doc(rq, s, "compare");
     rpt_record megatron, best;
-    if (c->megatron) srch_candidate_record(c->megatron, &megatron);
-    if (c->best) srch_candidate_record(c->best, &best);
-    d.megatron = c->megatron ? &megatron : NULL;
-    d.best = c->best ? &best : NULL;
-    d.speedup = c->speedup;
+    rpt_search_doc d = compare_doc(rq, s, &megatron, &best);
     void *doc = rpt_compare_doc_json(&d);
     list_free(&d.ranking);
     return doc;
