@@ -124,6 +124,7 @@ typedef struct cfg_model_names {
         head_dim[CFG_NAME_LEN];
     char experts[CFG_NAME_LEN], top_k[CFG_NAME_LEN], first_dense_layers[CFG_NAME_LEN], shared_experts[CFG_NAME_LEN],
         shared_ffn_hidden[CFG_NAME_LEN];
+    char groups[CFG_NAME_LEN], group_top_k[CFG_NAME_LEN];
 } cfg_model_names;
 
 /* heptasim's own names. */

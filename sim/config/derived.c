@@ -3,6 +3,7 @@
  * and which layers are MoE or windowed.  One function per quantity; every
  * module calls these rather than spelling the arithmetic again.  A leaf of
  * the module: it calls no other file of it. */
+#include <math.h>
 #include <string.h>
 
 #include "config_int.h"
@@ -51,9 +52,15 @@ int cfg_edp_group(const cfg_strategy *s)
 
 double cfg_expert_load(const cfg_strategy *s)
 {
-    double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
-    double imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
-    return cf * imb;
+    double cf = s->moe_capacity_factor, imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
+    if (!(cf > 0)) return imb;
+    return s->moe_pad_expert_input_to_capacity ? cf : fmin(imb, cf);
+}
+
+double cfg_expert_dropped(const cfg_strategy *s)
+{
+    double cf = s->moe_capacity_factor, imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
+    return cf > 0 && imb > cf ? 1.0 - cf / imb : 0.0;
 }
 
 int cfg_micro_batches(const cfg_strategy *s)

@@ -26,6 +26,16 @@ expect 2 "\.no_such_key: unknown key" -- memory --set no_such_key=1
 expect 2 "\.layers" -- memory --set model.layers=-4
 expect 2 "option '--devices' expects a whole number in \\[1, 131072\\]" -- memory --devices 1000000000
 
+# MoE dispatch and FP8 recipes a platform or a layout cannot run.
+expect 2 "\.fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores" -- memory -m mixtral-8x22b -p dgx-h100 --devices 64 --set fp8=true --set fp8_recipe=mxfp8
+expect 2 "\.moe_dispatcher: \"flex\" .* got etp 8" -- memory -m mixtral-8x22b -s mixtral-8x22b-a3-megatron --set moe_dispatcher=flex
+expect 2 "\.moe_dispatcher: expected one of" -- memory --set moe_dispatcher=deepep
+expect 2 "\.moe.group_top_k: 9 is more than moe.groups=8" -- memory -m deepseek-v3 --set model.moe.group_top_k=9
+
+# A capacity below the load imbalance drops tokens: one note says how many.
+expect 0 "moe_capacity_factor: the busiest EP rank's experts drop 16.7 % of their routed copies" \
+  -- memory -m mixtral-8x22b -s mixtral-8x22b-a3-megatron --set moe_capacity_factor=1.25 --set moe_load_imbalance=1.5
+
 # An out-of-memory strategy is reported as such, not simulated.
 expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q
 
