@@ -113,8 +113,8 @@ static void ring_target(const eng_sim *sim, eng_view *v, net_ring_kind k)
 {
     const net_ring *nr = &v->lo.ring[k];
     if (nr->n <= 1) return;
-    v->ring[k].to = eng_device(nr->succ);
-    v->ring[k].from = sim->rep[nr->pred] == nr->pred ? NULL : eng_device(nr->pred);
+    v->ring[k].to = sim->hosts[nr->succ];
+    v->ring[k].from = sim->rep[nr->pred] == nr->pred ? NULL : sim->hosts[nr->pred];
 }
 
 /* The actor of a reduced view that plays the incoming flows: waits for a

@@ -114,6 +114,7 @@ typedef struct eng_sim {
     int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
     double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */
     eng_rank *ranks;
+    sg_host_t *hosts;                   /* world hosts, by device (eng_device_hosts) */
     int *scratch;                       /* world ints: group members */
     int *sn_count;                      /* nsn ints, kept at zero between uses (net_layout_of) */
     bool failed;                        /* an invalid program was met */
@@ -124,11 +125,14 @@ typedef struct eng_sim {
  * link of each simulated rank, behind its NIC link, and whether the links
  * joining group zones are left unlimited (classes spread over supernodes:
  * the simulated ranks' flows no longer share them as the full step's do,
- * and in the full step they never limit a flow). */
-enum { ENG_MIRROR_FABRIC = 1u, ENG_MIRROR_NIC = 2u, ENG_MIRROR_OPEN_SPINE = 4u };
+ * and in the full step they never limit a flow).  ENG_ONLY_SIMULATED: no
+ * flow touches an unsimulated rank's device (no replica reduction), whose
+ * host and links are then left out of the platform. */
+enum { ENG_MIRROR_FABRIC = 1u, ENG_MIRROR_NIC = 2u, ENG_MIRROR_OPEN_SPINE = 4u, ENG_ONLY_SIMULATED = 8u };
 
-/* platform.c: the host of a device (a lookup by name: not per message). */
-sg_host_t eng_device(int device);
+/* platform.c: the hosts of devices [0, devices) of the loaded platform,
+ * indexed by device (NULL for one it lacks); the caller frees the array. */
+sg_host_t *eng_device_hosts(int devices);
 
 /* platform.c: the XML of p as eng_platform_xml, for a reduced run when
  * rep is not NULL: with mirrors (ENG_MIRROR_* bits), a host "mirror<i>"

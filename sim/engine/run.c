@@ -107,7 +107,8 @@ static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out,
     if (!sim || !sim->rep) return eng_platform_xml(p, out, err);
     /* reduced replicas send their own data-parallel traffic: shared links
      * only carry one flow for the lockstep TP group */
-    return eng_platform_xml_for(p, sim->rep, sim->world, sim->mirrors, sim->lockstep, sim->up_share,
+    unsigned only = sim->replicas == 1 ? ENG_ONLY_SIMULATED : 0u;
+    return eng_platform_xml_for(p, sim->rep, sim->world, sim->mirrors | only, sim->lockstep, sim->up_share,
                                 sim->down_share, out, err);
 }
 
@@ -247,6 +248,7 @@ void eng_sim_release(eng_sim *sim)
     if (sim->ranks)
         for (int i = 0; i < sim->world; i++) eng_rank_release(&sim->ranks[i]);
     free(sim->ranks);
+    free(sim->hosts);
     free(sim->rep);
     free(sim->mates);
     free(sim->up_share);
@@ -297,12 +299,13 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
     }
 
     sim.ranks = sim_xcalloc((size_t)sim.world, sizeof *sim.ranks);
+    sim.hosts = eng_device_hosts(sim.world);
     for (int i = 0; i < sim.world; i++) {
         eng_rank *r = &sim.ranks[i];
         r->rank = i;
         r->sim = &sim;
         r->st.rank = i;
-        r->host = eng_device(i);
+        r->host = sim.hosts[i];
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
     eng_symmetry_start(&sim);
@@ -321,6 +324,7 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
 /* {========================================================== routes */
 
 typedef struct route_job {
+    int devices;
     int n;
     const int *src, *dst;
     eng_route *out;
@@ -331,9 +335,10 @@ static void route_actor(int argc, char *argv[])
     (void)argc;
     (void)argv;
     route_job *job = sg_actor_self_get_data();
+    sg_host_t *hosts = eng_device_hosts(job->devices);
     xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
     for (int i = 0; i < job->n; i++) {
-        sg_host_t ha = eng_device(job->src[i]), hb = eng_device(job->dst[i]);
+        sg_host_t ha = hosts[job->src[i]], hb = hosts[job->dst[i]];
         eng_route *o = &job->out[i];
         xbt_dynar_reset(links);
         sg_host_get_route(ha, hb, links);
@@ -349,6 +354,7 @@ static void route_actor(int argc, char *argv[])
         o->bandwidth_bytes_per_s = sg_host_get_route_bandwidth(ha, hb);
     }
     xbt_dynar_free(&links);
+    free(hosts);
 }
 
 /* Fills out[i] with the route src[i] -> dst[i] of p's platform. Returns
@@ -364,7 +370,7 @@ sim_rc eng_routes(const cfg_platform *p, int n, const int *src, const int *dst, 
     memset(out, 0, (size_t)n * sizeof *out);
     sim_rc rc = boot(p, NULL, NULL, err);
     if (rc != SIM_OK) return rc;
-    route_job job = {n, src, dst, out};
+    route_job job = {p->devices, n, src, dst, out};
     sg_actor_t a = sg_actor_init("routes", sg_host_by_name("npu0"));
     sg_actor_set_data(a, &job);
     sg_actor_start(a, route_actor, 0, NULL);
