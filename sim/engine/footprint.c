@@ -48,7 +48,7 @@ void eng_footprint_of(const eng_sim *sim, eng_footprint *out)
     int stand_for = sim->lockstep * sim->replicas;
     double ranks = sim->world / stand_for;
     double devices = sim->rep && sim->replicas == 1 ? ranks : sim->p->devices;
-    double mirrors = ranks * (((sim->mirrors & ENG_MIRROR_FABRIC) != 0) + ((sim->mirrors & ENG_MIRROR_NIC) != 0));
+    double mirrors = ranks * __builtin_popcount(sim->mirrors & (ENG_MIRROR_FABRIC | ENG_MIRROR_NIC_ANY));
     out->devices = sim->world;
     out->ranks_simulated = sim->world / stand_for;
     out->lockstep = sim->lockstep;

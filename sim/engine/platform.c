@@ -112,7 +112,8 @@ typedef struct mirrors {
     int stand_for;   /* shared links carry 1/stand_for of the devices' flows */
     const double *up_share, *down_share; /* per supernode, or NULL */
     bool uplinks;    /* false: devices' NIC links reach the group spine directly */
-    bool fabric, nic; /* mirror hosts behind the fabric, behind the NIC link */
+    bool fabric;     /* mirror hosts behind the fabric link */
+    unsigned nic;    /* ENG_MIRROR_NIC(c) bits: mirror hosts behind the NIC link, per route class */
     bool open_spine; /* links between group zones unlimited */
     bool only_simulated; /* the devices of unsimulated ranks left out */
 } mirrors;
@@ -170,23 +171,64 @@ static void emit_hosts(const cfg_platform *p, const mirrors *mr, FILE *out, int 
     for (int i = first; i < last; i++)
         if (mr->rep && mr->fabric && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
     for (int i = first; i < last; i++)
-        if (mr->rep && mr->nic && simulated(mr, i)) fprintf(out, "   <host id=\"nmirror%d\" speed=\"1f\"/>\n", i);
+        for (int c = 1; c < ENG_ROUTE_CLASSES; c++)
+            if (mr->rep && (mr->nic & ENG_MIRROR_NIC(c)) && simulated(mr, i)) {
+                char name[32];
+                eng_mirror_name(name, sizeof name, "nmirror", i, c);
+                fprintf(out, "   <host id=\"%s\" speed=\"1f\"/>\n", name);
+            }
     for (int i = first; i < last; i++)
         if (mr->rep && mr->fabric && simulated(mr, i))
             fprintf(out,
                     "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
                     i / dps, i, i);
-    /* a NIC mirror is reached from group zone j's spine through a pad of
-     * its own and the device's NIC link down: a flow to it crosses the
-     * links and pays the latency of a route between supernodes (exact
-     * classes use it only without uplinks or tiers, see symmetry.c) */
+    /* a NIC mirror is reached from where the device's NIC route ends
+     * (group zone j's spine, or with tiers its first-tier switch) through
+     * a pad of its own and the device's NIC link down: a flow to it
+     * crosses the links and pays the latency of the routes of its class,
+     * and no shared uplink (exact classes use it only without supernode
+     * uplinks, see symmetry.c) */
     for (int i = first; i < last; i++)
-        if (mr->rep && mr->nic && simulated(mr, i))
+        for (int c = 1; c < ENG_ROUTE_CLASSES; c++) {
+            if (!mr->rep || !(mr->nic & ENG_MIRROR_NIC(c)) || !simulated(mr, i)) continue;
+            char name[32], pad[32], from[32];
+            eng_mirror_name(name, sizeof name, "nmirror", i, c);
+            eng_mirror_name(pad, sizeof pad, "npad", i, c);
+            if (p->ntiers > 0)
+                snprintf(from, sizeof from, "t0-%d", net_tier_domain_of(p, 0, i));
+            else
+                snprintf(from, sizeof from, "g%d-spine", j);
             fprintf(out,
-                    "   <route src=\"g%d-spine\" dst=\"nmirror%d\" symmetrical=\"NO\"><link_ctn id=\"npad%d\"/>"
+                    "   <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\"><link_ctn id=\"%s\"/>"
                     "<link_ctn id=\"nic%d\" direction=\"DOWN\"/></route>\n",
-                    j, i, i, i);
+                    from, name, pad, i);
+        }
+}
+
+void eng_mirror_name(char *out, size_t cap, const char *kind, int rank, int c)
+{
+    if (c > 1)
+        snprintf(out, cap, "%s%dr%d", kind, rank, c);
+    else
+        snprintf(out, cap, "%s%d", kind, rank);
+}
+
+/* The pads of device i's NIC mirrors (simulated ranks only): the latency
+ * that, after its NIC route up, makes a route of class c: the spine's
+ * second half (none behind supernode uplinks, which carry it) and the
+ * latency of the tiers such a route leaves. */
+static void emit_mirror_pads(const cfg_platform *p, const mirrors *mr, FILE *out, int i)
+{
+    for (int c = 1; c < ENG_ROUTE_CLASSES; c++) {
+        if (!mr->rep || !(mr->nic & ENG_MIRROR_NIC(c)) || !simulated(mr, i)) continue;
+        double lat = mr->uplinks ? 0.0 : p->spine_latency_s / 2;
+        for (int t = 0; t < c - 1; t++) lat += p->tiers[t].latency_s;
+        char pad[32];
+        eng_mirror_name(pad, sizeof pad, "npad", i, c);
+        fprintf(out, "   <link id=\"%s\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" sharing_policy=\"FATPIPE\"/>\n",
+                pad, ENG_PAD_BYTES_PER_S, lat);
+    }
 }
 
 /* Supernodes [k0, k1) in group zone j. */
@@ -285,8 +327,19 @@ static void emit_tier_links(const cfg_platform *p, const mirrors *mr, FILE *out)
             if (n == 0) continue;
             char id[32];
             snprintf(id, sizeof id, "u%d-", t);
-            emit_link(out, id, d, n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for,
-                      p->tiers[t].latency_s / 2, "SPLITDUPLEX");
+            /* an uplink that is not oversubscribed never limits a flow: its
+             * flows leave or enter by its devices' NICs, which carry no more
+             * than it does.  It gets twice that: a link full exactly when
+             * its NICs are would leave the order of equal-time events to
+             * rounding.  (Not the pads' 1e15 B/s, nor FATPIPE: SimGrid
+             * 3.32's selective update then lets flows through a link that
+             * many devices share go unlimited.)  In a reduced run the
+             * simulated ranks gathered under one domain are at most its
+             * devices, whose NICs still bound them */
+            double bw = p->tiers[t].oversubscription > 1
+                            ? n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for
+                            : 2 * n * p->nic_bytes_per_s;
+            emit_link(out, id, d, bw, p->tiers[t].latency_s / 2, "SPLITDUPLEX");
         }
     if (net_rails(p))
         for (int i = 0; i < p->devices; i++) {
@@ -294,6 +347,14 @@ static void emit_tier_links(const cfg_platform *p, const mirrors *mr, FILE *out)
             emit_link(out, "fpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
             emit_link(out, "rpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
         }
+}
+
+/* The uplink of domain d of tier t in a route (upwards), into buf. */
+static const char *uplink_ctn(const cfg_platform *p, int t, int d, char *buf, size_t cap)
+{
+    (void)p;
+    snprintf(buf, cap, "<link_ctn id=\"u%d-%d\" direction=\"UP\"/>", t, d);
+    return buf;
 }
 
 /* Device i's routes in the tiered layout. */
@@ -334,7 +395,7 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
         if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
     for (int k = first / dps; k * dps < last && mr->uplinks; k++)
         if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
-    emit_hosts(p, mr, out, j, first, last); /* no NIC mirrors with tiers */
+    emit_hosts(p, mr, out, j, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int i = first; i < last; i++)
@@ -346,10 +407,9 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
     for (int t = 0; t <= tau; t++)
         for (int d = 0; d < net_tier_domains(p, t); d++) {
             if (!domain_in(p, t, d, first, last)) continue;
-            char up[32];
+            char up[32], ctn[64];
             parent_router(p, t, d, tau, up, sizeof up);
-            fprintf(out, "   <route src=\"t%d-%d\" dst=\"%s\"><link_ctn id=\"u%d-%d\" direction=\"UP\"/></route>\n", t, d,
-                    up, t, d);
+            fprintf(out, "   <route src=\"t%d-%d\" dst=\"%s\">%s</route>\n", t, d, up, uplink_ctn(p, t, d, ctn, sizeof ctn));
         }
     fputs("  </zone>\n", out);
 }
@@ -383,17 +443,15 @@ static void emit_tiered_top(const cfg_platform *p, FILE *out, int ngroups, int t
     for (int t = tau + 1; t < p->ntiers; t++)
         for (int d = 0; d < net_tier_domains(p, t); d++) {
             int dev = domain_device(p, t, d);
+            char ctn[64];
             if (t + 1 < p->ntiers) {
                 int up = net_tier_domain_of(p, t + 1, dev);
                 fprintf(out,
-                        "  <zoneRoute src=\"z%d-%d\" dst=\"z%d-%d\" gw_src=\"t%d-%d\" gw_dst=\"t%d-%d\">"
-                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
-                        t, d, t + 1, up, t, d, t + 1, up, t, d);
+                        "  <zoneRoute src=\"z%d-%d\" dst=\"z%d-%d\" gw_src=\"t%d-%d\" gw_dst=\"t%d-%d\">%s</zoneRoute>\n",
+                        t, d, t + 1, up, t, d, t + 1, up, uplink_ctn(p, t, d, ctn, sizeof ctn));
             } else {
-                fprintf(out,
-                        "  <zoneRoute src=\"z%d-%d\" dst=\"core\" gw_src=\"t%d-%d\" gw_dst=\"spine\">"
-                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
-                        t, d, t, d, t, d);
+                fprintf(out, "  <zoneRoute src=\"z%d-%d\" dst=\"core\" gw_src=\"t%d-%d\" gw_dst=\"spine\">%s</zoneRoute>\n",
+                        t, d, t, d, uplink_ctn(p, t, d, ctn, sizeof ctn));
             }
         }
 }
@@ -416,6 +474,7 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr->uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+        emit_mirror_pads(p, mr, out, i);
     }
     for (int k = 0; k < nsn && mr->uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
@@ -448,7 +507,7 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
                             const double *up_share, const double *down_share, FILE *out, sim_err *err)
 {
     mirrors mr = {rep, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true,
-                  (with_mirrors & ENG_MIRROR_FABRIC) != 0, (with_mirrors & ENG_MIRROR_NIC) != 0,
+                  (with_mirrors & ENG_MIRROR_FABRIC) != 0, with_mirrors & ENG_MIRROR_NIC_ANY,
                   (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0, rep && (with_mirrors & ENG_ONLY_SIMULATED) != 0};
     if (up_share && down_share) {
         mr.up_share = up_share;
@@ -464,8 +523,8 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
     if (p->ntiers > 0 && mr.up_share)
         return sim_fail(err, SIM_EINVAL, "%s: network.tiers: a replica-reduced run cannot share tier uplinks (run with "
                         "--symmetry tp or none)", p->path[0] ? p->path : p->name);
-    if (p->ntiers > 0 && (mr.nic || mr.open_spine))
-        return sim_fail(err, SIM_EINTERNAL, "platform XML: NIC mirrors on a network with tiers");
+    if (p->ntiers > 0 && mr.nic && mr.uplinks)
+        return sim_fail(err, SIM_EINTERNAL, "platform XML: NIC mirrors behind shared supernode uplinks");
     if (p->ntiers > 0) return tiered_xml(p, &mr, out, err);
     int dps = p->devices_per_supernode;
     int nsn = (p->devices + dps - 1) / dps;
@@ -484,8 +543,7 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
-        if (mr.nic && simulated(&mr, i))
-            emit_link(out, "npad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+        emit_mirror_pads(p, &mr, out, i);
     }
     for (int k = 0; k < nsn && mr.uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
