@@ -321,6 +321,62 @@ END_TEST
 
 /* }========================================================== */
 
+/* {========================================================== stragglers */
+
+/* Simulates c (default symmetry) into *out; fails the test on an error. */
+static void simulate(run_case *c, eng_result *out)
+{
+    sim_err err = {{0}};
+    ck_assert_int_eq(runner_simulate_all(c, 1, 1, NULL, NULL, &err), SIM_OK);
+    ck_assert_msg(c->rc == SIM_OK, "%s", c->msg);
+    *out = c->result;
+}
+
+/* A slow node: its ranks form classes of their own, still exact. */
+START_TEST(test_straggler_node_exact)
+{
+    const char *sets[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
+                          "global_batch=8", "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]"};
+    /* the slow node is stage 0, the other stage 1: one rank per stage */
+    ck_assert_int_eq(h100("a node at 80 %", 16, sets, 9), 8);
+    /* a slow NIC link: its rank alone, every figure as with one actor per rank */
+    const char *link[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
+                          "global_batch=8", "platform.stragglers=[{\"kind\": \"link\", \"index\": 9, \"speed\": 0.5}]"};
+    ck_assert_int_eq(h100("a NIC link at 50 %", 16, link, 9), 1);
+}
+END_TEST
+
+/* One GPU at 80 % in TP 2 x DP 2 without overlap: every collective waits
+ * for it, so its computes and its optimizer step are all on the critical
+ * path, and the step is longer by (1 / 0.8 - 1) x their time in the
+ * uniform run, communication unchanged. */
+START_TEST(test_straggler_critical_path)
+{
+    const char *base[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=2", "pp=1", "dp=2",
+                          "global_batch=8", "overlap_grad_reduce=false", "overlap_param_gather=false",
+                          "platform.stragglers=[{\"kind\": \"device\", \"index\": 0, \"speed\": 0.8}]"};
+    run_case *c = calloc(2, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(&c[0], "gpt-7.5b", "dgx-h100", 4, "gpt-310b-a3-megatron", base, 10);
+    load(&c[1], "gpt-7.5b", "dgx-h100", 4, "gpt-310b-a3-megatron", base, 11);
+    ck_assert_int_eq(c[1].platform.nstragglers, 1);
+    eng_result uniform, slow;
+    simulate(&c[0], &uniform);
+    simulate(&c[1], &slow);
+    double local = uniform.critical.compute_s; /* the optimizer step included */
+    ck_assert(local > 0.5 * uniform.step_time_s);
+    assert_close(slow.step_time_s - uniform.step_time_s, (1 / 0.8 - 1) * local, "step time added", "one GPU at 80 %");
+    for (int d = 0; d < WL_NDIMS; d++)
+        assert_close(slow.critical.exposed_comm_s[d] + uniform.step_time_s,
+                     uniform.critical.exposed_comm_s[d] + uniform.step_time_s, "exposed comm", "one GPU at 80 %");
+    /* and with one actor per rank, the same figures */
+    ck_assert_int_eq(check_exact("one GPU at 80 %", &c[1]), 1);
+    free(c);
+}
+END_TEST
+
+/* }========================================================== */
+
 int main(void)
 {
     Suite *s = suite_create("symmetry");
@@ -335,6 +391,8 @@ int main(void)
     tcase_add_test(tc, test_rails_two_tiers);
     tcase_add_test(tc, test_rails_three_tiers_oversubscribed);
     tcase_add_test(tc, test_experts_and_tp_on_tiers);
+    tcase_add_test(tc, test_straggler_node_exact);
+    tcase_add_test(tc, test_straggler_critical_path);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -128,6 +128,15 @@ sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
             return sim_fail(err, SIM_EINVAL,
                             "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
     }
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        int nodes = (p->devices + p->devices_per_node - 1) / p->devices_per_node;
+        int limit = s->kind == CFG_STRAGGLER_NODE ? nodes : p->devices;
+        if (s->index >= limit)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .stragglers[%d].index: %d is not a %s of the platform's %d (use 0 to %d)", f, i,
+                            s->index, s->kind == CFG_STRAGGLER_NODE ? "node" : "device", limit, limit - 1);
+    }
     if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .network.oversubscription: a rail-optimised first tier takes each node's NICs one by one, "

@@ -37,6 +37,7 @@ _Static_assert(sizeof(cfg_moments) == sizeof(int), "enum fields are stored as in
 /* ORDER CFG_ACTIVATION */
 static const char *const activation_names[] = {"gelu", "swiglu", "geglu", "relu", "squared-relu", NULL};
 static const char *const window_kind_names[] = {"sliding", "chunked", NULL}; /* ORDER CFG_WINDOW */
+static const char *const straggler_kind_names[] = {"device", "node", "link", NULL}; /* ORDER CFG_STRAGGLER */
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
@@ -240,6 +241,13 @@ static const cfg_key calibration_rows[] = {
     ROW_END,
 };
 
+static const cfg_key straggler_rows[] = {
+    ROW_ENUM("kind", cfg_straggler, kind, straggler_kind_names, NULL, "device"),
+    ROW_INT("index", cfg_straggler, index, 0, MAXDIM, 0, REQ),
+    ROW_DBL("speed", cfg_straggler, speed, CFG_STRAGGLER_SPEED_MIN, 1, 0, 1, REQ),
+    ROW_END,
+};
+
 static const cfg_key platform_rows[] = {
     ROW_STR("name", cfg_platform, name, DRV),
     ROW_STR("description", cfg_platform, description, 0),
@@ -251,8 +259,31 @@ static const cfg_key platform_rows[] = {
     ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
     {.key = "calibration", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO,
      .offset = offsetof(cfg_platform, calibration.cases), .sub = calibration_rows},
+    {.key = "stragglers", .type = CFG_K_LIST, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_platform, stragglers),
+     .size = sizeof(cfg_straggler), .max = CFG_MAX_STRAGGLERS, .count = offsetof(cfg_platform, nstragglers),
+     .sub = straggler_rows},
     ROW_END,
 };
+
+double cfg_device_speed(const cfg_platform *p, int d)
+{
+    double f = 1.0;
+    int node = p->devices_per_node > 0 ? d / p->devices_per_node : d;
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        if ((s->kind == CFG_STRAGGLER_DEVICE && s->index == d) || (s->kind == CFG_STRAGGLER_NODE && s->index == node))
+            f *= s->speed;
+    }
+    return f;
+}
+
+double cfg_nic_speed(const cfg_platform *p, int d)
+{
+    double f = 1.0;
+    for (int i = 0; i < p->nstragglers; i++)
+        if (p->stragglers[i].kind == CFG_STRAGGLER_LINK && p->stragglers[i].index == d) f *= p->stragglers[i].speed;
+    return f;
+}
 
 /* ------------------------------------------------------------- files */
 

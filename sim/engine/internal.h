@@ -98,6 +98,7 @@ typedef struct eng_rank {
     long long flows;                    /* comms it started */
     long long pc;                       /* instructions read from its program */
     wl_instr cur;                       /* the instruction the rank actor is on */
+    double speed;                       /* its device's compute speed, a fraction of peak (stragglers) */
     double debt_s;                      /* local time not yet simulated: computes and
                                            collective latency tails (see actors.c) */
     bool started, draining, done;

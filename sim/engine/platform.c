@@ -472,7 +472,7 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
     for (int i = 0; i < p->devices; i++) {
         if (!kept(mr, i)) continue;
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s * cfg_nic_speed(p, i), p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr->uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
         emit_mirror_pads(p, mr, out, i);
     }
@@ -541,7 +541,7 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
     for (int i = 0; i < p->devices; i++) {
         if (!kept(&mr, i)) continue;
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s * cfg_nic_speed(p, i), p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
         emit_mirror_pads(p, &mr, out, i);
     }

@@ -314,6 +314,7 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
         r->sim = &sim;
         r->st.rank = i;
         r->host = sim.hosts[i];
+        r->speed = cfg_device_speed(p, i);
         r->traced = sim.opt.trace && (!sim.opt.trace_rank || sim.opt.trace_rank[i]);
     }
     eng_symmetry_start(&sim);

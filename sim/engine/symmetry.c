@@ -352,11 +352,11 @@ static int recolour(int world, const uint64_t *sig, const int *off, const int *l
     return world > 0 ? c + 1 : 0;
 }
 
-/* A latency as two ints (its bits): equal keys, equal latencies. */
-static void latency_key(double lat_s, int *k)
+/* A double as two ints (its bits): equal keys, equal values. */
+static void bits_key(double v, int *k)
 {
     uint64_t b;
-    memcpy(&b, &lat_s, sizeof b);
+    memcpy(&b, &v, sizeof b);
     k[0] = (int)(uint32_t)(b >> 32);
     k[1] = (int)(uint32_t)b;
 }
@@ -374,9 +374,9 @@ static void layout_key(const net_layout *lo, int *k)
     k[5] = lo->local;
     for (int r = 0; r < NET_NRINGS; r++) {
         k[6 + r] = lo->ring[r].n;
-        latency_key(lo->ring[r].lat_s, k + 9 + 2 * r);
+        bits_key(lo->ring[r].lat_s, k + 9 + 2 * r);
     }
-    latency_key(lo->remote_lat_s, k + 9 + 2 * NET_NRINGS);
+    bits_key(lo->remote_lat_s, k + 9 + 2 * NET_NRINGS);
 }
 
 /* Whether tier t changes what a flow leaving its domains meets. */
@@ -505,7 +505,7 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
     bool ok = true, p2p = (w->groups_used & 1u << WL_G_PP) != 0;
     int nused = 0;
     for (int g = 0; g < WL_NGROUPS; g++) nused += ((ring | pair) >> g & 1u) != 0;
-    int ntiers = net_tiers(sim->p), nkey = 2 + ntiers + LAYOUT_KEYS * nused;
+    int ntiers = net_tiers(sim->p), nkey = 6 + ntiers + LAYOUT_KEYS * nused;
     rgraph gr = {world, sim_xcalloc((size_t)world, sizeof(int)), sim_xcalloc((size_t)world, sizeof(int)), NULL, 0, 0,
                  sim_xcalloc((size_t)world, sizeof(int))};
     int *key = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *key);
@@ -519,10 +519,13 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
         k[1] = uplinks ? net_supernode_of(sim->p, i) : 0;
         for (int t = 0; t < ntiers; t++)
             k[2 + t] = sim->p->tiers[t].oversubscription > 1 ? net_tier_domain_of(sim->p, t, i) : 0;
+        /* stragglers: a slow device or NIC link in a class of its own */
+        bits_key(cfg_device_speed(sim->p, i), k + 2 + ntiers);
+        bits_key(cfg_nic_speed(sim->p, i), k + 4 + ntiers);
     }
     /* pass 0 counts the edges (and keys the layouts), pass 1 stores them */
     for (int pass = 0; pass < 2 && ok; pass++) {
-        int slot = 2 + ntiers;
+        int slot = 6 + ntiers;
         for (int g = 0; g < WL_NGROUPS && ok; g++) {
             bool r = ring >> g & 1u, q = pair >> g & 1u;
             if (!r && !q) continue;
@@ -681,7 +684,9 @@ void eng_symmetry_plan(eng_sim *sim)
     sim->lockstep_dims = sim->mirrors = 0;
     if (sim->opt.symmetry == ENG_SYM_NONE || sim->world < 2) return;
     if (sim->opt.symmetry == ENG_SYM_TP && exact_plan(sim)) return;
-    if (!sim->w->tp_lockstep || net_rails(sim->p)) return;
+    /* TP groups and replicas stand for ranks that may not be alike: not
+     * with stragglers (exact classes tell the slow ones apart) */
+    if (!sim->w->tp_lockstep || net_rails(sim->p) || sim->p->nstragglers > 0) return;
     size_t n = (size_t)sim->world;
     int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
     for (int i = 0; i < sim->world; i++) rep[i] = i;
