@@ -9,11 +9,14 @@
  * the same layout (sizes, spread over supernodes, rings) and, for every
  * kind of edge (successor and predecessor on each ring of a group,
  * pairwise partner of an all-to-all, pipeline peer at a given stage
- * offset) and every plane, as many partners in each class.  Colour
- * refinement (Weisfeiler-Leman) computes it: start from (stage, layouts),
- * split classes by the multiset of (edge, plane, partner's class) until
- * none splits.  With shared uplinks (oversubscription > 1) the supernode
- * is part of the starting colour: classes stay inside one.
+ * offset) and every route class (eng_route_class: the plane, and the
+ * tiers the route leaves that add latency or oversubscribed uplinks), as
+ * many partners in each class.  Colour refinement (Weisfeiler-Leman)
+ * computes it: start from (stage, layouts, compute and NIC speeds), split
+ * classes by the multiset of (edge, route class, partner's class) until
+ * none splits.  With shared uplinks (oversubscription > 1) the supernode,
+ * and the domain of every oversubscribed tier, are part of the starting
+ * colour: classes stay inside one.
  *
  * Why one rank may stand for its class.  Under SimGrid's max-min sharing
  * (CM02, no correction factors) a flow's rate is set by progressive
@@ -31,32 +34,35 @@
  * simulated rank and, per flow class, the same number of flows on them:
  *
  *  - a flow to a member of the sender's own class goes to the sender's
- *    mirror for the plane the full step's flow takes, a host behind the
- *    device's fabric link ("mirror<i>") or behind its NIC link through a
- *    pad of its own ("nmirror<i>"): it crosses the device's link up and
+ *    mirror for the route class the full step's flow takes, a host behind
+ *    the device's fabric link ("mirror<i>") or behind its NIC link through
+ *    a pad of its own ("nmirror<i>", "nmirror<i>r<c>"), which carries the
+ *    rest of the class's latency: it crosses the device's link up and
  *    its link down, which in the full step carries as many such flows
  *    received (each member receives as many, and the class receives what
  *    it sends), at the route latency of that plane;
  *  - a flow to another class goes to that class's simulated rank, which
  *    receives it (it has as many such partners, the classes being of one
- *    size), on the plane of the full step's flow: refused otherwise;
+ *    size), on a route of the full step's route class: refused otherwise;
  *  - a link shared by several devices carries one flow where the full
- *    step has one per member: a supernode's uplink (classes inside the
- *    supernode) gets 1/size of its bandwidth; the links joining group
- *    zones, which in the full step carry no more than the NICs below them,
- *    are left unlimited when classes spread over supernodes.
+ *    step has one per member: a supernode's uplink, or an oversubscribed
+ *    tier's (classes inside the supernode, the domain), gets 1/size of its
+ *    bandwidth; uplinks that are not oversubscribed and the links joining
+ *    group zones, which in the full step carry no more than the NICs
+ *    below them, are left unlimited when classes spread over them.
  *
  * Classes must have one size; the run must use flow mode (in step mode
- * the pairwise steps pair partners by index) on a network without tiers
- * above the supernodes (routes between supernodes then differ in latency
- * and shared tier uplinks, which the classes do not tell apart).
+ * the pairwise steps pair partners by index).  See docs/network.md for
+ * what this cannot reduce (rings through oversubscribed uplinks, rings
+ * leaving a domain at a cost in some places only).
  * Otherwise the TP groups are tried as before: TP groups of one size,
  * each inside one supernode, and every other group kind the programs use
  * made of simulated ranks only, on a network whose first tier is not
  * rail-optimised (net_rails: the members of a TP group then reach the
  * spine through different switches, and the links of one rail would
  * carry the simulated rank's flows only, undivided, while those above
- * carry everyone's).  Tier uplinks above the supernodes are shared links
+ * carry everyone's), and without stragglers (the members of a TP group
+ * may differ in speed).  Tier uplinks above the supernodes are shared links
  * like the supernode uplinks: all members of a TP group cross the same
  * ones.  Else the tp_x part of 2D TP groups, then their tp_y part; else
  * every rank gets an actor.  The argument for TP groups is the one above
