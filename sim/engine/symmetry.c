@@ -690,6 +690,8 @@ void eng_symmetry_plan(eng_sim *sim)
     sim->lockstep_dims = sim->mirrors = 0;
     if (sim->opt.symmetry == ENG_SYM_NONE || sim->world < 2) return;
     if (sim->opt.symmetry == ENG_SYM_TP && exact_plan(sim)) return;
+    /* replicas are not reduced on a network with tiers: the exact classes */
+    if (sim->opt.symmetry == ENG_SYM_DP && net_tiers(sim->p) > 0 && exact_plan(sim)) return;
     /* TP groups and replicas stand for ranks that may not be alike: not
      * with stragglers (exact classes tell the slow ones apart) */
     if (!sim->w->tp_lockstep || net_rails(sim->p) || sim->p->nstragglers > 0) return;
