@@ -338,7 +338,9 @@ END_TEST
 
 /* The probe key reads the key table: a change of a CFG_KF_PROBE key
  * builds a new probe, a change of any other key reuses the last one, and
- * either way the estimate is a fresh estimator's. */
+ * either way the estimate is a fresh estimator's (so the stage rows and
+ * costs kept for the CFG_KF_STAGE_ROWS and CFG_KF_STAGE_COSTS keys are
+ * rebuilt when those change). */
 START_TEST(test_probe_key_from_table)
 {
     cfg_model m = small_model();
@@ -356,7 +358,8 @@ START_TEST(test_probe_key_from_table)
         int value;
     } sets[] = {{"zero", 1},         {"overlap_grad_reduce", 0}, {"overlap_param_gather", 0},
                 {"schedule", CFG_SCHED_GPIPE}, {"sequence_parallel", 1}, {"recompute", 2},
-                {"overlap_tp_comm", 1}, {"global_batch", 16}};
+                {"overlap_tp_comm", 1}, {"global_batch", 16}, {"first_stage_layers", 1},
+                {"grad_reduce_in_bf16", 1}, {"optimizer_moments", CFG_MOMENTS_BF16}};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
         const cfg_key *k = cfg_strategy_key(sets[i].key);
         ck_assert_ptr_nonnull(k);

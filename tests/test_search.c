@@ -148,6 +148,79 @@ START_TEST(space_covers_every_dimension)
 }
 END_TEST
 
+/* The Megatron-style rule is one table: a strategy breaks none of its
+ * clauses exactly when it is Megatron-style, each broken clause is named,
+ * and the subspace's text lists every clause. */
+START_TEST(megatron_rule_breaches_match_the_predicate)
+{
+    load(TINY_MODEL, 16, 16, 64);
+    static const struct {
+        const char *json, *breaches; /* under the ring baseline */
+    } cases[] = {
+        {"{\"dp\": 4, \"tp_x\": 4, \"global_batch\": 16}", ""},
+        {"{\"dp\": 4, \"tp_x\": 2, \"tp_y\": 2, \"global_batch\": 16}", "2D TP (tp_y 2)"},
+        {"{\"dp\": 4, \"tp_x\": 2, \"cp_ulysses\": 2, \"global_batch\": 16}", "Ulysses CP (cp_ulysses 2)"},
+        {"{\"dp\": 4, \"tp_x\": 4, \"zero\": 3, \"global_batch\": 16}", "ZeRO-3"},
+        {"{\"dp\": 2, \"pp\": 2, \"tp_x\": 4, \"schedule\": \"zb-h1\", \"global_batch\": 16}", "schedule zb-h1"},
+        {"{\"dp\": 2, \"tp_x\": 8, \"global_batch\": 16}", "TP beyond a node (tp 8)"},
+        {"{\"dp\": 4, \"tp_x\": 4, \"order\": \"dp-tp_x-tp_y-cp_ulysses-cp_ring-ep-pp\", \"global_batch\": 16}",
+         "rank order "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cfg_strategy s;
+        strategy(cases[i].json, &s);
+        char why[256];
+        srch_megatron_breaches(&s, &platform, SRCH_BASELINE_RING, why, sizeof why);
+        ck_assert_msg(strncmp(why, cases[i].breaches, strlen(cases[i].breaches)) == 0 &&
+                          (cases[i].breaches[0] != '\0') == (why[0] != '\0'),
+                      "%s: '%s'", cases[i].json, why);
+        ck_assert_int_eq(srch_megatron_style(&s, &platform, SRCH_BASELINE_RING), why[0] == '\0');
+        /* all-to-all CP is the a2a baseline's own */
+        srch_megatron_breaches(&s, &platform, SRCH_BASELINE_A2A, why, sizeof why);
+        ck_assert_int_eq(srch_megatron_style(&s, &platform, SRCH_BASELINE_A2A), why[0] == '\0');
+        ck_assert_ptr_null(strstr(why, "Ulysses CP"));
+    }
+    ck_assert_str_eq(srch_baseline_text(SRCH_BASELINE_RING),
+                     "tp_y 1, cp_ulysses 1, no fusion, zero <= 1, Megatron-LM's schedules, TP inside a node, "
+                     "Megatron-Core's rank orders");
+    ck_assert_ptr_nonnull(strstr(srch_baseline_text(SRCH_BASELINE_A2A), "ring and all-to-all CP"));
+}
+END_TEST
+
+/* Each name table of the command line's enums names every value once,
+ * and reading a name back gives its value. */
+START_TEST(enum_name_tables_round_trip)
+{
+    static const struct {
+        const sim_enum_name *t;
+        int n;
+        const char *listed;
+    } tables[] = {
+        {srch_space_names, SRCH_NSPACES, "'megatron' or '7d'"},
+        {srch_baseline_names, SRCH_NBASELINES, "'ring' or 'a2a'"},
+        {eng_symmetry_names, ENG_NSYMMETRIES, "'tp', 'dp' or 'none'"},
+        {eng_comm_mode_names, ENG_NCOMM_MODES, "'flows' or 'steps'"},
+    };
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        for (int v = 0; v < tables[i].n; v++) {
+            const char *name = sim_enum_name_of(tables[i].t, tables[i].n, v);
+            ck_assert_str_ne(name, "?");
+            ck_assert_int_eq(sim_enum_value(tables[i].t, tables[i].n, name), v);
+        }
+        ck_assert_str_eq(sim_enum_name_of(tables[i].t, tables[i].n, tables[i].n), "?");
+        ck_assert_int_eq(sim_enum_value(tables[i].t, tables[i].n, "no-such-name"), -1);
+        char text[96];
+        sim_enum_names_text(tables[i].t, tables[i].n, true, text, sizeof text);
+        ck_assert_str_eq(text, tables[i].listed);
+    }
+    char bar[32];
+    sim_enum_names_text(eng_symmetry_names, ENG_NSYMMETRIES, false, bar, sizeof bar);
+    ck_assert_str_eq(bar, "tp|dp|none");
+    ck_assert_str_eq(srch_space_name(SRCH_SPACE_7D), "7d");
+    ck_assert_str_eq(eng_symmetry_name(ENG_SYM_NONE), "none");
+}
+END_TEST
+
 START_TEST(megatron_space_is_the_megatron_style_part)
 {
     load(TINY_MODEL, 16, 16, 64);
@@ -738,7 +811,7 @@ START_TEST(jsonl_files)
     fclose(f);
     srch_candidate *arr = NULL;
     int n = 0, cap = 0;
-    srch_skipped torn;
+    rpt_skipped torn;
     ck_assert_msg(srch_jsonl_read(path, &arr, &n, &cap, &torn, &err) == SIM_OK, "%s", err.msg);
     ck_assert_int_eq(n, 2);
     ck_assert_int_eq(torn.torn, 1);
@@ -890,6 +963,8 @@ static Suite *suite(void)
     tcase_add_test(t, jsonl_files);
     tcase_add_test(t, agreement_figures);
     tcase_add_test(t, reasons_name_the_component_and_the_key);
+    tcase_add_test(t, megatron_rule_breaches_match_the_predicate);
+    tcase_add_test(t, enum_name_tables_round_trip);
     suite_add_tcase(s, t);
     return s;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "search/search.h"
+#include "study/study.h"
 #include "lib/check_run.h"
 
 static const char *const TINY_MODEL = "{\"name\": \"tiny\", \"layers\": 8, \"hidden\": 1024, \"heads\": 16, "
@@ -141,9 +141,9 @@ START_TEST(study_cells_are_the_grid)
                 "\"sensitivity\": {\"platform\": {\"platform\": \"dgx-h100\", \"devices\": 32}, \"seq_lens\": [4096], \"axes\": ["
                 "{\"key\": \"network.nic_GBps\", \"factors\": [0.5, 2]}, "
                 "{\"key\": \"supernode.devices\", \"values\": [16]}]}}");
-    srch_study *st = NULL;
+    stdy_study *st = NULL;
     sim_err err = {{0}};
-    ck_assert_msg(srch_study_load(path, &st, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(stdy_load(path, &st, &err) == SIM_OK, "%s", err.msg);
     /* 2 models x (2 HBM sizes + 1) x 2 sequence lengths x 2 baselines; 3 values x 2 models x 1 x 2 */
     ck_assert_int_eq(st->nmain, 2 * 3 * 2 * 2);
     ck_assert_int_eq(st->ncells, st->nmain + 3 * 2 * 1 * 2);
@@ -153,7 +153,7 @@ START_TEST(study_cells_are_the_grid)
     ck_assert(cfg_load_platform("dgx-a100", NULL, 0, &a100, &err) == SIM_OK);
     ck_assert(cfg_load_platform("dgx-h100", NULL, 0, &h100, &err) == SIM_OK);
     for (int i = 0; i < st->ncells; i++) {
-        const srch_study_cell *c = &st->cells[i];
+        const stdy_cell *c = &st->cells[i];
         ck_assert_int_eq(c->global_batch * c->seq_len, 65536);
         ck_assert_int_eq(c->model.seq_len, c->seq_len);
         ck_assert_double_eq_tol(c->platform.hbm_bytes, c->hbm_gib * SIM_GIB, 1);
@@ -171,7 +171,7 @@ START_TEST(study_cells_are_the_grid)
             ck_assert_double_eq(c->axis_factor, 0);
         }
     }
-    srch_study_free(st);
+    stdy_free(st);
     unlink(path);
 }
 END_TEST
@@ -180,9 +180,9 @@ END_TEST
 static void refused(const char *json, const char *key)
 {
     write_study(json);
-    srch_study *st = NULL;
+    stdy_study *st = NULL;
     sim_err err = {{0}};
-    ck_assert_int_eq(srch_study_load(path, &st, &err), SIM_EINVAL);
+    ck_assert_int_eq(stdy_load(path, &st, &err), SIM_EINVAL);
     ck_assert_ptr_null(st);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, key), "%s", err.msg);
     ck_assert_ptr_null(strchr(err.msg, '\n'));

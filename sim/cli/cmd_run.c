@@ -68,7 +68,8 @@ int cmd_estimate(const cli_args *a)
 static eng_options engine_options(const cli_args *a)
 {
     eng_options opt = {0};
-    opt.comm_mode = a->comm_mode && strcmp(a->comm_mode, "steps") == 0 ? ENG_STEPS : ENG_FLOWS;
+    int mode = a->comm_mode ? sim_enum_value(eng_comm_mode_names, ENG_NCOMM_MODES, a->comm_mode) : -1;
+    opt.comm_mode = mode >= 0 ? (eng_comm_mode)mode : ENG_FLOWS;
     opt.symmetry = cli_symmetry(a);
     opt.dump_xml_path = a->dump_platform;
     return opt;

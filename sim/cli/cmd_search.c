@@ -57,8 +57,10 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.model = &x->model;
     rq->search.platform = &x->platform;
     rq->search.pinned = srch_pins_of_overrides(&ov, base);
-    rq->search.space = a->space && strcmp(a->space, "megatron") == 0 ? SRCH_SPACE_MEGATRON : SRCH_SPACE_7D;
-    rq->search.baseline = a->megatron_cp && strcmp(a->megatron_cp, "a2a") == 0 ? SRCH_BASELINE_A2A : SRCH_BASELINE_RING;
+    int space = a->space ? sim_enum_value(srch_space_names, SRCH_NSPACES, a->space) : -1;
+    int baseline = a->megatron_cp ? sim_enum_value(srch_baseline_names, SRCH_NBASELINES, a->megatron_cp) : -1;
+    rq->search.space = space >= 0 ? (srch_space)space : SRCH_SPACE_7D;
+    rq->search.baseline = baseline >= 0 ? (srch_baseline)baseline : SRCH_BASELINE_RING;
     rq->search.progress = search_progress;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;
@@ -85,7 +87,7 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
     }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *all = srch_sweep_records_json(s);
-        rc = rpt_write_csv(a->csv_path, all, srch_csv_columns, "CSV table", err);
+        rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
         cJSON_Delete(all);
     }
     if (rc == SIM_OK && a->report_path) {
@@ -126,7 +128,7 @@ int cmd_sweep(const cli_args *a)
     x.rq.extra = EXTRA_ESTIMATED;
     if (rc == SIM_OK) rc = srch_sweep_run(&x.rq, &s, &err);
     sim_progress_clear();
-    if (rc != SIM_EINVAL && a->out_path) srch_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
+    if (rc != SIM_EINVAL && a->out_path) rpt_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
     if (rc == SIM_OK && !a->quiet) srch_print_sweep(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, false, &err);
     if (rc == SIM_OK) rc = srch_sweep_failures(&x.rq, &s, "sweep", &err);
@@ -142,7 +144,7 @@ int cmd_compare(const cli_args *a)
     sim_rc rc = session_load(&x, a, "compare", COMPARE_TOP, &err);
     if (rc == SIM_OK) rc = srch_compare_run(&x.rq, &s, &err);
     sim_progress_clear();
-    if (rc != SIM_EINVAL && a->out_path) srch_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
+    if (rc != SIM_EINVAL && a->out_path) rpt_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
     if (rc == SIM_OK && !a->quiet) srch_print_compare(cli_summary_stream(a), &x.rq, &s);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, true, &err);
     if (rc == SIM_OK) rc = srch_compare_check(&s.cmp, &err);
@@ -171,7 +173,7 @@ int cmd_merge(const cli_args *a)
     }
     srch_merged m;
     sim_rc rc = srch_merge(a->files, a->nfiles, &m, &err);
-    if (rc == SIM_OK && m.skipped_path) srch_skipped_warn(stderr, m.skipped_path, &m.skipped);
+    if (rc == SIM_OK && m.skipped_path) rpt_skipped_warn(stderr, m.skipped_path, &m.skipped);
     if (rc == SIM_OK && !a->quiet) srch_print_merge(cli_summary_stream(a), &m, a->nfiles);
     if (rc == SIM_OK && a->out_path) rc = write_records(a->out_path, &m.ranking, &err);
     if (rc == SIM_OK && a->json_path) {

@@ -1,5 +1,5 @@
 /* cmd_study.c - `heptasim study FILE.json`: the compares of a study file
- * run into one folder (search/study.c), each cell's summary and HTML report
+ * run into one folder (study/study.h), each cell's summary and HTML report
  * written, then the Markdown table and the CSV. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../report/report.h"
-#include "../search/search.h"
+#include "../study/study.h"
 #include "commands.h"
 
 /* The command line that regenerates the study, as a shell would take it
@@ -66,26 +66,26 @@ int cmd_study(const cli_args *a)
                         "docs/study.md)\n");
         return 2;
     }
-    srch_study *st = NULL;
-    sim_rc rc = srch_study_load(a->files[0], &st, &err);
+    stdy_study *st = NULL;
+    sim_rc rc = stdy_load(a->files[0], &st, &err);
     if (rc != SIM_OK) return cli_fail(rc, &err);
     int matched = 0;
-    for (int i = 0; i < st->ncells; i++) matched += srch_study_cell_chosen(a->cells, st->cells[i].slug);
+    for (int i = 0; i < st->ncells; i++) matched += stdy_cell_chosen(a->cells, st->cells[i].slug);
     if (matched == 0) {
         fprintf(stderr, "heptasim study: %s: '--cells %.200s' matches no cell name (see them with --list)\n",
                 a->files[0], a->cells);
-        srch_study_free(st);
+        stdy_free(st);
         return 2;
     }
     if (a->list) {
         for (int i = 0; i < st->ncells; i++) {
             char cmd[2048];
-            srch_study_cell_command(st, &st->cells[i], cmd, sizeof cmd);
+            stdy_cell_command(st, &st->cells[i], cmd, sizeof cmd);
             bool mine = (a->shard_count <= 1 || i % a->shard_count == a->shard_index) &&
-                        srch_study_cell_chosen(a->cells, st->cells[i].slug);
+                        stdy_cell_chosen(a->cells, st->cells[i].slug);
             if (mine) printf("%s\t%s\n", st->cells[i].slug, cmd);
         }
-        srch_study_free(st);
+        stdy_free(st);
         return 0;
     }
     char dir[CFG_PATH_LEN];
@@ -94,22 +94,22 @@ int cmd_study(const cli_args *a)
     else
         snprintf(dir, sizeof dir, "results/studies/%s", st->name);
     char *command = command_line(a);
-    srch_study_run_request rq = {.study = st, .out_dir = dir, .command = command, .resume = a->resume,
+    stdy_run_request rq = {.study = st, .out_dir = dir, .command = command, .resume = a->resume,
                                  .shard_index = a->shard_index, .shard_count = a->shard_count, .cells = a->cells,
                                  .jobs = cli_jobs(a),
                                  .write_cell = write_cell, .log = a->quiet ? NULL : stderr};
-    srch_study_result res;
-    rc = srch_study_run(&rq, &res, &err);
+    stdy_result res;
+    rc = stdy_run(&rq, &res, &err);
     char path[CFG_PATH_LEN + 16];
     bool table = rc == SIM_OK && a->shard_count <= 1;
     if (table) {
         snprintf(path, sizeof path, "%s/study.md", dir);
-        rc = srch_study_write_markdown(path, st, &res, command, &err);
+        rc = stdy_write_markdown(path, st, &res, command, &err);
     }
     if (table && rc == SIM_OK) {
-        void *rows = srch_study_rows_json(st, &res);
+        void *rows = stdy_rows_json(st, &res);
         snprintf(path, sizeof path, "%s/study.csv", dir);
-        rc = rpt_write_csv(path, rows, srch_study_csv_columns, "study table", &err);
+        rc = rpt_write_csv(path, rows, stdy_csv_columns, "study table", &err);
         cJSON_Delete(rows);
     }
     if (rc == SIM_OK && !a->quiet) {
@@ -124,13 +124,13 @@ int cmd_study(const cli_args *a)
     if (rc == SIM_OK && res.failed > 0) {
         const char *first = "";
         for (int i = 0; i < res.nrows && !first[0]; i++)
-            if (res.rows[i].state == SRCH_STUDY_FAILED) first = res.rows[i].error;
+            if (res.rows[i].state == STDY_FAILED) first = res.rows[i].error;
         rc = sim_fail(&err, SIM_EINTERNAL,
                       "heptasim study: %d of %d cells failed (first: %.400s); '--resume' runs them again", res.failed,
                       res.ran + res.skipped + res.failed, first);
     }
-    srch_study_result_free(&res);
-    srch_study_free(st);
+    stdy_result_free(&res);
+    stdy_free(st);
     free(command);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }

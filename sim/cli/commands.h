@@ -32,9 +32,6 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
 /* Simulations at once: --jobs, else the number of cores. */
 int cli_jobs(const cli_args *a);
 
-/* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
-eng_symmetry cli_symmetry(const cli_args *a);
-
 /* Where a command's text summary goes: stderr when its JSON or CSV goes to
  * stdout (--json -, --csv -), so that stdout holds that alone; else
  * stdout.  Both to stdout is refused (cli_check_streams). */

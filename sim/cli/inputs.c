@@ -48,13 +48,6 @@ int cli_jobs(const cli_args *a)
     return n > 0 ? (int)n : 1;
 }
 
-eng_symmetry cli_symmetry(const cli_args *a)
-{
-    if (a->symmetry && strcmp(a->symmetry, "none") == 0) return ENG_SYM_NONE;
-    if (a->symmetry && strcmp(a->symmetry, "dp") == 0) return ENG_SYM_DP;
-    return ENG_SYM_TP;
-}
-
 bool cli_derives_strategy(const cli_args *a)
 {
     return !a->strategy && (a->model || a->platform || a->devices > 0);

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../search/search.h"
+
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
@@ -24,16 +26,19 @@ typedef struct opt_row {
     opt_id id;
     const char *name;   /* long name without "--" */
     char short_name;    /* 0 when none */
-    const char *arg;    /* argument name, NULL for a flag */
+    const char *arg;    /* argument name, NULL for a flag or a choice of names */
     unsigned group;     /* CLI_OPT_* that enables it; 0 = always */
     const char *help;
     int min, max;       /* a whole-number option: its range (max 0: not a number) */
     bool path;          /* the value names a file: at most SIM_MAX_PATH characters */
+    const sim_enum_name *names; /* the value is one of these names (its enum's table) */
+    int nnames;
 } opt_row;
 
 #define COUNT(lo, hi) .min = lo, .max = hi
 #define PATH .path = true
 #define PLAIN .path = false /* neither a number nor a file */
+#define NAMES(table, n) .names = table, .nnames = n
 
 static const opt_row options[] = {
     {O_MODEL, "model", 'm', "MODEL", CLI_OPT_INPUTS, "model: a name from models/ or a path (also a HuggingFace config.json)",
@@ -48,15 +53,17 @@ static const opt_row options[] = {
     {O_CSV, "csv", 0, "FILE|-", CLI_OPT_CSV,
      "write a CSV table to FILE (- for stdout): one row per candidate, case comparison or stage", PATH},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE", PATH},
-    {O_COMM, "comm-mode", 0, "flows|steps", CLI_OPT_ENGINE,
-     "collectives as one flow per ring edge (default) or step by step", PLAIN},
-    {O_SYMMETRY, "symmetry", 0, "tp|dp|none", CLI_OPT_ENGINE | CLI_OPT_SYMMETRY,
+    {O_COMM, "comm-mode", 0, NULL, CLI_OPT_ENGINE,
+     "collectives as one flow per ring edge (default) or step by step", NAMES(eng_comm_mode_names, ENG_NCOMM_MODES)},
+    {O_SYMMETRY, "symmetry", 0, NULL, CLI_OPT_ENGINE | CLI_OPT_SYMMETRY,
      "tp (default): one actor per class of alike ranks (exact); dp: also one data-parallel replica for all "
-     "(approximate); none: one actor per rank", PLAIN},
+     "(approximate); none: one actor per rank", NAMES(eng_symmetry_names, ENG_NSYMMETRIES)},
     {O_SIMGRID, "cfg", 0, "KEY:VALUE", CLI_OPT_ENGINE, "a SimGrid setting, e.g. network/optim:Lazy (repeatable)", PLAIN},
-    {O_SPACE, "space", 0, "megatron|7d", CLI_OPT_SPACE, "strategy space to search (default 7d)", PLAIN},
-    {O_MEGATRON_CP, "megatron-cp", 0, "ring|a2a", CLI_OPT_SEARCH,
-     "CP of the Megatron-style baseline: ring (default) or a2a (also Megatron-Core's all-to-all CP)", PLAIN},
+    {O_SPACE, "space", 0, NULL, CLI_OPT_SPACE, "strategy space to search (default 7d)",
+     NAMES(srch_space_names, SRCH_NSPACES)},
+    {O_MEGATRON_CP, "megatron-cp", 0, NULL, CLI_OPT_SEARCH,
+     "CP of the Megatron-style baseline: ring (default) or a2a (also Megatron-Core's all-to-all CP)",
+     NAMES(srch_baseline_names, SRCH_NBASELINES)},
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
      COUNT(1, CFG_MAX_WIDTH)},
@@ -88,6 +95,20 @@ static const opt_row options[] = {
     {O_HELP, "help", 'h', NULL, 0, "show this help", PLAIN},
 };
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
+
+static bool takes_value(const opt_row *o)
+{
+    return o->arg || o->names;
+}
+
+/* What the option's value is, for the help and messages: its argument
+ * name, or its names joined ("tp|dp|none"). */
+static const char *arg_of(const opt_row *o, char *buf, size_t cap)
+{
+    if (o->arg) return o->arg;
+    sim_enum_names_text(o->names, o->nnames, false, buf, cap);
+    return buf;
+}
 
 static const opt_row *find_long(const char *name, size_t len, unsigned accepted)
 {
@@ -251,6 +272,12 @@ static sim_rc parse_shard(const char *command, const char *val, cli_args *a, sim
 static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_args *a, sim_err *err)
 {
     char q[112];
+    if (o->names && sim_enum_value(o->names, o->nnames, val) < 0) {
+        char names[96];
+        sim_enum_names_text(o->names, o->nnames, true, names, sizeof names);
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' takes %s, got '%s'", command, o->name, names,
+                        quoted(val, q, sizeof q));
+    }
     switch (o->id) {
     case O_MODEL: a->model = val; break;
     case O_PLATFORM: a->platform = val; break;
@@ -268,18 +295,8 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_JSON: a->json_path = val; break;
     case O_CSV: a->csv_path = val; break;
     case O_DUMP: a->dump_platform = val; break;
-    case O_COMM:
-        if (strcmp(val, "flows") != 0 && strcmp(val, "steps") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--comm-mode' takes 'flows' or 'steps', got '%s'", command,
-                            quoted(val, q, sizeof q));
-        a->comm_mode = val;
-        break;
-    case O_SYMMETRY:
-        if (strcmp(val, "tp") != 0 && strcmp(val, "dp") != 0 && strcmp(val, "none") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--symmetry' takes 'tp', 'dp' or 'none', got '%s'", command,
-                            quoted(val, q, sizeof q));
-        a->symmetry = val;
-        break;
+    case O_COMM: a->comm_mode = val; break;
+    case O_SYMMETRY: a->symmetry = val; break;
     case O_SIMGRID:
         if (a->nsimgrid == CLI_MAX_SIMGRID)
             return sim_fail(err, SIM_EINVAL, "heptasim %s: too many '--cfg' options (at most %d)", command,
@@ -290,18 +307,8 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
         if (check_simgrid_setting(command, val, err) != SIM_OK) return SIM_EINVAL;
         a->simgrid[a->nsimgrid++] = val;
         break;
-    case O_SPACE:
-        if (strcmp(val, "megatron") != 0 && strcmp(val, "7d") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--space' takes 'megatron' or '7d', got '%s'", command,
-                            quoted(val, q, sizeof q));
-        a->space = val;
-        break;
-    case O_MEGATRON_CP:
-        if (strcmp(val, "ring") != 0 && strcmp(val, "a2a") != 0)
-            return sim_fail(err, SIM_EINVAL, "heptasim %s: '--megatron-cp' takes 'ring' or 'a2a', got '%s'", command,
-                            quoted(val, q, sizeof q));
-        a->megatron_cp = val;
-        break;
+    case O_SPACE: a->space = val; break;
+    case O_MEGATRON_CP: a->megatron_cp = val; break;
     case O_TOP: return parse_count(command, o, val, &a->top, err);
     case O_JOBS: return parse_count(command, o, val, &a->jobs, err);
     case O_GLOBAL_BATCH: return parse_count(command, o, val, &a->global_batch, err);
@@ -412,7 +419,7 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
                 return sim_fail(err, SIM_EINVAL, "heptasim %s: unknown option '--%s' (see 'heptasim %s --help')",
                                 command, quoted(len > 80 ? name : arg + 2, q, sizeof q), command);
             if (eq) {
-                if (!o->arg)
+                if (!takes_value(o))
                     return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' takes no value", command, o->name);
                 val = eq + 1;
             }
@@ -436,14 +443,16 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
             return sim_fail(err, SIM_EINVAL, "heptasim %s: unexpected argument '%s' (see 'heptasim %s --help')",
                             command, quoted(arg, q, sizeof q), command);
         }
-        if (o->arg && !val) {
+        char metavar[64];
+        if (takes_value(o) && !val) {
             if (i + 1 >= argc)
-                return sim_fail(err, SIM_EINVAL, "heptasim %s: option '%s' needs a value (%s)", command, arg, o->arg);
+                return sim_fail(err, SIM_EINVAL, "heptasim %s: option '%s' needs a value (%s)", command, arg,
+                                arg_of(o, metavar, sizeof metavar));
             val = argv[++i];
         }
-        if (o->arg && !val[0])
+        if (takes_value(o) && !val[0])
             return sim_fail(err, SIM_EINVAL, "heptasim %s: option '--%s' needs a value (%s), got an empty one",
-                            command, o->name, o->arg);
+                            command, o->name, arg_of(o, metavar, sizeof metavar));
         if (o->path && strlen(val) > SIM_MAX_PATH) {
             char what[48];
             snprintf(what, sizeof what, "option '--%s'", o->name);
@@ -457,12 +466,18 @@ static sim_rc parse_args(int argc, char **argv, int first, unsigned accepted, co
     /* Cross traffic sends each flow's acknowledgements back over the
      * reverse route; the reduced replays route the flows to mirrors one way
      * only, and SimGrid then waits for ever. */
-    if (crosstraffic_on(a) && !(a->symmetry && strcmp(a->symmetry, "none") == 0))
+    if (crosstraffic_on(a) && cli_symmetry(a) != ENG_SYM_NONE)
         return sim_fail(err, SIM_EINVAL,
-                        "heptasim %s: '--cfg network/crosstraffic:yes' needs '--symmetry none' (the reduced replay "
+                        "heptasim %s: '--cfg network/crosstraffic:yes' needs '--symmetry %s' (the reduced replay "
                         "of --symmetry %s sends flows one way only, which SimGrid's cross traffic cannot model)",
-                        command, a->symmetry ? a->symmetry : "tp");
+                        command, eng_symmetry_name(ENG_SYM_NONE), eng_symmetry_name(cli_symmetry(a)));
     return SIM_OK;
+}
+
+eng_symmetry cli_symmetry(const cli_args *a)
+{
+    int sym = a->symmetry ? sim_enum_value(eng_symmetry_names, ENG_NSYMMETRIES, a->symmetry) : -1;
+    return sym >= 0 ? (eng_symmetry)sym : ENG_SYM_TP;
 }
 
 sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
@@ -482,12 +497,12 @@ void cli_print_options(unsigned accepted)
     for (int i = 0; i < NOPTIONS; i++) {
         const opt_row *o = &options[i];
         if (o->group && !(o->group & accepted)) continue;
-        char left[64];
+        char left[96], metavar[64];
+        const char *value = takes_value(o) ? arg_of(o, metavar, sizeof metavar) : NULL;
         if (o->short_name)
-            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
-                     o->arg ? o->arg : "");
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, value ? " " : "", value ? value : "");
         else
-            snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+            snprintf(left, sizeof left, "    --%s%s%s", o->name, value ? " " : "", value ? value : "");
         if (o->max > 0)
             printf("  %-28s %s (%d to %d)\n", left, o->help, o->min, o->max);
         else

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "../config/config.h"
+#include "../engine/engine.h"
 
 /* Everything a subcommand may be given on the command line. */
 typedef struct cli_args {
@@ -75,6 +76,9 @@ enum {
  * one-line message in err naming the option and the fix. */
 sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
                  sim_err *err);
+
+/* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
+eng_symmetry cli_symmetry(const cli_args *a);
 
 /* Print the options a subcommand takes, one per line with its help. */
 void cli_print_options(unsigned accepted);

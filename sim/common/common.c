@@ -148,6 +148,37 @@ void sim_strlcpy(char *dst, const char *src, size_t cap)
     dst[n] = '\0';
 }
 
+void sim_list_add(char *out, size_t cap, const char *item)
+{
+    size_t n = strlen(out);
+    if (n < cap) snprintf(out + n, cap - n, "%s%s", n ? ", " : "", item);
+}
+
+const char *sim_enum_name_of(const sim_enum_name *t, int n, int value)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i].value == value) return t[i].name;
+    return "?";
+}
+
+int sim_enum_value(const sim_enum_name *t, int n, const char *text)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].name, text) == 0) return t[i].value;
+    return -1;
+}
+
+void sim_enum_names_text(const sim_enum_name *t, int n, bool quoted, char *out, size_t cap)
+{
+    if (cap == 0) return;
+    out[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < n && used < cap; i++) {
+        const char *sep = i == 0 ? "" : !quoted ? "|" : i == n - 1 ? " or " : ", ";
+        used += (size_t)snprintf(out + used, cap - used, quoted ? "%s'%s'" : "%s%s", sep, t[i].name);
+    }
+}
+
 /* {=============================================================== units */
 
 char *sim_fmt_time(double s, char *out, size_t cap)

@@ -70,6 +70,28 @@ char *sim_xstrdup(const char *s);
 /* Copy src into dst of capacity cap, always NUL-terminated. */
 void sim_strlcpy(char *dst, const char *src, size_t cap);
 
+/* Append item to the comma-separated list in out ("a, b"), as far as cap
+ * allows; out starts as "". */
+void sim_list_add(char *out, size_t cap, const char *item);
+
+/* The names of an enum that users write (command-line values, JSON
+ * strings): one row per value, in the order messages list them.  Each
+ * table lives beside its enum, with a _Static_assert on its length. */
+typedef struct sim_enum_name {
+    int value;
+    const char *name;
+} sim_enum_name;
+
+/* The name of value in the n rows of t; "?" when no row has it. */
+const char *sim_enum_name_of(const sim_enum_name *t, int n, int value);
+
+/* The value named text in the n rows of t; -1 when none is. */
+int sim_enum_value(const sim_enum_name *t, int n, const char *text);
+
+/* The names of the n rows of t joined into out: with quoted, "'a', 'b' or
+ * 'c'" (for a message); else "a|b|c" (an option's argument). */
+void sim_enum_names_text(const sim_enum_name *t, int n, bool quoted, char *out, size_t cap);
+
 /* Wall-clock seconds from a monotonic clock (for timing the simulator
  * itself, never a simulated figure). */
 double sim_now_s(void);

@@ -5,9 +5,10 @@
  * capacity, the largest value a key accepts, the most items a list holds.
  * Inputs beyond a limit are refused with a message that names it, never
  * cut silently.  Defaults, efficiencies and measured costs are not limits
- * and live beside the code that uses them.  Limits of sim/engine (options,
- * devices per SimGrid group) and of the estimator's caches are still
- * defined in their files. */
+ * and live beside the code that uses them, as do the sizes the code tunes
+ * for speed without refusing anything: caches (the estimator's) and the
+ * points where a search for a shortcut gives up and takes the long way
+ * (the engine's classes of alike ranks). */
 #ifndef HEPTASIM_SIM_LIMITS_H
 #define HEPTASIM_SIM_LIMITS_H
 
@@ -33,8 +34,7 @@
 #define CFG_MAX_TIERS 4             /* network tiers above the supernode (leaf, spine, ...) */
 #define CFG_MAX_STRAGGLERS 16       /* slow devices, nodes or NIC links of a platform (stragglers) */
 #define CFG_STRAGGLER_SPEED_MIN 0.01 /* a straggler's speed, a fraction of the others' (up to 1) */
-#define CFG_MAX_BASES 8
-#define VAL_MAX_PRESETS 256         /* platform presets validate compares with their calibrated relatives */             /* platform files a platform inherits from through "base" */
+#define CFG_MAX_BASES 8             /* platform files a platform inherits from through "base" */
 
 /* -------------------------------------------------------- model values */
 
@@ -76,6 +76,8 @@
 
 #define ENG_MAX_LAYER_STEPS (1LL << 26) /* layer steps of a replayed step (simulated ranks x
                                      * micro-batches x layers per stage): ~2^31 instructions */
+#define ENG_MAX_OPTIONS 16          /* --cfg and --log settings handed to SimGrid */
+#define NET_MAX_PHASES 3            /* phases of one collective algorithm (hierarchical: intra, inter, intra) */
 
 /* ------------------------------------------------------------- search */
 
@@ -84,6 +86,8 @@
 #define CFG_SEARCH_MAX_MICRO_BATCH 16 /* largest micro-batch a search tries */
 #define CFG_SEARCH_MAX_VPP 8        /* largest vpp a search tries */
 #define SRCH_MAX_LEVELS 32          /* searched strategy keys, and pinnable ones (bits of an unsigned) */
+#define STDY_MAX_CELLS 4096         /* cells of one study */
+#define STDY_MAX_SETS 16            /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
 
 /* ------------------------------------------------------ command line */
 
@@ -105,5 +109,9 @@
 #define VAL_MAX_RUNS 16             /* runs of one published case */
 #define VAL_MAX_ASSUMPTIONS 12      /* assumptions listed with one case */
 #define VAL_GOLDEN_MAX_SET 64       /* "set" items of one golden result */
+#define VAL_MAX_PRESETS 256         /* platform presets validate compares with their calibrated relatives */
+#define VAL_NOTE_LEN 160            /* one note under a calibration (a parameter at its bound) */
+#define VAL_MAX_NOTES 8             /* notes under one calibration */
+#define VAL_MAX_GROUPS 64           /* groups (device, framework) a calibration's error table shows */
 
 #endif

@@ -1,5 +1,6 @@
-/* check.c - the validity rules that tie keys together: within a model or a
- * platform, and between a strategy and the model and platform it runs.
+/* check.c - the validity rules that tie a strategy to the model and the
+ * platform it runs on (those within one model or platform file are read
+ * with it: config.c).
  *
  * Each rule fails with one line that names the file, the key and the fix,
  * e.g. "strategies/x.json: .tp_x: 6 does not divide heads=64 (use a divisor
@@ -56,98 +57,6 @@ static i64 product(const factor *f, int n, bool long_form, char *desc, size_t ca
     else
         snprintf(desc, cap, "%s = %s = %lld", names, values, p);
     return p;
-}
-
-/* ------------------------------------------------------------- model */
-
-const cfg_model_names cfg_native_names = {
-    ".layers", ".hidden", ".heads", ".kv_heads", ".head_dim",
-    ".moe.experts", ".moe.top_k", ".moe.first_dense_layers", ".moe.shared_experts", ".moe.shared_ffn_hidden",
-};
-
-sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err)
-{
-    const char *f = cfg_origin(m->path, "model");
-    if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-        return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->kv_heads,
-                        m->kv_heads, k->heads + 1, m->heads, m->heads);
-    if (cfg_is_mla(m)) {
-        if (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim < 1)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .mla.qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim is 0 (give the query and "
-                            "key heads a width of at least 1)",
-                            f);
-        if (m->kv_heads != m->heads)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: %s: %d, but multi-head latent attention has one key/value head per query head (set "
-                            "%s to %s=%d or leave it out)",
-                            f, k->kv_heads, m->kv_heads, k->kv_heads + 1, k->heads + 1, m->heads);
-    }
-    if (m->moe.experts > 0) {
-        if (m->moe.top_k > m->moe.experts)
-            return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->top_k,
-                            m->moe.top_k, k->experts + 1, m->moe.experts, m->moe.experts);
-        if (m->moe.first_dense_layers >= m->layers)
-            return sim_fail(err, SIM_EINVAL, "%s: %s: %d leaves no MoE layer among %s=%d (use less than %d)", f,
-                            k->first_dense_layers, m->moe.first_dense_layers, k->layers + 1, m->layers, m->layers);
-        if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
-            return sim_fail(err, SIM_EINVAL, "%s: %s: must be >= 1 when %s=%d", f, k->shared_ffn_hidden,
-                            k->shared_experts + 1, m->moe.shared_experts);
-    }
-    return SIM_OK;
-}
-
-sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err)
-{
-    return cfg_model_sanity_as(m, &cfg_native_names, err);
-}
-
-/* ---------------------------------------------------------- platform */
-
-sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
-{
-    const char *f = cfg_origin(p->path, "platform");
-    if (p->devices_per_supernode % p->devices_per_node != 0)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .supernode.devices: %d is not a multiple of node.devices=%d (use a multiple of %d)", f,
-                        p->devices_per_supernode, p->devices_per_node, p->devices_per_node);
-    if (p->hbm_reserved_bytes >= p->hbm_bytes)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .device.hbm_reserved_GiB: %g is not less than hbm_GiB=%g (reserve less than the capacity)",
-                        f, p->hbm_reserved_bytes / SIM_GIB, p->hbm_bytes / SIM_GIB);
-    for (int t = 0; t < p->ntiers; t++) {
-        const cfg_tier *tr = &p->tiers[t];
-        int below = t > 0 ? p->tiers[t - 1].devices : p->devices_per_supernode;
-        if (tr->devices % below != 0 || tr->devices <= (t > 0 ? below : 0))
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .network.tiers[%d].devices: %d is not a multiple of %s=%d (a tier's domain holds "
-                            "whole %s: use a multiple of %d%s)",
-                            f, t, tr->devices, t > 0 ? "the tier below's devices" : "supernode.devices", below,
-                            t > 0 ? "domains of the tier below" : "supernodes", below, t > 0 ? " above it" : "");
-        if (tr->rails && t > 0)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
-    }
-    for (int i = 0; i < p->nstragglers; i++) {
-        const cfg_straggler *s = &p->stragglers[i];
-        int nodes = (p->devices + p->devices_per_node - 1) / p->devices_per_node;
-        int limit = s->kind == CFG_STRAGGLER_NODE ? nodes : p->devices;
-        if (s->index >= limit)
-            return sim_fail(err, SIM_EINVAL,
-                            "%s: .stragglers[%d].index: %d is not a %s of the platform's %d (use 0 to %d)", f, i,
-                            s->index, s->kind == CFG_STRAGGLER_NODE ? "node" : "device", limit, limit - 1);
-    }
-    if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .network.oversubscription: a rail-optimised first tier takes each node's NICs one by one, "
-                        "with no supernode uplink to oversubscribe (give the leaf's in tiers[0].oversubscription)",
-                        f);
-    double fp8 = p->fp8_peak_flops_per_s / 1e12;
-    if (fp8 > 0 && fp8 < CFG_PEAK_TFLOPS_MIN)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .device.fp8_peak_tflops: %g is below the smallest peak %g (give 0 for a device without FP8)",
-                        f, fp8, CFG_PEAK_TFLOPS_MIN);
-    return SIM_OK;
 }
 
 /* ---------------------------------------------------------- strategy */
@@ -497,7 +406,7 @@ static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_stra
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
     if ((rc = check_moe_keys(m, s, err))) return rc;
     s->dp = dp;
-    if (s->etp == 0) s->etp = s->tp_x * s->tp_y; /* Megatron's default: experts split like the dense layers */
+    s->etp = cfg_etp(s); /* unset: Megatron's default, experts split like the dense layers */
     return SIM_OK;
 }
 

@@ -32,83 +32,12 @@ _Static_assert(sizeof(cfg_dim) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_attention) == sizeof(int), "enum fields are stored as int");
 _Static_assert(sizeof(cfg_moments) == sizeof(int), "enum fields are stored as int");
 
-/* ------------------------------------------------------------- enum names */
+/* ------------------------------------------------------------- dtypes */
 
-/* ORDER CFG_ACTIVATION */
-static const char *const activation_names[] = {"gelu", "swiglu", "geglu", "relu", "squared-relu", NULL};
-static const char *const window_kind_names[] = {"sliding", "chunked", NULL}; /* ORDER CFG_WINDOW */
-static const char *const straggler_kind_names[] = {"device", "node", "link", NULL}; /* ORDER CFG_STRAGGLER */
 static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 static const int dtype_bytes[] = {2, 2};
-static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
-
-const char *cfg_activation_name(cfg_activation a)
-{
-    return (unsigned)a <= CFG_ACT_SQUARED_RELU ? activation_names[a] : "?";
-}
-
-const char *cfg_window_kind_name(cfg_window_kind k)
-{
-    return (unsigned)k <= CFG_WINDOW_CHUNKED ? window_kind_names[k] : "?";
-}
-
-const char *cfg_dim_name(cfg_dim d)
-{
-    return (unsigned)d < CFG_NDIMS ? dim_names[d] : "?";
-}
-
-void cfg_order_format(const cfg_strategy *s, char *out, int cap)
-{
-    if (cap <= 0) return;
-    out[0] = '\0';
-    size_t used = 0;
-    for (int i = 0; i < CFG_NDIMS && used < (size_t)cap; i++)
-        used += (size_t)snprintf(out + used, (size_t)cap - used, "%s%s", i ? "-" : "", cfg_dim_name(s->order[i]));
-}
-
-bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t cap)
-{
-    bool seen[CFG_NDIMS] = {false};
-    int n = 0;
-    const char *p = text;
-    for (;;) {
-        const char *dash = strchr(p, '-');
-        size_t len = dash ? (size_t)(dash - p) : strlen(p);
-        char tok[32];
-        if (len == 0) {
-            snprintf(why, cap, "empty dimension name in \"%s\"", text);
-            return false;
-        }
-        if (len >= sizeof tok) len = sizeof tok - 1;
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        int d = -1;
-        for (int i = 0; i < CFG_NDIMS; i++)
-            if (strcmp(tok, dim_names[i]) == 0) d = i;
-        if (d < 0) {
-            const char *close = cfg_suggest(tok, dim_names, CFG_NDIMS);
-            if (close)
-                snprintf(why, cap, "unknown dimension '%s' (did you mean '%s'?)", tok, close);
-            else
-                snprintf(why, cap, "unknown dimension '%s' (the dimensions are %s)", tok, CFG_DEFAULT_ORDER);
-            return false;
-        }
-        if (seen[d]) {
-            snprintf(why, cap, "'%s' appears twice (name each of %s once)", tok, CFG_DEFAULT_ORDER);
-            return false;
-        }
-        seen[d] = true;
-        out[n++] = (cfg_dim)d;
-        if (!dash) break;
-        p = dash + 1;
-    }
-    for (int i = 0; i < CFG_NDIMS; i++)
-        if (!seen[i]) {
-            snprintf(why, cap, "'%s' is missing (name each of %s once)", dim_names[i], CFG_DEFAULT_ORDER);
-            return false;
-        }
-    return true;
-}
+_Static_assert(sizeof dtype_names / sizeof *dtype_names == sizeof dtype_bytes / sizeof *dtype_bytes + 1,
+               "one size per dtype");
 
 /* ----------------------------------------------------------- the schemas */
 
@@ -142,7 +71,7 @@ static const cfg_key mla_rows[] = {
 static const cfg_key window_rows[] = {
     ROW_INT("tokens", cfg_model, window.tokens, 1, MAXWIDTH, 0, REQ),
     ROW_INT("full_every", cfg_model, window.full_every, 0, CFG_MAX_LAYERS, 0, 0),
-    ROW_ENUM("kind", cfg_model, window.kind, window_kind_names, NULL, "sliding"),
+    ROW_ENUM("kind", cfg_model, window.kind, cfg_window_kind_names, NULL, "sliding"),
     ROW_END,
 };
 
@@ -157,7 +86,7 @@ static const cfg_key model_rows[] = {
     ROW_INT("ffn_hidden", cfg_model, ffn_hidden, 1, MAXWIDTH, 0, REQ),
     ROW_INT("vocab", cfg_model, vocab, 1, MAXWIDTH, 0, REQ),
     ROW_INT("seq_len", cfg_model, seq_len, 1, MAXWIDTH, 0, REQ),
-    ROW_ENUM("activation", cfg_model, activation, activation_names, NULL, "gelu"),
+    ROW_ENUM("activation", cfg_model, activation, cfg_activation_names, NULL, "gelu"),
     ROW_ENUM("dtype", cfg_model, dtype_bytes, dtype_names, dtype_bytes, "bf16"),
     ROW_BOOL("tied_embeddings", cfg_model, tied_embeddings, 0),
     {.key = "moe", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_model, moe.experts),
@@ -242,7 +171,7 @@ static const cfg_key calibration_rows[] = {
 };
 
 static const cfg_key straggler_rows[] = {
-    ROW_ENUM("kind", cfg_straggler, kind, straggler_kind_names, NULL, "device"),
+    ROW_ENUM("kind", cfg_straggler, kind, cfg_straggler_kind_names, NULL, "device"),
     ROW_INT("index", cfg_straggler, index, 0, MAXDIM, 0, REQ),
     ROW_DBL("speed", cfg_straggler, speed, CFG_STRAGGLER_SPEED_MIN, 1, 0, 1, REQ),
     ROW_END,
@@ -264,26 +193,6 @@ static const cfg_key platform_rows[] = {
      .sub = straggler_rows},
     ROW_END,
 };
-
-double cfg_device_speed(const cfg_platform *p, int d)
-{
-    double f = 1.0;
-    int node = p->devices_per_node > 0 ? d / p->devices_per_node : d;
-    for (int i = 0; i < p->nstragglers; i++) {
-        const cfg_straggler *s = &p->stragglers[i];
-        if ((s->kind == CFG_STRAGGLER_DEVICE && s->index == d) || (s->kind == CFG_STRAGGLER_NODE && s->index == node))
-            f *= s->speed;
-    }
-    return f;
-}
-
-double cfg_nic_speed(const cfg_platform *p, int d)
-{
-    double f = 1.0;
-    for (int i = 0; i < p->nstragglers; i++)
-        if (p->stragglers[i].kind == CFG_STRAGGLER_LINK && p->stragglers[i].index == d) f *= p->stragglers[i].speed;
-    return f;
-}
 
 /* ------------------------------------------------------------- files */
 
@@ -885,6 +794,98 @@ void *cfg_strategy_to_json(const cfg_strategy *s)
     return cfg_schema_write(cfg_strategy_keys, s);
 }
 
+/* ---------------------------------------------- rules within one model */
+
+const cfg_model_names cfg_native_names = {
+    ".layers", ".hidden", ".heads", ".kv_heads", ".head_dim",
+    ".moe.experts", ".moe.top_k", ".moe.first_dense_layers", ".moe.shared_experts", ".moe.shared_ffn_hidden",
+};
+
+sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err)
+{
+    const char *f = cfg_origin(m->path, "model");
+    if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->kv_heads,
+                        m->kv_heads, k->heads + 1, m->heads, m->heads);
+    if (cfg_is_mla(m)) {
+        if (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim < 1)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .mla.qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim is 0 (give the query and "
+                            "key heads a width of at least 1)",
+                            f);
+        if (m->kv_heads != m->heads)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: %s: %d, but multi-head latent attention has one key/value head per query head (set "
+                            "%s to %s=%d or leave it out)",
+                            f, k->kv_heads, m->kv_heads, k->kv_heads + 1, k->heads + 1, m->heads);
+    }
+    if (m->moe.experts > 0) {
+        if (m->moe.top_k > m->moe.experts)
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->top_k,
+                            m->moe.top_k, k->experts + 1, m->moe.experts, m->moe.experts);
+        if (m->moe.first_dense_layers >= m->layers)
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d leaves no MoE layer among %s=%d (use less than %d)", f,
+                            k->first_dense_layers, m->moe.first_dense_layers, k->layers + 1, m->layers, m->layers);
+        if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
+            return sim_fail(err, SIM_EINVAL, "%s: %s: must be >= 1 when %s=%d", f, k->shared_ffn_hidden,
+                            k->shared_experts + 1, m->moe.shared_experts);
+    }
+    return SIM_OK;
+}
+
+sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err)
+{
+    return cfg_model_sanity_as(m, &cfg_native_names, err);
+}
+
+/* ------------------------------------------- rules within one platform */
+
+sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
+{
+    const char *f = cfg_origin(p->path, "platform");
+    if (p->devices_per_supernode % p->devices_per_node != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .supernode.devices: %d is not a multiple of node.devices=%d (use a multiple of %d)", f,
+                        p->devices_per_supernode, p->devices_per_node, p->devices_per_node);
+    if (p->hbm_reserved_bytes >= p->hbm_bytes)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .device.hbm_reserved_GiB: %g is not less than hbm_GiB=%g (reserve less than the capacity)",
+                        f, p->hbm_reserved_bytes / SIM_GIB, p->hbm_bytes / SIM_GIB);
+    for (int t = 0; t < p->ntiers; t++) {
+        const cfg_tier *tr = &p->tiers[t];
+        int below = t > 0 ? p->tiers[t - 1].devices : p->devices_per_supernode;
+        if (tr->devices % below != 0 || tr->devices <= (t > 0 ? below : 0))
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .network.tiers[%d].devices: %d is not a multiple of %s=%d (a tier's domain holds "
+                            "whole %s: use a multiple of %d%s)",
+                            f, t, tr->devices, t > 0 ? "the tier below's devices" : "supernode.devices", below,
+                            t > 0 ? "domains of the tier below" : "supernodes", below, t > 0 ? " above it" : "");
+        if (tr->rails && t > 0)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
+    }
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        int nodes = (p->devices + p->devices_per_node - 1) / p->devices_per_node;
+        int limit = s->kind == CFG_STRAGGLER_NODE ? nodes : p->devices;
+        if (s->index >= limit)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .stragglers[%d].index: %d is not a %s of the platform's %d (use 0 to %d)", f, i,
+                            s->index, s->kind == CFG_STRAGGLER_NODE ? "node" : "device", limit, limit - 1);
+    }
+    if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .network.oversubscription: a rail-optimised first tier takes each node's NICs one by one, "
+                        "with no supernode uplink to oversubscribe (give the leaf's in tiers[0].oversubscription)",
+                        f);
+    double fp8 = p->fp8_peak_flops_per_s / 1e12;
+    if (fp8 > 0 && fp8 < CFG_PEAK_TFLOPS_MIN)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .device.fp8_peak_tflops: %g is below the smallest peak %g (give 0 for a device without FP8)",
+                        f, fp8, CFG_PEAK_TFLOPS_MIN);
+    return SIM_OK;
+}
+
 /* --------------------------------------------------- in-memory structs */
 
 static sim_rc revalidate(const cfg_key *rows, const void *obj, const char *origin, void *scratch, sim_err *err)
@@ -917,188 +918,4 @@ sim_rc cfg_strategy_revalidate(const cfg_strategy *s, sim_err *err)
     cfg_strategy tmp;
     memset(&tmp, 0, sizeof tmp);
     return revalidate(cfg_strategy_keys, s, cfg_origin(s->path, "strategy"), &tmp, err);
-}
-
-/* ------------------------------------------------------------ products */
-
-int cfg_world_size(const cfg_strategy *s)
-{
-    return s->dp * s->pp * s->tp_x * s->tp_y * s->cp_ring * s->cp_ulysses;
-}
-
-int cfg_tp(const cfg_strategy *s)
-{
-    return s->tp_x * s->tp_y;
-}
-
-int cfg_cp(const cfg_strategy *s)
-{
-    return s->cp_ring * s->cp_ulysses;
-}
-
-int cfg_dp_group(const cfg_strategy *s)
-{
-    return s->dp * s->cp_ring * s->cp_ulysses;
-}
-
-int cfg_edp_group(const cfg_strategy *s)
-{
-    int ep = s->ep > 0 ? s->ep : 1, tp = s->tp_x * s->tp_y, etp = s->etp > 0 ? s->etp : tp;
-    return cfg_dp_group(s) / ep * (tp / etp);
-}
-
-double cfg_expert_load(const cfg_strategy *s)
-{
-    double cf = s->moe_capacity_factor > 0 ? s->moe_capacity_factor : 1.0;
-    double imb = s->moe_load_imbalance > 0 ? s->moe_load_imbalance : 1.0;
-    return cf * imb;
-}
-
-int cfg_micro_batches(const cfg_strategy *s)
-{
-    int per = s->dp * s->micro_batch;
-    return per > 0 ? s->global_batch / per : 0;
-}
-
-double cfg_usable_hbm_bytes(const cfg_platform *p)
-{
-    return p->hbm_bytes - p->hbm_reserved_bytes;
-}
-
-void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out)
-{
-    if (p->gemm_fp8_efficiency.n > 0) {
-        *out = p->gemm_fp8_efficiency;
-        return;
-    }
-    *out = p->gemm_efficiency;
-    for (int i = 0; i < out->n; i++) out->x[i] *= CFG_FP8_GEMM_SHIFT;
-}
-
-int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
-{
-    switch (d) {
-    case CFG_DIM_TP_X: return s->tp_x;
-    case CFG_DIM_TP_Y: return s->tp_y;
-    case CFG_DIM_CP_ULYSSES: return s->cp_ulysses;
-    case CFG_DIM_CP_RING: return s->cp_ring;
-    case CFG_DIM_EP: return 1;
-    case CFG_DIM_DP: return s->dp;
-    case CFG_DIM_PP: return s->pp;
-    case CFG_NDIMS: break;
-    }
-    return 1;
-}
-
-/* ------------------------------------------------- layers on the pipeline */
-
-int cfg_stage_chunks(const cfg_strategy *s)
-{
-    if (cfg_v_schedule(s)) return 2;
-    return s->schedule == CFG_SCHED_INTERLEAVED && s->vpp > 1 ? s->vpp : 1;
-}
-
-bool cfg_v_schedule(const cfg_strategy *s)
-{
-    return s->schedule == CFG_SCHED_ZB_V || s->schedule == CFG_SCHED_DUALPIPE_V;
-}
-
-bool cfg_uneven_stages(const cfg_strategy *s)
-{
-    return s->pp > 1 && (s->first_stage_layers > 0 || s->last_stage_layers > 0);
-}
-
-/* Layers of each stage without an explicit count (uneven split only):
- * what first_stage_layers and last_stage_layers leave, shared evenly. */
-static int middle_share(const cfg_model *m, const cfg_strategy *s)
-{
-    int fixed = (s->first_stage_layers > 0) + (s->last_stage_layers > 0);
-    int others = s->pp - fixed;
-    int rest = m->layers - s->first_stage_layers - s->last_stage_layers;
-    return others > 0 && rest > 0 ? rest / others : 0;
-}
-
-/* Layers of stage p with the uneven split. */
-static int uneven_count(const cfg_strategy *s, int share, int p)
-{
-    if (p == 0 && s->first_stage_layers > 0) return s->first_stage_layers;
-    if (p == s->pp - 1 && s->last_stage_layers > 0) return s->last_stage_layers;
-    return share;
-}
-
-int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first)
-{
-    int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
-    int start, count;
-    int emb = s->account_for_embedding_in_pipeline_split, loss = s->account_for_loss_in_pipeline_split;
-    if (!cfg_uneven_stages(s) && (emb || loss)) {
-        int n = pp * v, c = cfg_global_chunk(s, stage, chunk), per = (m->layers + emb + loss) / n;
-        start = c * per - (c > 0 ? emb : 0);
-        count = per - (c == 0 ? emb : 0) - (c == n - 1 ? loss : 0);
-        if (count < 0) count = 0;
-    } else if (!cfg_uneven_stages(s)) {
-        long long n = (long long)pp * v, c = cfg_global_chunk(s, stage, chunk);
-        start = (int)(c * m->layers / n);
-        count = (int)((c + 1) * m->layers / n) - start;
-    } else {
-        int share = middle_share(m, s);
-        int c0 = uneven_count(s, share, 0) / v, cmid = share / v, clast = uneven_count(s, share, pp - 1) / v;
-        int pass = c0 + (pp - 2) * cmid + clast; /* layers of one round of chunks over all stages */
-        start = chunk * pass + (stage > 0 ? c0 + (stage - 1) * cmid : 0);
-        count = uneven_count(s, share, stage) / v;
-    }
-    if (first) *first = start;
-    return count;
-}
-
-int cfg_global_chunk(const cfg_strategy *s, int stage, int chunk)
-{
-    int pp = s->pp > 0 ? s->pp : 1;
-    if (cfg_v_schedule(s)) return chunk == 0 ? stage : 2 * pp - 1 - stage; /* down the stages and back up */
-    return chunk * pp + stage;
-}
-
-int cfg_chunk_stage(const cfg_strategy *s, int g, int *chunk)
-{
-    int pp = s->pp > 0 ? s->pp : 1;
-    int c = g / pp, stage = g % pp;
-    if (cfg_v_schedule(s) && c == 1) stage = pp - 1 - stage;
-    if (chunk) *chunk = c;
-    return stage;
-}
-
-int cfg_head_stage(const cfg_strategy *s)
-{
-    int pp = s->pp > 0 ? s->pp : 1;
-    return cfg_chunk_stage(s, pp * cfg_stage_chunks(s) - 1, NULL);
-}
-
-int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)
-{
-    int n = 0, v = cfg_stage_chunks(s);
-    for (int j = 0; j < v; j++) n += cfg_stage_layers(m, s, stage, j, NULL);
-    return n;
-}
-
-int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s)
-{
-    if (s->pp <= 0) return 0;
-    if (!cfg_uneven_stages(s)) return m->layers / s->pp;
-    int share = middle_share(m, s), most = share;
-    if (s->first_stage_layers > most) most = s->first_stage_layers;
-    if (s->last_stage_layers > most) most = s->last_stage_layers;
-    return most;
-}
-
-bool cfg_is_moe_layer(const cfg_model *m, int layer)
-{
-    if (m->moe.experts <= 0 || layer < m->moe.first_dense_layers) return false;
-    int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
-    return (layer - m->moe.first_dense_layers) % freq == 0;
-}
-
-bool cfg_is_window_layer(const cfg_model *m, int layer)
-{
-    if (m->window.tokens <= 0) return false;
-    return m->window.full_every <= 0 || (layer + 1) % m->window.full_every != 0;
 }

@@ -35,7 +35,8 @@ typedef enum cfg_activation {
     CFG_ACT_SWIGLU,
     CFG_ACT_GEGLU,
     CFG_ACT_RELU,
-    CFG_ACT_SQUARED_RELU
+    CFG_ACT_SQUARED_RELU,
+    CFG_NACTIVATIONS
 } cfg_activation;
 
 typedef struct cfg_moe {
@@ -66,8 +67,8 @@ typedef struct cfg_mla {
 /* Local attention: in the layers that use it, a query attends to at most
  * `tokens` keys: the `tokens` latest (sliding, Mistral, Gemma 2/3) or those
  * of its own block of `tokens` (chunked, Llama 4).  ORDER CFG_WINDOW:
- * window_kind_names in config.c. */
-typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED } cfg_window_kind;
+ * cfg_window_kind_names in names.c. */
+typedef enum cfg_window_kind { CFG_WINDOW_SLIDING = 0, CFG_WINDOW_CHUNKED, CFG_NWINDOW_KINDS } cfg_window_kind;
 
 typedef struct cfg_window {
     int tokens;             /* 0 = every layer attends to its whole causal context */
@@ -136,8 +137,13 @@ typedef struct cfg_tier {
 /* A part of the platform slower than the others (stragglers): a device
  * (its computes take 1/speed as long), every device of a node, or the NIC
  * link of a device (its bandwidth, both ways, times speed).  ORDER
- * CFG_STRAGGLER: straggler_kind_names in config.c. */
-typedef enum cfg_straggler_kind { CFG_STRAGGLER_DEVICE = 0, CFG_STRAGGLER_NODE, CFG_STRAGGLER_LINK } cfg_straggler_kind;
+ * CFG_STRAGGLER: cfg_straggler_kind_names in names.c. */
+typedef enum cfg_straggler_kind {
+    CFG_STRAGGLER_DEVICE = 0,
+    CFG_STRAGGLER_NODE,
+    CFG_STRAGGLER_LINK,
+    CFG_NSTRAGGLER_KINDS
+} cfg_straggler_kind;
 typedef struct cfg_straggler {
     int kind;                      /* cfg_straggler_kind */
     int index;                     /* the device, node or device of the link, from 0 */
@@ -201,12 +207,12 @@ typedef enum cfg_schedule {
     CFG_SCHED_DUALPIPE_V,  /* DeepSeek-V3's DualPipe cut in half: a V, F and B of two micro-batches overlapped */
     CFG_NSCHEDULES
 } cfg_schedule;
-typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL } cfg_recompute;
+typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL, CFG_NRECOMPUTES } cfg_recompute;
 /* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
  * the softmax statistics) or eager (stores the s x s scores). */
-typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER } cfg_attention;
+typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER, CFG_NATTENTIONS } cfg_attention;
 /* The Adam moments' precision (Megatron's precision-aware optimizer). */
-typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16 } cfg_moments;
+typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16, CFG_NMOMENTS } cfg_moments;
 
 /* The parallel dimensions, as they appear in `order` (innermost first).
  * ORDER CFG_DIM: the tables marked so follow this order; change them together. */
@@ -356,6 +362,15 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
 sim_rc cfg_parse_strategy(const char *json, const char *origin, const cfg_overrides *ov, cfg_strategy *out,
                           sim_err *err);
 
+/* The one rule for the keys of a JSON object (obj: a cJSON object; void*
+ * keeps cJSON.h out of this header) that another reader checks by hand
+ * (study files, published cases, golden results, sweep records): every key
+ * is one of known (NULL-ended) and none appears twice.  SIM_OK, or
+ * SIM_EINVAL with the one message of every input, as the schema tables
+ * give it: "ORIGIN: WHERE.KEY: unknown key (did you mean 'X'?)" or
+ * "(known keys: ...)", "ORIGIN: WHERE.KEY: duplicate key (keep one)". */
+sim_rc cfg_check_keys(const void *obj, const char *const *known, const char *origin, const char *where, sim_err *err);
+
 /* Check the three together (products equal the device count, divisibility
  * of heads, experts, batch and sequence, the layers' split over the
  * pipeline stages (see cfg_stage_layers), schedule, limits of 131072
@@ -389,12 +404,19 @@ static inline bool cfg_is_mla(const cfg_model *m) { return m->mla.kv_lora_rank >
  * peak.  Part of cfg_check; a search checks its base strategy with it. */
 sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err *err);
 
-/* Products used everywhere. */
+/* What a strategy implies (derived.c): one function per quantity, which
+ * every module calls rather than multiplying the fields again. */
 int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*cp_ulysses */
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+/* The compute speed of device d, a fraction of the platform's peak (the
+ * product of the stragglers naming it or its node; 1 on a uniform
+ * platform), and the bandwidth factor of its NIC link. */
+double cfg_device_speed(const cfg_platform *p, int d);
+double cfg_nic_speed(const cfg_platform *p, int d);
+
 /* Without a curve of its own, an FP8 GEMM of CFG_FP8_GEMM_SHIFT * F FLOPs
  * reaches the fraction of the FP8 peak a bf16 GEMM of F FLOPs reaches of
  * the bf16 peak: at twice the peak the two take the same time, so a GEMM
@@ -409,6 +431,9 @@ void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out);
  * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
+int cfg_ep(const cfg_strategy *s);                  /* expert parallel size: ep, 1 when unset (0) */
+int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel size: etp, tp when unset (0) */
+int cfg_expert_blocks(const cfg_strategy *s);       /* expert shards' copies inside a TP group: tp/etp */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
  * per token routed: moe_capacity_factor * moe_load_imbalance (0 reads as
@@ -494,11 +519,5 @@ void cfg_order_format(const cfg_strategy *s, char *out, int cap);
 void *cfg_strategy_to_json(const cfg_strategy *s);
 void *cfg_model_to_json(const cfg_model *m);
 void *cfg_platform_to_json(const cfg_platform *p);
-
-/* The compute speed of device d, a fraction of the platform's peak (the
- * product of the stragglers naming it or its node; 1 on a uniform
- * platform), and the bandwidth factor of its NIC link. */
-double cfg_device_speed(const cfg_platform *p, int d);
-double cfg_nic_speed(const cfg_platform *p, int d);
 
 #endif

@@ -99,6 +99,12 @@ sim_rc cfg_one_line(sim_rc rc, sim_err *err);
 /* JSON text of node, at most 40 characters ("..." when cut). */
 void cfg_json_repr(const cJSON *node, char *buf, size_t cap);
 
+/* names.c: the name tables of the model's enums (ORDER CFG_ACTIVATION,
+ * ORDER CFG_WINDOW; NULL-terminated, as the schema reads them). */
+extern const char *const cfg_activation_names[];
+extern const char *const cfg_window_kind_names[];
+extern const char *const cfg_straggler_kind_names[];
+
 /* The candidate closest to word (ignoring case; at most 1 edit for words
  * shorter than 6 characters, 2 otherwise), or NULL when none is close. */
 const char *cfg_suggest(const char *word, const char *const *cands, int n);
@@ -146,8 +152,8 @@ static inline const char *cfg_origin(const char *path, const char *kind)
 }
 
 /* Rules that tie several keys of one object together (kv_heads divides
- * heads, node size divides supernode size, ...).  Messages start with
- * m->path / p->path. */
+ * heads, node size divides supernode size, ...), checked when the object
+ * is read (config.c).  Messages start with m->path / p->path. */
 sim_rc cfg_model_sanity(const cfg_model *m, sim_err *err);
 /* The same, naming the keys as the model's file does. */
 sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err);

@@ -193,7 +193,7 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
     const cJSON *types = hf_get(hf, "layer_types");
     const cJSON *nope = hf_get(hf, "no_rope_layers");
     bool flags[CFG_MAX_LAYERS];
-    const char *size_key = "sliding_window", *rule_key = NULL, *kind = "sliding";
+    const char *size_key = "sliding_window", *rule_key = NULL, *kind = cfg_window_kind_name(CFG_WINDOW_SLIDING);
     int every = 0;
     if (cJSON_IsArray(types)) {
         /* transformers' own per-layer list */
@@ -221,14 +221,14 @@ static sim_rc hf_window(cfg_reader *r, const cJSON *hf, cJSON *m)
         if (every < 0) return SIM_OK;
         if (chunked) {
             size_key = "attention_chunk_size";
-            kind = "chunked";
+            kind = cfg_window_kind_name(CFG_WINDOW_CHUNKED);
         }
         rule_key = "layer_types";
     } else if (type_is(hf, "llama4_text", "llama4")) {
         /* RoPE layers attend in chunks, every no_rope_layer_interval-th
          * layer (NoPE) to the whole context */
         size_key = "attention_chunk_size";
-        kind = "chunked";
+        kind = cfg_window_kind_name(CFG_WINDOW_CHUNKED);
         const cJSON *iv = hf_get(hf, "no_rope_layer_interval");
         every = 4;
         rule_key = "model_type";
@@ -396,17 +396,17 @@ static sim_rc hf_activation(cfg_reader *r, const cJSON *hf, bool gated_gelu, cJS
     if (!act && !gated_gelu) return SIM_OK; /* heptasim's default, gelu */
     const char *name = NULL;
     if (!act) {
-        name = "geglu"; /* Gemma's MLP is GeGLU whatever the file says */
+        name = cfg_activation_name(CFG_ACT_GEGLU); /* Gemma's MLP is GeGLU whatever the file says */
     } else if (cJSON_IsString(act)) {
         const char *a = act->valuestring;
         if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0 || strcmp(a, "swiglu") == 0)
-            name = "swiglu";
+            name = cfg_activation_name(CFG_ACT_SWIGLU);
         else if (strncmp(a, "gelu", 4) == 0)
-            name = gated_gelu ? "geglu" : "gelu";
+            name = cfg_activation_name(gated_gelu ? CFG_ACT_GEGLU : CFG_ACT_GELU);
         else if (strcmp(a, "relu") == 0)
-            name = "relu";
+            name = cfg_activation_name(CFG_ACT_RELU);
         else if (strcmp(a, "relu2") == 0)
-            name = "squared-relu";
+            name = cfg_activation_name(CFG_ACT_SQUARED_RELU);
     }
     if (!name) {
         char got[64];

@@ -42,12 +42,16 @@ static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved", "zb
 _Static_assert(sizeof schedule_names / sizeof *schedule_names == CFG_NSCHEDULES + 1, "one name per schedule");
 /* ORDER CFG_RECOMPUTE */
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+_Static_assert(sizeof recompute_names / sizeof *recompute_names == CFG_NRECOMPUTES + 1, "one name per mode");
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
+_Static_assert(sizeof recompute_tokens / sizeof *recompute_tokens == CFG_NRECOMPUTES, "one token per mode");
 /* ORDER CFG_ATTENTION */
 static const char *const attention_names[] = {"flash", "eager", NULL};
+_Static_assert(sizeof attention_names / sizeof *attention_names == CFG_NATTENTIONS + 1, "one name per kernel");
 /* ORDER CFG_MOMENTS */
 static const char *const moments_names[] = {"fp32", "bf16", NULL};
+_Static_assert(sizeof moments_names / sizeof *moments_names == CFG_NMOMENTS + 1, "one name per precision");
 
 const char *cfg_schedule_name(cfg_schedule s)
 {
@@ -56,7 +60,7 @@ const char *cfg_schedule_name(cfg_schedule s)
 
 const char *cfg_recompute_name(cfg_recompute r)
 {
-    return (unsigned)r < 3 ? recompute_names[r] : "?";
+    return (unsigned)r < CFG_NRECOMPUTES ? recompute_names[r] : "?";
 }
 
 /* }========================================================== enum names */
@@ -212,7 +216,7 @@ static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy 
 static int etp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k;
-    int tp = s->tp_x * s->tp_y;
+    int tp = cfg_tp(s);
     out[0] = (cfg_value){.i = tp};
     if (sp->model->moe.experts <= 0 || tp == 1) return 1;
     out[1] = (cfg_value){.i = 1};
@@ -222,7 +226,7 @@ static int etp_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy
 /* etp 0 stands for the TP size */
 static void etp_derive(const cfg_strategy *s, cfg_value *v)
 {
-    if (v->i <= 0) v->i = s->tp_x * s->tp_y;
+    if (v->i <= 0) v->i = cfg_tp(s);
 }
 
 /* micro_batch: powers of two that divide the sequences of one replica */
@@ -391,7 +395,7 @@ static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
 
 static void etp_token(const cfg_strategy *s, char *out, size_t cap)
 {
-    if (s->etp > 0 && s->etp != s->tp_x * s->tp_y)
+    if (s->etp > 0 && s->etp != cfg_tp(s))
         snprintf(out, cap, "etp%d", s->etp);
     else
         out[0] = '\0';
@@ -435,6 +439,8 @@ static void order_token(const cfg_strategy *s, char *out, size_t cap)
 #define ALWAYS CFG_KF_TOKEN_ALWAYS
 #define NOMEM CFG_KF_NO_MEMORY
 #define PROBE CFG_KF_PROBE
+#define ROWS CFG_KF_STAGE_ROWS
+#define COSTS CFG_KF_STAGE_COSTS
 #define DIMS .stage = CFG_STAGE_DIMS
 #define SHAPE .stage = CFG_STAGE_SHAPE
 #define INNER .stage = CFG_STAGE_INNER
@@ -460,17 +466,17 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 7, SHAPE, .choices = ep_choices, .compact = 11, .token = "ep%d"},
     {S_INT("etp", etp, 0, MAXDIM, 0), .flags = SAME | PIN | PROBE,
      .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token},
-    {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN, .pin_as = "schedule"}, /* searched, token: schedule's */
-    {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
+    {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN | ROWS, .pin_as = "schedule"}, /* searched, token: schedule's */
+    {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO | ROWS,
      .matters = pipelined, .compact = 3, .token = "first%d"},
-    {S_INT("last_stage_layers", last_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO,
+    {S_INT("last_stage_layers", last_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO | ROWS,
      .matters = pipelined, .compact = 4, .token = "last%d"},
-    {S_BOOL("account_for_embedding_in_pipeline_split", account_for_embedding_in_pipeline_split, 0), .flags = SAME,
+    {S_BOOL("account_for_embedding_in_pipeline_split", account_for_embedding_in_pipeline_split, 0), .flags = SAME | ROWS,
      .matters = pipelined},
-    {S_BOOL("account_for_loss_in_pipeline_split", account_for_loss_in_pipeline_split, 0), .flags = SAME,
+    {S_BOOL("account_for_loss_in_pipeline_split", account_for_loss_in_pipeline_split, 0), .flags = SAME | ROWS,
      .matters = pipelined},
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
-     .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED,
+     .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED | ROWS | COSTS,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
     {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
@@ -479,9 +485,9 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 10, SHAPE, .choices = sequence_parallel_choices, .matters = one_d_tp, .compact = 7, .token = "sp"},
     {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN | PROBE,
      .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
-    {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS,
+    {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS | COSTS,
      .search = 16, INNER, .choices = every_choice, .fits = zero_fits, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
-    {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM,
+    {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM | COSTS,
      .search = 17, INNER, .choices = switch_choices, .matters = has_data_parallel, .compact = 16, .token = "no-ovl-grad"},
     {S_BOOL("overlap_param_gather", overlap_param_gather, 1), .flags = SAME | PIN | NOMEM,
      .search = 18, INNER, .choices = switch_choices, .matters = sharded_data_parallel, .compact = 17,
@@ -502,9 +508,9 @@ const cfg_key cfg_strategy_keys[] = {
      .compact = 20, .format = attention_token},
     {S_BOOL("fp8", fp8, 0), .flags = SAME | PIN | PROBE,
      .search = 19, INNER, .choices = opt_in_choices, .fits = fp8_fits, .compact = 21, .token = "fp8"},
-    {S_BOOL("grad_reduce_in_bf16", grad_reduce_in_bf16, 0), .flags = SAME | PIN,
+    {S_BOOL("grad_reduce_in_bf16", grad_reduce_in_bf16, 0), .flags = SAME | PIN | COSTS,
      .search = 20, INNER, .choices = opt_in_choices, .compact = 22, .token = "bf16-grad"},
-    {S_ENUM("optimizer_moments", optimizer_moments, moments_names, "fp32"), .flags = SAME | PIN,
+    {S_ENUM("optimizer_moments", optimizer_moments, moments_names, "fp32"), .flags = SAME | PIN | COSTS,
      .search = 21, INNER, .choices = opt_in_choices, .compact = 23, .format = moments_token},
     ROW_END,
 };

@@ -15,7 +15,9 @@
  *   - its token in compact strategy strings (compact, token, format,
  *     read by cfg_strategy_compact);
  *   - whether the estimator's probe of a strategy depends on it
- *     (CFG_KF_PROBE, read by the estimator's probe key).
+ *     (CFG_KF_PROBE, read by the estimator's probe key), or its stage
+ *     rows or costs (CFG_KF_STAGE_ROWS, CFG_KF_STAGE_COSTS, the keys of
+ *     the estimator's caches of those).
  * docs/adding-a-strategy-key.md gives the steps to add a key. */
 #ifndef HEPTASIM_CONFIG_KEYS_H
 #define HEPTASIM_CONFIG_KEYS_H
@@ -54,6 +56,8 @@ typedef enum cfg_ktype {
 #define CFG_KF_TOKEN_JOINED 512u /* its compact token follows the previous one without a space */
 #define CFG_KF_NO_MEMORY 1024u   /* the memory model ignores it: a search reuses the peak memory across its values */
 #define CFG_KF_PROBE 2048u       /* changes the estimator's probe: strategies differing in it get their own */
+#define CFG_KF_STAGE_ROWS 4096u  /* changes the estimator's stage rows (layers and spans per stage) without the probe */
+#define CFG_KF_STAGE_COSTS 8192u /* changes the estimator's stage costs (zero stage, gradient and optimizer bytes) */
 
 /* One value of a strategy key, as a search tries it. */
 typedef struct cfg_value {
@@ -125,6 +129,15 @@ typedef struct cfg_key {
     const char *token;         /* printf format of an int ("ep%d"), or the word of a bool */
     cfg_token_fn format;       /* writes the token instead of `token` */
 } cfg_key;
+
+/* Read the JSON object obj (a cJSON object; void*: no cJSON.h here) at
+ * path (".search") of the file origin into the zeroed struct at base with
+ * the rows of a schema table: the one reader of every config object
+ * (unknown and duplicate keys, types, bounds, enum names, defaults), for a
+ * part of another input (a study file).  SIM_OK, or SIM_EINVAL with one
+ * line "ORIGIN: PATH.KEY: what is wrong". */
+sim_rc cfg_schema_read_at(const cfg_key *rows, const void *obj, const char *origin, const char *path, void *base,
+                          sim_err *err);
 
 /* ------------------------------------------------------- strategy keys */
 

@@ -125,43 +125,6 @@ static double round15(double v)
     return strtod(b, NULL);
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-    enum { N = 64 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la >= N || lb >= N) return 1000;
-    int prev[N + 1], cur[N + 1];
-    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
-            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
-            int best = prev[j - 1] + (ca != cb);
-            if (prev[j] + 1 < best) best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
-            cur[j] = best;
-        }
-        memcpy(prev, cur, sizeof(int) * (lb + 1));
-    }
-    return prev[lb];
-}
-
-const char *cfg_suggest(const char *word, const char *const *cands, int n)
-{
-    const char *best = NULL;
-    int len = (int)strlen(word);
-    int best_d = (len >= 6 ? 2 : 1) + 1; /* short words: one edit at most */
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(word, cands[i]);
-        if (d < best_d) {
-            best_d = d;
-            best = cands[i];
-        }
-    }
-    return best;
-}
-
 /* ---------------------------------------------------------------- reading */
 
 static const cfg_key *find_row(const cfg_key *rows, const char *key)
@@ -171,18 +134,54 @@ static const cfg_key *find_row(const cfg_key *rows, const char *key)
     return NULL;
 }
 
+/* The one unknown-key message of every JSON input: "unknown key (did you
+ * mean 'X'?)" when one of the n known keys is close, else the list. */
+static void unknown_key_why(const char *key, const char *const *known, int n, char *out, size_t cap)
+{
+    const char *close = cfg_suggest(key, known, n);
+    if (close) {
+        snprintf(out, cap, "unknown key (did you mean '%s'?)", close);
+        return;
+    }
+    char list[320] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used + strlen(known[i]) + 8 < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", known[i]);
+    snprintf(out, cap, "unknown key (known keys: %s)", list);
+}
+
 static sim_rc unknown_key(cfg_reader *r, const cfg_key *rows, const char *key, const char *origin, const char *path)
 {
     const char *cands[CFG_MAX_OBJECT_KEYS];
     int n = 0;
     for (const cfg_key *k = rows; k->key && n < CFG_MAX_OBJECT_KEYS; k++) cands[n++] = k->key;
-    const char *close = cfg_suggest(key, cands, n);
-    if (close) return fail_at(r, origin, path, "unknown key (did you mean '%s'?)", close);
-    char list[320] = "";
-    size_t used = 0;
-    for (int i = 0; i < n && used + strlen(cands[i]) + 8 < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", cands[i]);
-    return fail_at(r, origin, path, "unknown key (known keys: %s)", list);
+    char why[400];
+    unknown_key_why(key, cands, n, why, sizeof why);
+    return fail_at(r, origin, path, "%s", why);
+}
+
+sim_rc cfg_check_keys(const void *obj, const char *const *known, const char *origin, const char *where, sim_err *err)
+{
+    const cJSON *o = obj;
+    int n = 0;
+    while (known[n]) n++;
+    for (const cJSON *it = o->child; it; it = it->next) {
+        char key[80];
+        sim_strlcpy(key, it->string ? it->string : "", sizeof key);
+        for (char *c = key; *c; c++) /* the key on one line, in UTF-8 */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+        sim_utf8_scrub(key);
+        bool ok = false;
+        for (int i = 0; i < n && !ok; i++) ok = it->string && strcmp(it->string, known[i]) == 0;
+        for (const cJSON *d = o->child; ok && d != it; d = d->next)
+            if (strcmp(d->string, it->string) == 0)
+                return sim_fail(err, SIM_EINVAL, "%s: %s.%s: duplicate key (keep one)", origin, where, key);
+        if (ok) continue;
+        char why[400];
+        unknown_key_why(key, known, n, why, sizeof why);
+        return sim_fail(err, SIM_EINVAL, "%s: %s.%s: %s", origin, where, key, why);
+    }
+    return SIM_OK;
 }
 
 static int enum_index(const cfg_key *row, const char *name)
@@ -433,6 +432,16 @@ sim_rc cfg_schema_read(cfg_reader *r, const cfg_key *rows, const cJSON *obj, voi
         return sim_fail(r->err, SIM_EINVAL, "%s: expected a JSON object at the top level, got %s", r->origin, got);
     }
     return read_object(r, rows, obj, base, r->origin, "");
+}
+
+sim_rc cfg_schema_read_at(const cfg_key *rows, const void *obj, const char *origin, const char *path, void *base,
+                          sim_err *err)
+{
+    cfg_reader r;
+    cfg_reader_init(&r, origin, err);
+    sim_rc rc = read_object(&r, rows, obj, base, origin, path);
+    cfg_reader_free(&r);
+    return cfg_one_line(rc, err);
 }
 
 /* ---------------------------------------------------------------- writing */

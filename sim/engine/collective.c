@@ -42,6 +42,9 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_coll, heptasim_engine, "heptasim
 
 char eng_payload;
 
+const sim_enum_name eng_comm_mode_names[] = {{ENG_FLOWS, "flows"}, {ENG_STEPS, "steps"}};
+_Static_assert(sizeof eng_comm_mode_names / sizeof eng_comm_mode_names[0] == ENG_NCOMM_MODES, "a name per mode");
+
 /* Returns the mailbox named by fmt (SimGrid owns it). Formats a string:
  * call when building caches, not per message. */
 sg_mailbox_t eng_mailbox(const char *fmt, ...)

@@ -49,8 +49,12 @@ typedef void (*eng_trace_fn)(void *ctx, int rank, const wl_instr *in, int stream
 
 typedef enum eng_comm_mode {
     ENG_FLOWS = 0, /* one flow per ring edge carrying the whole traffic (default) */
-    ENG_STEPS      /* every ring step is its own comm (checking the flow mode) */
+    ENG_STEPS,     /* every ring step is its own comm (checking the flow mode) */
+    ENG_NCOMM_MODES
 } eng_comm_mode;
+
+/* --comm-mode's names: "flows", "steps" (collective.c). */
+extern const sim_enum_name eng_comm_mode_names[ENG_NCOMM_MODES];
 
 /* Which ranks get an actor.  Ranks that run the same program and see the
  * same network (the ranks of a pipeline stage, of a TP group...) finish
@@ -62,8 +66,13 @@ typedef enum eng_comm_mode {
 typedef enum eng_symmetry {
     ENG_SYM_TP = 0, /* one actor per class of alike ranks, exact (default) */
     ENG_SYM_NONE,   /* one actor per rank */
-    ENG_SYM_DP      /* also one data-parallel replica for all (approximate) */
+    ENG_SYM_DP,     /* also one data-parallel replica for all (approximate) */
+    ENG_NSYMMETRIES
 } eng_symmetry;
+
+/* --symmetry's names, as users write them: "tp", "dp", "none" (symmetry.c). */
+extern const sim_enum_name eng_symmetry_names[ENG_NSYMMETRIES];
+const char *eng_symmetry_name(eng_symmetry sym);
 
 /* Called now and then during a replay (a few times per second of wall
  * time, from the rank actors: see progress.c) with the simulated time it

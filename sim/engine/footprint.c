@@ -1,5 +1,6 @@
 /* footprint.c - what replaying a step costs this machine, and the refusal
- * of a step too large to replay.
+ * of a step too large to replay (run.c's eng_replay_check applies it to a
+ * plan).
  *
  * The cost is counted on what the engine really builds: every device of
  * the platform is a SimGrid host with its links and routes (in a run
@@ -92,21 +93,4 @@ sim_rc eng_footprint_check(const eng_footprint *fp, const cfg_platform *p, const
                         "%.1f GiB the process may use (ulimit -v; simulate fewer devices, e.g. with --devices)",
                         f, fp->devices, fp->address_bytes / SIM_GIB, of, address / SIM_GIB);
     return SIM_OK;
-}
-
-void eng_replay_footprint(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_footprint *out)
-{
-    eng_workload w;
-    eng_plan_workload(plan, &w);
-    eng_sim sim;
-    eng_sim_init(&sim, p, &w, opt);
-    eng_footprint_of(&sim, out);
-    eng_sim_release(&sim);
-}
-
-sim_rc eng_replay_check(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, sim_err *err)
-{
-    eng_footprint fp;
-    eng_replay_footprint(p, plan, opt, &fp);
-    return eng_footprint_check(&fp, p, wl_model(plan), wl_strategy(plan), err);
 }

@@ -2,8 +2,9 @@
  * (XML generation), collective.c (collective algorithms as flows), actors.c
  * (rank and stream actors), symmetry.c (which ranks get an actor),
  * progress.c (reports of how far a replay has come),
- * footprint.c (what a replay costs, and the refusal of one too large) and
- * run.c (SimGrid set-up, results).
+ * footprint.c (what a replay costs, and the refusal of one too large),
+ * log.c (the log categories, eng_fail) and run.c (SimGrid set-up, the
+ * replay's checks, results).
  *
  * Everything an actor needs lives in one eng_sim owned by eng_run_workload,
  * not on actor stacks: SimGrid kills blocked actors when the simulation
@@ -220,7 +221,7 @@ void eng_rank_start(eng_rank *r);
 /* actors.c: free what a rank owns (streams, views, mailbox cache, program). */
 void eng_rank_release(eng_rank *r);
 
-/* Record the first invalid-program failure (later ones are dropped). */
+/* log.c: record the first invalid-program failure (later ones are dropped). */
 void eng_fail(eng_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The payload of every comm: the simulation moves sizes, not data, and

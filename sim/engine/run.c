@@ -1,5 +1,6 @@
 /* run.c - one simulated training step: SimGrid set-up, the platform, one
- * actor per rank, the run, and the per-rank statistics turned into a result.
+ * actor per rank, the run, and the per-rank statistics turned into a
+ * result; and the checks of a plan before its replay (eng_replay_check).
  *
  * Reads like a SimGrid example: init with our configuration (CM02 network
  * model without correction factors, small actor stacks, SimGrid's own
@@ -7,7 +8,6 @@
  * read the clock.  SimGrid allows one simulation per process. */
 #include "internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +23,7 @@
 #include <xbt/dynar.h>
 #include <xbt/log.h>
 
-XBT_LOG_NEW_CATEGORY(heptasim, "heptasim simulator");
-XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine, heptasim, "heptasim SimGrid engine");
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(heptasim_engine);
 
 /* Actor stacks, in KiB: our actors are shallow, and a 16k-rank run has tens
  * of thousands of them. */
@@ -34,7 +33,6 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine, heptasim, "heptasim SimGrid eng
 
 static bool eng_used; /* SimGrid was initialised in this process */
 
-#define ENG_MAX_OPTIONS 16
 static char *eng_options_extra[ENG_MAX_OPTIONS]; /* from eng_simgrid_option */
 static int eng_noptions;
 
@@ -49,16 +47,6 @@ sim_rc eng_simgrid_option(const char *arg, sim_err *err)
         return sim_fail(err, SIM_EINVAL, "simgrid option '%s': at most %d options", arg, ENG_MAX_OPTIONS);
     eng_options_extra[eng_noptions++] = sim_xstrdup(arg);
     return SIM_OK;
-}
-
-void eng_fail(eng_sim *sim, const char *fmt, ...)
-{
-    if (sim->failed) return;
-    sim->failed = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sim->fail_msg, sizeof sim->fail_msg, fmt, ap);
-    va_end(ap);
 }
 
 /* {========================================================== set-up */
@@ -405,6 +393,23 @@ void eng_plan_workload(const wl_plan *plan, eng_workload *w)
         .model = wl_model(plan),
         .strategy = wl_strategy(plan),
     };
+}
+
+void eng_replay_footprint(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, eng_footprint *out)
+{
+    eng_workload w;
+    eng_plan_workload(plan, &w);
+    eng_sim sim;
+    eng_sim_init(&sim, p, &w, opt);
+    eng_footprint_of(&sim, out);
+    eng_sim_release(&sim);
+}
+
+sim_rc eng_replay_check(const cfg_platform *p, const wl_plan *plan, const eng_options *opt, sim_err *err)
+{
+    eng_footprint fp;
+    eng_replay_footprint(p, plan, opt, &fp);
+    return eng_footprint_check(&fp, p, wl_model(plan), wl_strategy(plan), err);
 }
 
 /* Simulates one step of plan on p: eng_run_workload over the plan's

@@ -93,6 +93,15 @@
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(heptasim_engine_sym, heptasim_engine, "heptasim classes of alike ranks");
 
+/* ORDER: the names as --symmetry's help and messages list them. */
+const sim_enum_name eng_symmetry_names[] = {{ENG_SYM_TP, "tp"}, {ENG_SYM_DP, "dp"}, {ENG_SYM_NONE, "none"}};
+_Static_assert(sizeof eng_symmetry_names / sizeof eng_symmetry_names[0] == ENG_NSYMMETRIES, "a name per symmetry");
+
+const char *eng_symmetry_name(eng_symmetry sym)
+{
+    return sim_enum_name_of(eng_symmetry_names, ENG_NSYMMETRIES, (int)sym);
+}
+
 /* The groups that span data-parallel replicas. */
 static bool data_parallel(int g)
 {

@@ -30,12 +30,13 @@
  *     probed with the backward split.
  *
  * Probes depend on the strategy keys flagged CFG_KF_PROBE in the key table
- * (config/keys.c): everything but vpp, schedule (except whether it splits
- * the backward), the stage layer counts, zero, the DP overlap switches and
- * the gradient and optimizer precision (the global batch is part of their key for the pipeline time), so the
- * search, which varies those innermost, builds one probe per several
- * candidates; the last two are kept.  Group layouts (net_layout_of) depend
- * on the rank layout alone and are cached too. */
+ * (config/keys.c; the probe key is their fields, probe_key_of) and on
+ * whether the schedule splits the backward, so the search, which varies
+ * the other keys innermost, builds one probe per several candidates; the
+ * last two are kept.  The stage rows and costs of step 2 are kept in the
+ * same way for the keys flagged CFG_KF_STAGE_ROWS and CFG_KF_STAGE_COSTS.  Group layouts (net_layout_of) depend on the rank
+ * layout alone and are cached too. */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,14 +101,14 @@ typedef struct probe {
     const layout_geo *lg;
 } probe;
 
-/* Level B: one stage for a number of chunks per stage. */
+/* A stage row (level_stages): one stage for a number of chunks per stage. */
 typedef struct stage_row {
     double n[NKINDS];  /* layers of each kind */
     span f, b, w;      /* forward, backward + recompute, weight gradients run apart: one micro-batch, all
                           chunks, edges included */
 } stage_row;
 
-/* Level C: one stage with the zero stage applied. */
+/* A stage cost (level_zero): one stage with the zero stage applied. */
 typedef struct stage_cost {
     double F, B, W, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), weight gradients apart, their sum:
                                one micro-batch */
@@ -169,18 +170,18 @@ struct est_estimator {
     int *members;
     int *sn_count;                 /* net_supernodes ints, zero between uses */
     long long serial;              /* probes built: keys the level caches */
-    /* level B (stages for a chunk count) and C (zero stage) caches */
+    /* the stage rows' cache (level_stages: for a chunk count) and the
+     * stage costs' (level_zero: for a zero stage) */
     stage_row *rows;
     stage_cost *costs;
     int rows_cap;
     long long stages_serial, zero_serial;
-    int stages_v, zero_key, zero_schedule;
-    bool stages_vshape;            /* the stage rows are of a V placement */
-    int stages_first, stages_last; /* first/last_stage_layers of the stage rows */
+    cfg_strategy rows_key;         /* the CFG_KF_STAGE_ROWS fields the stage rows are of (key_fields) */
+    cfg_strategy costs_key;        /* the CFG_KF_STAGE_COSTS fields the stage costs are of */
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
     int pieces_cap;
-    /* level C's schedule margins of each stage (stage_margins), kept for
+    /* level_zero's schedule margins of each stage (stage_margins), kept for
      * the candidates that differ only in zero and the DP overlap switches */
     double *margins;
     int margins_cap, margins_schedule, margins_m;
@@ -303,13 +304,22 @@ static size_t key_field_bytes(const cfg_key *k)
     }
 }
 
+/* The fields of s of the strategy keys with one of flags (the key table's
+ * CFG_KF_PROBE, CFG_KF_STAGE_ROWS, CFG_KF_STAGE_COSTS), every other byte
+ * zero: what a cache keyed on those flags compares. */
+static void key_fields(const cfg_strategy *s, unsigned flags, cfg_strategy *out)
+{
+    memset(out, 0, sizeof *out);
+    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
+        if (row->flags & flags)
+            memcpy((char *)out + row->offset, (const char *)s + row->offset, key_field_bytes(row));
+}
+
 static probe_key probe_key_of(const cfg_strategy *s)
 {
     probe_key k;
     memset(&k, 0, sizeof k);
-    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
-        if (row->flags & CFG_KF_PROBE)
-            memcpy((char *)&k.s + row->offset, (const char *)s + row->offset, key_field_bytes(row));
+    key_fields(s, CFG_KF_PROBE, &k.s);
     k.split_w = wl_schedule_splits_w(s);
     return k;
 }
@@ -552,7 +562,7 @@ static void rows_reserve(est_estimator *e, int pp)
     e->costs = sim_xrealloc(e->costs, (size_t)pp * sizeof *e->costs);
 }
 
-/* Level B: layers and per-micro-batch spans of each stage for v chunks per
+/* The stage rows: layers and per-micro-batch spans of each stage for v chunks per
  * stage (the layer ranges of cfg_stage_layers). */
 static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
 {
@@ -606,7 +616,7 @@ static int kind_lowest(const stage_row *r)
  * DualPipe-V's pairs (2m - 3p + s + 1 on stage s, one fewer on the last)
  * hide each micro-batch's expert all-to-all behind the other's compute, as
  * far as that compute goes; that comes off the stage's work. */
-static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
+static double split_pipeline(est_estimator *e, const cfg_strategy *s, double nmicro)
 {
     int pp = s->pp, crit = 0;
     double most = -1, bubble = 0.0;
@@ -616,11 +626,11 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double mb)
         if (s->schedule == CFG_SCHED_DUALPIPE_V) {
             double ef = r->f.comm[WL_DIM_EP] / 2, eb = (r->b.comm[WL_DIM_EP] + r->w.comm[WL_DIM_EP]) / 2;
             double af = r->f.total / 2 - ef, ab = (r->b.total + r->w.total) / 2 - eb;
-            double pairs = 2.0 * mb - 3.0 * pp + st + 1 - (st == pp - 1);
+            double pairs = 2.0 * nmicro - 3.0 * pp + st + 1 - (st == pp - 1);
             c->pair_hidden = fmin(ef, ab) + fmin(eb, af);
             c->hidden = pairs > 0 ? pairs * c->pair_hidden : 0.0;
         }
-        double work = mb * c->C - c->hidden;
+        double work = nmicro * c->C - c->hidden;
         if (work > most) {
             most = work;
             crit = st;
@@ -835,7 +845,7 @@ static double overlapped_gather_s(est_estimator *e, const cfg_strategy *s, int s
     return late;
 }
 
-/* Level C: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
+/* The stage costs: with the zero stage: ZeRO-3 gathers, the pipeline time, and each
  * stage's tail (gradient reduction with and without overlap, optimizer,
  * parameter gathers). */
 static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
@@ -845,7 +855,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     const probe *pr = &e->pr;
     const layout_geo *lg = pr->lg;
     int pp = s->pp, z = s->zero;
-    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+    double nmicro = cfg_micro_batches(s);
 
     if (e->margins_schedule != (int)s->schedule || e->margins_m != cfg_micro_batches(s)) e->margins_ok = false;
     e->margins_schedule = (int)s->schedule;
@@ -897,9 +907,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         if (c->C > cmax) cmax = c->C;
     }
     if (wl_schedule_splits_w(s))
-        e->pipe = split_pipeline(e, s, mb) + e->hops * e->p2p;
+        e->pipe = split_pipeline(e, s, nmicro) + e->hops * e->p2p;
     else
-        e->pipe = mb * cmax + (csum - cmax) / v + e->hops * e->p2p;
+        e->pipe = nmicro * cmax + (csum - cmax) / v + e->hops * e->p2p;
 
     /* when each stage starts (fill) and how much earlier than stage 0 its
      * pipeline work ends (drain) */
@@ -940,12 +950,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
             c->grad[1] = dp_coll_s(e, lg, NET_REDUCESCATTER, edge * gb, edge_edp * gb);
-            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (mb * sdp + edge) * gb, (mb * sedp + edge_edp) * gb);
+            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (nmicro * sdp + edge) * gb, (nmicro * sedp + edge_edp) * gb);
         } else {
             /* the schedule places each layer's last weight gradients and
              * the stage's idle cool-down (the same for zero 0 to 2) */
             if (!e->margins_ok)
-                stage_margins(e, s, st, fmax(0.0, e->pipe - c->drain - (mb * c->C - c->hidden) - c->fill));
+                stage_margins(e, s, st, fmax(0.0, e->pipe - c->drain - (nmicro * c->C - c->hidden) - c->fill));
             /* the embedding syncs apart, unless tied to a head on its own
              * stage under a split schedule (it then waits for the head's W) */
             double embed = st == 0 ? eh.params[MDL_PART_EMBEDDING] : 0.0;
@@ -971,6 +981,8 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
 
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
 {
+    /* checked strategies only: the micro-batch count is whole */
+    assert(s->dp > 0 && s->micro_batch > 0 && s->global_batch % (s->dp * s->micro_batch) == 0);
     probe_key key = probe_key_of(s);
     layout_key lk = layout_key_of(s);
     if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
@@ -998,28 +1010,26 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
     }
     int v = cfg_stage_chunks(s);
     int z = s->zero;
-    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather, vshape = cfg_v_schedule(s);
-    if (e->stages_serial != e->serial || e->stages_v != v || e->stages_vshape != vshape ||
-        e->stages_first != s->first_stage_layers || e->stages_last != s->last_stage_layers) {
+    bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
+    /* the stage rows and costs are kept while the fields of the keys
+     * flagged for them stay the same (the key table says which) */
+    cfg_strategy rows_key, costs_key;
+    key_fields(s, CFG_KF_STAGE_ROWS, &rows_key);
+    if (e->stages_serial != e->serial || memcmp(&rows_key, &e->rows_key, sizeof rows_key) != 0) {
         level_stages(e, s, v);
         e->stages_serial = e->serial;
-        e->stages_v = v;
-        e->stages_vshape = vshape;
-        e->stages_first = s->first_stage_layers;
-        e->stages_last = s->last_stage_layers;
+        e->rows_key = rows_key;
         e->zero_serial = -1;
     }
-    /* ZeRO-3 per-layer exposure depends on the grad overlap too; the
-     * gradient and optimizer bytes on the precision */
-    int zkey = ((z * 2 + (z == 3 && og)) * 2 + s->grad_reduce_in_bf16) * 2 + (int)s->optimizer_moments;
-    if (e->zero_serial != e->serial || e->zero_key != zkey || e->zero_schedule != (int)s->schedule) {
+    key_fields(s, CFG_KF_STAGE_COSTS, &costs_key);
+    if (z < 3) costs_key.overlap_grad_reduce = false; /* the costs read it for ZeRO-3's per-layer gathers only */
+    if (e->zero_serial != e->serial || memcmp(&costs_key, &e->costs_key, sizeof costs_key) != 0) {
         level_zero(e, s, v);
         e->zero_serial = e->serial;
-        e->zero_key = zkey;
-        e->zero_schedule = (int)s->schedule;
+        e->costs_key = costs_key;
     }
 
-    /* Level D: the overlap switches pick each stage's tail. */
+    /* Last, the overlap switches pick each stage's tail. */
     int pp = s->pp, crit = 0;
     double best = -1, start = 0.0;
     bool gathers_early = (z == 1 || z == 2) && op;
@@ -1037,21 +1047,21 @@ sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_er
     memset(out, 0, sizeof *out);
     const stage_row *r = &e->rows[crit];
     const stage_cost *c = &e->costs[crit];
-    double mb = (double)s->global_batch / ((double)s->dp * s->micro_batch);
+    double nmicro = cfg_micro_batches(s);
     out->step_s = best + start;
     out->critical_stage = crit;
     out->optimizer_s = c->opt;
     double comm = 0;
     for (int d = 0; d < WL_NDIMS; d++) {
-        out->exposed_s[d] = mb * (r->f.comm[d] + r->b.comm[d] + r->w.comm[d]);
+        out->exposed_s[d] = nmicro * (r->f.comm[d] + r->b.comm[d] + r->w.comm[d]);
         comm += r->f.comm[d] + r->b.comm[d] + r->w.comm[d];
     }
     out->exposed_s[WL_DIM_EP] -= c->hidden;
-    out->compute_s = mb * (r->f.total + r->b.total + r->w.total - comm);
+    out->compute_s = nmicro * (r->f.total + r->b.total + r->w.total - comm);
     double tail_dp = c->grad[og ? 1 : 0] + (gathers_late ? c->gather : 0.0);
-    out->exposed_s[WL_DIM_DP] += mb * c->zx + tail_dp + start;
+    out->exposed_s[WL_DIM_DP] += nmicro * c->zx + tail_dp + start;
     out->exposed_s[WL_DIM_PP] = e->hops * e->p2p;
-    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - (mb * c->C - c->hidden) - e->hops * e->p2p);
+    out->bubble_s = fmax(0.0, best - c->opt - tail_dp - (nmicro * c->C - c->hidden) - e->hops * e->p2p);
     return SIM_OK;
 }
 

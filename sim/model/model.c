@@ -33,7 +33,7 @@
  *        transpose) for the weight gradient, and caches the FP8 weight and
  *        its transpose (weight_fp8, weight_t_fp8) across micro-batches.
  *  [DSV2] DeepSeek-AI, "DeepSeek-V2", 2024, section 2.1: multi-head latent
- *        attention (widths: mdl_attn_widths; weights: placement.c).
+ *        attention (its widths and weights: placement.c).
  *  [DSV3] DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024, section 2.2:
  *        multi-token prediction, D modules on the last stage, module k
  *        running a projection of [hidden; embedding], one transformer
@@ -71,26 +71,6 @@ static bool seq_sharded(const cfg_strategy *s) { return s->sequence_parallel || 
 /* }===================================================== shape and strategy */
 
 /* {============================================================ attention */
-
-/* Widths of mdl_attn: MHA/GQA q = a*d, k = v = g*d, o = a*d; MLA [DSV2]
- * q = k = a*(nope + rope), v = o = a*v_head. */
-void mdl_attn_widths(const cfg_model *m, double kv_heads, mdl_attn *out)
-{
-    memset(out, 0, sizeof *out);
-    double a = m->heads;
-    if (!cfg_is_mla(m)) {
-        double d = mdl_head_dim(m);
-        out->q = out->o = a * d;
-        out->k = out->v = kv_heads * d;
-        return;
-    }
-    const cfg_mla *x = &m->mla;
-    out->q = out->k = a * ((double)x->qk_nope_head_dim + x->qk_rope_head_dim);
-    out->v = out->o = a * x->v_head_dim;
-    out->q_lora = x->q_lora_rank;
-    out->kv_lora = x->kv_lora_rank;
-    out->rope = x->qk_rope_head_dim;
-}
 
 /* Returns the mean keys per query under the causal mask (mdl_attn_keys in
  * model.h): the area of the attended part of the s x s score matrix over
@@ -332,21 +312,21 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
  * orders of sim/workload/schedule.c, checked against them by the tests. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 {
-    int P = at_least_one(s->pp), mb = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
+    int P = at_least_one(s->pp), nmicro = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
     int n;
     if (s->schedule == CFG_SCHED_GPIPE) {
-        n = mb;
+        n = nmicro;
     } else if (s->schedule == CFG_SCHED_ZB_H1) {
-        n = P < mb ? P : mb;
+        n = P < nmicro ? P : nmicro;
     } else if (s->schedule == CFG_SCHED_ZB_V || s->schedule == CFG_SCHED_DUALPIPE_V) {
         n = 2 * P + (s->schedule == CFG_SCHED_DUALPIPE_V);
-        if (n > 2 * mb) n = 2 * mb;
+        if (n > 2 * nmicro) n = 2 * nmicro;
     } else if (v > 1) {
         n = (P - stage - 1) * 2 + (v - 1) * P + 1;
-        if (n > mb * v) n = mb * v;
+        if (n > nmicro * v) n = nmicro * v;
     } else {
         n = P - stage;
-        if (n > mb) n = mb;
+        if (n > nmicro) n = nmicro;
     }
     return n < 1 ? 1 : n;
 }

@@ -39,6 +39,7 @@
  * embeddings and pp > 1 all-reduces the two embedding copies' gradients
  * between the first and the last stage.  The copy is held and reduced over
  * DP on the last stage like any other parameter. */
+#include <assert.h>
 #include <string.h>
 
 #include "internal.h"
@@ -143,18 +144,43 @@ static const struct part_row {
     const char *name;
     mdl_sync sync;
     bool fp8;
-} part_rows[MDL_NPARTS] = {
+} part_rows[] = {
     {"attention", MDL_SYNC_DP, true},       {"mla_down", MDL_SYNC_DP, true},   {"norms", MDL_SYNC_DP, false},
     {"mlp", MDL_SYNC_DP, true},             {"router", MDL_SYNC_DP, false},    {"shared_experts", MDL_SYNC_DP, true},
     {"experts", MDL_SYNC_EDP, true},        {"embedding", MDL_SYNC_DP, false}, {"output", MDL_SYNC_DP, false},
     {"mtp_projection", MDL_SYNC_DP, true},
 };
+_Static_assert(sizeof part_rows / sizeof part_rows[0] == MDL_NPARTS, "one row per part");
 
-mdl_sync mdl_part_sync(mdl_part part) { return part_rows[part].sync; }
+mdl_sync mdl_part_sync(mdl_part part)
+{
+    assert((unsigned)part < MDL_NPARTS);
+    return part_rows[part].sync;
+}
 
 bool mdl_part_fp8(mdl_part part) { return (unsigned)part < MDL_NPARTS && part_rows[part].fp8; }
 
 const char *mdl_part_name(mdl_part part) { return (unsigned)part < MDL_NPARTS ? part_rows[part].name : "?"; }
+
+/* Widths of mdl_attn: MHA/GQA q = a*d, k = v = g*d, o = a*d; MLA [DSV2]
+ * q = k = a*(nope + rope), v = o = a*v_head. */
+void mdl_attn_widths(const cfg_model *m, double kv_heads, mdl_attn *out)
+{
+    memset(out, 0, sizeof *out);
+    double a = m->heads;
+    if (!cfg_is_mla(m)) {
+        double d = mdl_head_dim(m);
+        out->q = out->o = a * d;
+        out->k = out->v = kv_heads * d;
+        return;
+    }
+    const cfg_mla *x = &m->mla;
+    out->q = out->k = a * ((double)x->qk_nope_head_dim + x->qk_rope_head_dim);
+    out->v = out->o = a * x->v_head_dim;
+    out->q_lora = x->q_lora_rank;
+    out->kv_lora = x->kv_lora_rank;
+    out->rope = x->qk_rope_head_dim;
+}
 
 /* Returns g, or tp_x when tp_x > g: a TP rank needs at least one whole KV
  * head, so KV heads are replicated over tp_x / g ranks. */

@@ -5,6 +5,7 @@
  * algorithm, one file each.  Rows are tried in order; the first that runs
  * the collective on the layout gives its phases.  The engine plays those
  * phases as flows, the estimator and validation add up net_phase_s. */
+#include <assert.h>
 #include <math.h>
 
 #include "internal.h"
@@ -32,7 +33,9 @@ int net_coll_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, 
                     net_phase out[NET_MAX_PHASES])
 {
     if (lo->n <= 1 || !(bytes > 0) || (int)kind < 0 || (int)kind >= NET_NCOLLS) return 0;
-    return algorithms[net_algo_of(lo, kind)].phases(p, lo, kind, bytes, out);
+    net_algo a = net_algo_of(lo, kind);
+    assert(algorithms[a].phases); /* a row for every NET_ALGO */
+    return algorithms[a].phases(p, lo, kind, bytes, out);
 }
 
 int net_coll_step_phases(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int step,

@@ -136,7 +136,6 @@ typedef enum net_algo {
     NET_NALGOS
 } net_algo;
 
-#define NET_MAX_PHASES 3
 
 /* One phase of an algorithm, seen from one member: a ring running `op`
  * (all-reduce, all-gather, reduce-scatter), or, for op NET_ALLTOALL, a

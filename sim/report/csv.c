@@ -2,6 +2,7 @@
  * dotted key path, through a sim_out (no partial file). */
 #include "report.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "../common/json.h"
+#include "../config/keys.h"
 
 /* The item at a dotted path ("memory.peak_bytes") of o, or NULL. */
 static const cJSON *at_path(const cJSON *o, const char *path)
@@ -76,4 +78,35 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
         fputc('\n', o.f);
     }
     return sim_out_commit(&o, err);
+}
+
+/* The columns of a record around its strategy's: first the candidate, then
+ * its figures, then the ranking's (alike, alike_of) and a failure's. */
+static const char *const record_head[] = {"index", "space", "megatron_style", NULL};
+static const char *const record_tail[] = {"estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s",
+                                          "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
+                                          "alike_of", "error", NULL};
+
+#define RECORD_MAX_COLUMNS 96
+#define RECORD_PATH_LEN 64
+
+const char *const *rpt_record_csv_columns(void)
+{
+    static const char *columns[RECORD_MAX_COLUMNS + 1];
+    static char strategy_paths[RECORD_MAX_COLUMNS][RECORD_PATH_LEN];
+    if (columns[0]) return columns;
+    int n = 0;
+    for (int i = 0; record_head[i]; i++) columns[n++] = record_head[i];
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        assert(n < RECORD_MAX_COLUMNS && strlen(k->key) + sizeof "strategy." <= RECORD_PATH_LEN);
+        snprintf(strategy_paths[n], RECORD_PATH_LEN, "strategy.%s", k->key);
+        columns[n] = strategy_paths[n];
+        n++;
+    }
+    for (int i = 0; record_tail[i]; i++) {
+        assert(n < RECORD_MAX_COLUMNS);
+        columns[n++] = record_tail[i];
+    }
+    columns[n] = NULL;
+    return columns;
 }

@@ -105,20 +105,23 @@ void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void add_num(cJSON *o, const char *key, double v)
+void rpt_json_add_num(void *obj, const char *key, double v)
 {
-    cJSON_AddNumberToObject(o, key, isfinite(v) ? v : 0.0);
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
 }
 
 /* The components of a rank's memory, into o. */
 static void memory_parts(cJSON *o, const mdl_memory *mm)
 {
-    add_num(o, "weights_bytes", mm->weights_bytes);
-    add_num(o, "grads_bytes", mm->grads_bytes);
-    add_num(o, "optimizer_bytes", mm->optimizer_bytes);
-    add_num(o, "activations_bytes", mm->activations_bytes);
-    add_num(o, "buffers_bytes", mm->buffers_bytes);
-    add_num(o, "inflight_microbatches", mm->inflight_microbatches);
+    rpt_json_add_num(o, "weights_bytes", mm->weights_bytes);
+    rpt_json_add_num(o, "grads_bytes", mm->grads_bytes);
+    rpt_json_add_num(o, "optimizer_bytes", mm->optimizer_bytes);
+    rpt_json_add_num(o, "activations_bytes", mm->activations_bytes);
+    rpt_json_add_num(o, "buffers_bytes", mm->buffers_bytes);
+    rpt_json_add_num(o, "inflight_microbatches", mm->inflight_microbatches);
 }
 
 static cJSON *memory_json(const rpt_run *run)
@@ -126,12 +129,12 @@ static cJSON *memory_json(const rpt_run *run)
     const mdl_memory *mm = &run->memory;
     double cap = cfg_usable_hbm_bytes(run->platform);
     cJSON *o = cJSON_CreateObject();
-    add_num(o, "peak_bytes", mm->total_bytes);
-    add_num(o, "capacity_bytes", cap);
+    rpt_json_add_num(o, "peak_bytes", mm->total_bytes);
+    rpt_json_add_num(o, "capacity_bytes", cap);
     cJSON_AddBoolToObject(o, "fits", mm->total_bytes <= cap);
-    add_num(o, "stage", run->memory_stage);
+    rpt_json_add_num(o, "stage", run->memory_stage);
     memory_parts(o, mm);
-    add_num(o, "params", mm->params);
+    rpt_json_add_num(o, "params", mm->params);
     return o;
 }
 
@@ -143,11 +146,11 @@ void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cf
         mdl_memory mm;
         mdl_rank_memory(m, s, st, &mm);
         cJSON *o = cJSON_CreateObject();
-        add_num(o, "stage", st);
-        add_num(o, "layers", cfg_stage_layer_total(m, s, st));
+        rpt_json_add_num(o, "stage", st);
+        rpt_json_add_num(o, "layers", cfg_stage_layer_total(m, s, st));
         memory_parts(o, &mm);
-        add_num(o, "total_bytes", mm.total_bytes);
-        add_num(o, "capacity_bytes", cap);
+        rpt_json_add_num(o, "total_bytes", mm.total_bytes);
+        rpt_json_add_num(o, "capacity_bytes", cap);
         cJSON_AddBoolToObject(o, "fits", mm.total_bytes <= cap);
         cJSON_AddItemToArray(arr, o);
     }
@@ -163,13 +166,13 @@ static cJSON *breakdown_json(const rpt_run *run)
     rpt_breakdown b;
     rpt_breakdown_compute(run, &b);
     cJSON *o = cJSON_CreateObject();
-    add_num(o, "compute_s", b.compute_s);
-    add_num(o, "exposed_comm_s", b.exposed_comm_s);
-    add_num(o, "bubble_s", b.bubble_s);
-    add_num(o, "optimizer_s", b.optimizer_s);
-    add_num(o, "other_s", b.other_s);
-    add_num(o, "critical_rank", b.critical_rank);
-    add_num(o, "critical_stage", b.critical_stage);
+    rpt_json_add_num(o, "compute_s", b.compute_s);
+    rpt_json_add_num(o, "exposed_comm_s", b.exposed_comm_s);
+    rpt_json_add_num(o, "bubble_s", b.bubble_s);
+    rpt_json_add_num(o, "optimizer_s", b.optimizer_s);
+    rpt_json_add_num(o, "other_s", b.other_s);
+    rpt_json_add_num(o, "critical_rank", b.critical_rank);
+    rpt_json_add_num(o, "critical_stage", b.critical_stage);
     return o;
 }
 
@@ -178,10 +181,10 @@ static cJSON *dimensions_json(const eng_result *sim)
     cJSON *o = cJSON_CreateObject();
     for (int d = 0; d < WL_NDIMS; d++) {
         cJSON *dim = cJSON_CreateObject();
-        add_num(dim, "exposed_s", sim->critical.exposed_comm_s[d]);
-        add_num(dim, "comm_s", sim->critical.comm_s[d]);
-        add_num(dim, "bytes_sent", sim->critical.bytes_sent[d]);
-        add_num(dim, "bytes_total", sim->bytes_total[d]);
+        rpt_json_add_num(dim, "exposed_s", sim->critical.exposed_comm_s[d]);
+        rpt_json_add_num(dim, "comm_s", sim->critical.comm_s[d]);
+        rpt_json_add_num(dim, "bytes_sent", sim->critical.bytes_sent[d]);
+        rpt_json_add_num(dim, "bytes_total", sim->bytes_total[d]);
         cJSON_AddItemToObject(o, rpt_dim_key(d), dim);
     }
     return o;
@@ -225,34 +228,34 @@ void *rpt_run_to_json(const rpt_run *run)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", run->model->name);
     cJSON_AddStringToObject(root, "platform", run->platform->name);
-    add_num(root, "devices", rpt_devices(run));
+    rpt_json_add_num(root, "devices", rpt_devices(run));
     char compact[CFG_TEXT_LEN];
     cfg_strategy_compact(run->strategy, compact, sizeof compact);
     cJSON_AddStringToObject(root, "strategy_name", run->strategy->name);
     cJSON_AddStringToObject(root, "strategy_compact", compact);
     cJSON *strat = cfg_strategy_to_json(run->strategy);
     cJSON_AddItemToObject(root, "strategy", strat ? strat : cJSON_CreateNull());
-    add_num(root, "seq_len", run->model->seq_len);
+    rpt_json_add_num(root, "seq_len", run->model->seq_len);
     cJSON_AddBoolToObject(root, "seq_len_assumed", run->model->seq_len_assumed);
-    add_num(root, "micro_batches", cfg_micro_batches(run->strategy));
+    rpt_json_add_num(root, "micro_batches", cfg_micro_batches(run->strategy));
     mdl_params par;
     mdl_count_params(run->model, &par);
     cJSON *params = cJSON_CreateObject();
-    add_num(params, "total", par.total);
-    add_num(params, "active", par.active);
+    rpt_json_add_num(params, "total", par.total);
+    rpt_json_add_num(params, "active", par.active);
     cJSON_AddItemToObject(root, "parameters", params);
 
     if (run->est && !run->sim) cJSON_AddBoolToObject(root, "estimate", true);
     if (run->sim || run->est) {
         rpt_metrics mt;
         rpt_metrics_compute(run, &mt);
-        add_num(root, "step_time_s", mt.step_time_s);
-        add_num(root, "mfu", mt.mfu);
-        add_num(root, "hfu", mt.hfu);
-        add_num(root, "tokens_per_s", mt.tokens_per_s);
-        add_num(root, "tflops_per_device", mt.tflops_per_device);
-        add_num(root, "model_flops_per_step", mt.model_flops_per_step);
-        add_num(root, "hardware_flops_per_step", mt.hardware_flops_per_step);
+        rpt_json_add_num(root, "step_time_s", mt.step_time_s);
+        rpt_json_add_num(root, "mfu", mt.mfu);
+        rpt_json_add_num(root, "hfu", mt.hfu);
+        rpt_json_add_num(root, "tokens_per_s", mt.tokens_per_s);
+        rpt_json_add_num(root, "tflops_per_device", mt.tflops_per_device);
+        rpt_json_add_num(root, "model_flops_per_step", mt.model_flops_per_step);
+        rpt_json_add_num(root, "hardware_flops_per_step", mt.hardware_flops_per_step);
     }
     cJSON_AddItemToObject(root, "memory", memory_json(run));
     if (run->est && !run->sim) {
@@ -262,13 +265,13 @@ void *rpt_run_to_json(const rpt_run *run)
         cJSON *dims = cJSON_CreateObject();
         for (int d = 0; d < WL_NDIMS; d++) {
             exposed += e->exposed_s[d];
-            add_num(dims, rpt_dim_key(d), e->exposed_s[d]);
+            rpt_json_add_num(dims, rpt_dim_key(d), e->exposed_s[d]);
         }
-        add_num(bd, "compute_s", e->compute_s);
-        add_num(bd, "exposed_comm_s", exposed);
-        add_num(bd, "bubble_s", e->bubble_s);
-        add_num(bd, "optimizer_s", e->optimizer_s);
-        add_num(bd, "critical_stage", e->critical_stage);
+        rpt_json_add_num(bd, "compute_s", e->compute_s);
+        rpt_json_add_num(bd, "exposed_comm_s", exposed);
+        rpt_json_add_num(bd, "bubble_s", e->bubble_s);
+        rpt_json_add_num(bd, "optimizer_s", e->optimizer_s);
+        rpt_json_add_num(bd, "critical_stage", e->critical_stage);
         cJSON_AddItemToObject(bd, "exposed_by_dimension_s", dims);
         cJSON_AddItemToObject(root, "breakdown", bd);
     }
@@ -276,16 +279,16 @@ void *rpt_run_to_json(const rpt_run *run)
         cJSON_AddItemToObject(root, "breakdown", breakdown_json(run));
         cJSON_AddItemToObject(root, "dimensions", dimensions_json(run->sim));
         cJSON *sim = cJSON_CreateObject();
-        add_num(sim, "wall_s", run->wall_s);
-        add_num(sim, "instructions", (double)run->sim->instructions);
-        add_num(sim, "flows", (double)run->sim->flows);
-        add_num(sim, "ranks_simulated", run->sim->ranks_simulated);
-        add_num(sim, "lockstep", run->sim->lockstep);
+        rpt_json_add_num(sim, "wall_s", run->wall_s);
+        rpt_json_add_num(sim, "instructions", (double)run->sim->instructions);
+        rpt_json_add_num(sim, "flows", (double)run->sim->flows);
+        rpt_json_add_num(sim, "ranks_simulated", run->sim->ranks_simulated);
+        rpt_json_add_num(sim, "lockstep", run->sim->lockstep);
         cJSON *dims = cJSON_CreateArray();
         for (int d = 0; d < CFG_NDIMS; d++)
             if (run->sim->lockstep_dims >> d & 1u) cJSON_AddItemToArray(dims, cJSON_CreateString(cfg_dim_name((cfg_dim)d)));
         cJSON_AddItemToObject(sim, "lockstep_dims", dims);
-        add_num(sim, "replicas", run->sim->replicas);
+        rpt_json_add_num(sim, "replicas", run->sim->replicas);
         cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1);
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);

@@ -1,8 +1,15 @@
-/* report.h - turn a simulated step into numbers people read: derived
- * metrics (MFU, HFU, tokens/s), the text summary and the JSON document.
+/* report.h - turn results into documents people and programs read:
+ * derived metrics (MFU, HFU, tokens/s), the text summary and the JSON
+ * document of a run (report.c, run_text.c), the CSV writer (csv.c), the
+ * Chrome trace (trace.c, views.c), the HTML reports (html.c,
+ * sweep_html.c, svg.c), the ranked table of a search (ranking.c),
+ * study.md (study.c) and the JSONL files of sweep records, read and
+ * appended (records.c).  Other
+ * modules hand it rows (cJSON objects or the plain structs below); it
+ * includes no header of the modules that drive simulations (search,
+ * study), which call it.
  *
- * The only module that writes result files. It takes const pointers and
- * never frees what it did not allocate. */
+ * It takes const pointers and never frees what it did not allocate. */
 #ifndef HEPTASIM_REPORT_H
 #define HEPTASIM_REPORT_H
 
@@ -80,6 +87,80 @@ sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
  * stdout).  doc stays the caller's. */
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
 
+/* The one rule for a number of a JSON document: v at key of the cJSON
+ * object obj (void*: no cJSON.h here), null when v is not finite (NaN, an
+ * infinity), which JSON cannot hold. */
+void rpt_json_add_num(void *obj, const char *key, double v);
+
+/* The compact form of the strategy object of a record (a cJSON object;
+ * cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1") into out (sweep_html.c);
+ * an object that is not a whole strategy gives its description, if any. */
+void rpt_record_strategy_text(const void *strategy, char *out, size_t cap);
+
+/* study.md (study.c) from the document of a study (a cJSON object): name,
+ * description, command (the one that regenerates it), top, symmetry (the
+ * engine's: "tp", "dp", "none") and cells, the rows of study.csv in the
+ * study's order (main grid, then sensitivity: "part"), each with
+ * study_model and study_platform (the stems of the files the study
+ * names), command (the compare that reruns the cell) and its two bests as
+ * sweep records.  Written through a sim_out.  SIM_OK or SIM_EIO naming
+ * the path. */
+sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err);
+
+/* ------------------------------------------------- ranking (ranking.c) */
+
+typedef enum rpt_row_state {
+    RPT_ROW_ESTIMATED = 0,  /* not simulated: the estimate is all there is */
+    RPT_ROW_SIMULATED,
+    RPT_ROW_FAILED          /* the simulation failed: why holds the reason */
+} rpt_row_state;
+
+/* One row of a ranked table, as the search hands it over. */
+typedef struct rpt_ranked_row {
+    int index;                    /* the candidate's place in the enumeration */
+    char strategy[300];           /* its compact form, "(+2 alike)" when it stands for alike ones */
+    rpt_row_state state;
+    double estimate_s;            /* the analytic estimate of the step */
+    double step_time_s, mfu;      /* simulated (RPT_ROW_SIMULATED) */
+    double peak_bytes;            /* memory of the peak stage */
+    char why[SIM_ERR_LEN + 64];   /* why it beats the next row, or the failure */
+} rpt_ranked_row;
+
+/* The ranked table on out: a header, then the n rows in their order, the
+ * simulated ones ranked 1, 2, ... (the others "-"); the strategy column as
+ * wide as its longest entry, at most 72 characters. */
+void rpt_print_ranking(FILE *out, const rpt_ranked_row *rows, int n);
+
+/* ------------------------------------------------- records (records.c) */
+
+/* What a read of a JSONL file of records skipped: lines that are not a
+ * JSON object (a torn write, a run of NULs after a crash, junk). */
+typedef struct rpt_skipped {
+    int lines;                    /* lines skipped */
+    int first_line;               /* the first of them, 1-based (0: none) */
+    int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
+} rpt_skipped;
+
+/* Called with each JSON object of a records file (a cJSON object, freed
+ * after the call) and its origin ("a.jsonl: line 3"); anything but SIM_OK
+ * ends the read with that error. */
+typedef sim_rc (*rpt_record_fn)(void *ctx, const void *record, const char *origin, sim_err *err);
+
+/* The one reader of a JSONL file of sweep records: every line of the
+ * file, NULs or not; a line that is not a JSON object is skipped and
+ * counted in *skipped (when not NULL), and so is a last line without its
+ * newline; every other line goes to each, in file order.  Returns
+ * SIM_EINVAL (a missing or unreadable file, too large), each's error, or
+ * SIM_OK. */
+sim_rc rpt_jsonl_read(const char *path, rpt_record_fn each, void *ctx, rpt_skipped *skipped, sim_err *err);
+
+/* One warning line on f for what a read skipped (nothing when none). */
+void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
+
+/* Append the record (a cJSON object) as one line to f and flush it.
+ * Returns SIM_EIO naming path on a write error, SIM_ENOMEM. */
+sim_rc rpt_jsonl_append(FILE *f, const char *path, const void *record, sim_err *err);
+
 /* The one CSV writer (csv.c): a header line of the columns, then one line
  * per object of rows (a cJSON array; void* keeps cJSON.h out of this
  * header) holding the value at each column's dotted key path
@@ -88,6 +169,12 @@ sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, s
  * Written through a sim_out (no partial file); what names the document in
  * messages.  columns ends with NULL.  SIM_OK or SIM_EIO naming the path. */
 sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *columns, const char *what, sim_err *err);
+
+/* The columns of a CSV of sweep records (sweep, compare; NULL-ended,
+ * static): index, space, megatron_style, then strategy.KEY for every row of
+ * the strategy key table in its order (config/keys.h), then the figures,
+ * memory, the ranking's alike and alike_of, and error. */
+const char *const *rpt_record_csv_columns(void);
 
 /* The memory of a rank of every pipeline stage (s checked) as a cJSON
  * array the caller deletes, one object per stage with the keys of

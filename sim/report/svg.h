@@ -1,5 +1,5 @@
 /* svg.h - small writers of HTML text and inline SVG elements shared by the
- * run and sweep reports (html.c, sweep.c).  Internal to the report module.
+ * run and sweep reports (html.c, sweep_html.c).  Internal to the report module.
  *
  * Every function writes to a stdio stream and never allocates; coordinates
  * are SVG user units (pixels).  Text arguments are escaped for HTML/XML. */

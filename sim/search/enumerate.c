@@ -4,14 +4,20 @@
  *
  * The values each key takes, when, and the rules they pass are columns of
  * the key's row (config/keys.c); search.c turns the levels. */
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* ORDER: as --space's help and messages list them. */
+const sim_enum_name srch_space_names[] = {{SRCH_SPACE_MEGATRON, "megatron"}, {SRCH_SPACE_7D, "7d"}};
+_Static_assert(sizeof srch_space_names / sizeof srch_space_names[0] == SRCH_NSPACES, "a name per space");
+
 const char *srch_space_name(srch_space sp)
 {
-    return sp == SRCH_SPACE_MEGATRON ? "megatron" : "7d";
+    return sim_enum_name_of(srch_space_names, SRCH_NSPACES, (int)sp);
 }
 
 unsigned srch_pin_of(const cfg_key *k)
@@ -21,6 +27,7 @@ unsigned srch_pin_of(const cfg_key *k)
     unsigned bit = 0;
     for (const cfg_key *r = cfg_strategy_keys; r != k; r++)
         if ((r->flags & CFG_KF_PIN) && !r->pin_as) bit++;
+    assert(bit < 32); /* srch_request.pinned has a bit per pinnable key */
     return bit < 32 ? 1u << bit : 0;
 }
 
@@ -46,24 +53,148 @@ int srch_levels(const cfg_key *out[SRCH_MAX_LEVELS])
 
 
 
+const sim_enum_name srch_baseline_names[] = {{SRCH_BASELINE_RING, "ring"}, {SRCH_BASELINE_A2A, "a2a"}};
+_Static_assert(sizeof srch_baseline_names / sizeof srch_baseline_names[0] == SRCH_NBASELINES, "a name per baseline");
+
 const char *srch_baseline_name(srch_baseline b)
 {
-    return b == SRCH_BASELINE_A2A ? "a2a" : "ring";
+    return sim_enum_name_of(srch_baseline_names, SRCH_NBASELINES, (int)b);
 }
+
+/* {=================================================== the Megatron-style rule */
+
+/* The Megatron-style subspace, one clause a row (ORDER SRCH_BASELINE for
+ * the phrases): whether s keeps the clause under baseline b on platform p,
+ * the clause in a few words under each baseline (srch_baseline_text), and
+ * the words that name a strategy that breaks it (srch_megatron_breaches).
+ * srch_megatron_style is every clause at once. */
+typedef struct megatron_clause {
+    const char *phrase[SRCH_NBASELINES];
+    bool (*keeps)(const cfg_strategy *s, const cfg_platform *p, srch_baseline b);
+    void (*breach)(const cfg_strategy *s, char *out, size_t cap);
+} megatron_clause;
+
+static bool one_d_tp(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p, (void)b;
+    return s->tp_y == 1;
+}
+
+static void two_d_tp(const cfg_strategy *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "2D TP (tp_y %d)", s->tp_y);
+}
+
+static bool baseline_cp(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p;
+    return s->cp_ulysses == 1 || b == SRCH_BASELINE_A2A;
+}
+
+static void ulysses_cp(const cfg_strategy *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "Ulysses CP (cp_ulysses %d)", s->cp_ulysses);
+}
+
+static bool unfused(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p, (void)b;
+    return !s->fuse_tpy_cp;
+}
+
+static void fused(const cfg_strategy *s, char *out, size_t cap)
+{
+    (void)s;
+    snprintf(out, cap, "tp_y-Ulysses fusion");
+}
+
+/* the distributed optimizer shards optimizer states only */
+static bool distributed_optimizer(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p, (void)b;
+    return s->zero <= 1;
+}
+
+static void sharded_zero(const cfg_strategy *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "ZeRO-%d", s->zero);
+}
+
+/* zero bubble and DualPipe are not Megatron-LM's */
+static bool megatron_schedule(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p, (void)b;
+    return s->schedule <= CFG_SCHED_INTERLEAVED;
+}
+
+static void other_schedule(const cfg_strategy *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "schedule %s", cfg_schedule_name(s->schedule));
+}
+
+/* the whole TP group on one node: tp divides the node's devices */
+static bool tp_in_node(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)b;
+    int tp = cfg_tp(s);
+    return tp <= p->devices_per_node && p->devices_per_node % tp == 0;
+}
+
+static void tp_across_nodes(const cfg_strategy *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "TP beyond a node (tp %d)", cfg_tp(s));
+}
+
+/* TP innermost, so its group stays in a node */
+static bool megatron_order(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
+{
+    (void)p, (void)b;
+    return cfg_order_megatron(s, s->order);
+}
+
+static void other_order(const cfg_strategy *s, char *out, size_t cap)
+{
+    char o[64];
+    cfg_order_name(s, o, sizeof o);
+    snprintf(out, cap, "rank order %s", o);
+}
+
+static const megatron_clause megatron_rule[] = {
+    {{"tp_y 1", "tp_y 1"}, one_d_tp, two_d_tp},
+    {{"cp_ulysses 1", "ring and all-to-all CP"}, baseline_cp, ulysses_cp},
+    {{"no fusion", "no fusion"}, unfused, fused},
+    {{"zero <= 1", "zero <= 1"}, distributed_optimizer, sharded_zero},
+    {{"Megatron-LM's schedules", "Megatron-LM's schedules"}, megatron_schedule, other_schedule},
+    {{"TP inside a node", "TP inside a node"}, tp_in_node, tp_across_nodes},
+    {{"Megatron-Core's rank orders", "Megatron-Core's rank orders"}, megatron_order, other_order},
+};
+#define NCLAUSES (int)(sizeof megatron_rule / sizeof megatron_rule[0])
 
 const char *srch_baseline_text(srch_baseline b)
 {
-    return b == SRCH_BASELINE_A2A
-               ? "tp_y 1, ring and all-to-all CP, TP inside a node, no fusion, zero <= 1, Megatron-Core's rank orders"
-               : "tp_y 1, cp_ulysses 1, TP inside a node, no fusion, zero <= 1, Megatron-Core's rank orders";
+    static char text[SRCH_NBASELINES][256];
+    assert((unsigned)b < SRCH_NBASELINES);
+    if (!text[b][0])
+        for (int i = 0; i < NCLAUSES; i++) sim_list_add(text[b], sizeof text[b], megatron_rule[i].phrase[b]);
+    return text[b];
 }
 
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_baseline b)
 {
-    if (s->tp_y != 1 || s->fuse_tpy_cp) return false;
-    if (s->cp_ulysses != 1 && b != SRCH_BASELINE_A2A) return false;
-    if (s->schedule > CFG_SCHED_INTERLEAVED) return false; /* zero bubble and DualPipe are not Megatron-LM's */
-    if (s->zero > 1) return false; /* the distributed optimizer shards optimizer states only */
-    if (s->tp_x > p->devices_per_node || p->devices_per_node % s->tp_x != 0) return false;
-    return cfg_order_megatron(s, s->order); /* TP innermost, so its group stays in a node */
+    for (int i = 0; i < NCLAUSES; i++)
+        if (!megatron_rule[i].keeps(s, p, b)) return false;
+    return true;
 }
+
+void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_baseline b, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < NCLAUSES; i++)
+        if (!megatron_rule[i].keeps(s, p, b)) {
+            char words[96];
+            megatron_rule[i].breach(s, words, sizeof words);
+            sim_list_add(out, cap, words);
+        }
+}
+
+/* }=================================================== the Megatron-style rule */

@@ -57,7 +57,7 @@ sim_rc srch_merge(const char *const *paths, int npaths, srch_merged *out, sim_er
     sim_rc rc = SIM_OK;
     for (int f = 0; f < npaths && rc == SIM_OK; f++) {
         int before = out->nrecords;
-        srch_skipped sk;
+        rpt_skipped sk;
         rc = srch_jsonl_read(paths[f], &out->records, &out->nrecords, &cap, &sk, err);
         if (sk.lines > 0 && !out->skipped_path) {
             out->skipped_path = paths[f];

@@ -1,4 +1,5 @@
-/* record.c - a candidate as one JSON record, and JSONL files of records.
+/* record.c - a candidate as one JSON record, and back (the files of records
+ * are read and written by report/records.c).
  *
  * A sweep streams one record per finished simulation to its --out file
  * (one line each, flushed), so an interrupted sweep keeps what it finished
@@ -7,7 +8,6 @@
  * give the same ranking.  Analytic estimates and simulated results live in
  * separate keys: estimate_step_time_s / estimate vs step_time_s /
  * breakdown / dimensions, which only a simulated record has. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +17,13 @@
 #include "../common/json.h"
 #include "internal.h"
 
-static void add_num(cJSON *o, const char *key, double v)
-{
-    cJSON_AddNumberToObject(o, key, isfinite(v) ? v : 0.0);
-}
-
 static cJSON *dims_json(const double *exposed, const double *comm)
 {
     cJSON *o = cJSON_CreateObject();
     for (int d = 0; d < WL_NDIMS; d++) {
         cJSON *dim = cJSON_CreateObject();
-        add_num(dim, "exposed_s", exposed[d]);
-        if (comm) add_num(dim, "comm_s", comm[d]);
+        rpt_json_add_num(dim, "exposed_s", exposed[d]);
+        if (comm) rpt_json_add_num(dim, "comm_s", comm[d]);
         cJSON_AddItemToObject(o, wl_dim_name((wl_dim)d), dim);
     }
     return o;
@@ -37,37 +32,37 @@ static cJSON *dims_json(const double *exposed, const double *comm)
 void *srch_record_to_json(const srch_candidate *c)
 {
     cJSON *o = cJSON_CreateObject();
-    add_num(o, "index", c->index);
+    rpt_json_add_num(o, "index", c->index);
     cJSON_AddStringToObject(o, "space", srch_space_name(c->space));
     cJSON_AddStringToObject(o, "inputs_id", c->inputs_id);
     cJSON_AddBoolToObject(o, "megatron_style", c->megatron_style);
     cJSON *s = cfg_strategy_to_json(&c->strategy);
     cJSON_AddItemToObject(o, "strategy", s ? s : cJSON_CreateNull());
-    add_num(o, "estimate_step_time_s", c->est.step_s);
+    rpt_json_add_num(o, "estimate_step_time_s", c->est.step_s);
     cJSON *est = cJSON_CreateObject();
-    add_num(est, "compute_s", c->est.compute_s);
-    add_num(est, "bubble_s", c->est.bubble_s);
-    add_num(est, "optimizer_s", c->est.optimizer_s);
-    add_num(est, "critical_stage", c->est.critical_stage);
+    rpt_json_add_num(est, "compute_s", c->est.compute_s);
+    rpt_json_add_num(est, "bubble_s", c->est.bubble_s);
+    rpt_json_add_num(est, "optimizer_s", c->est.optimizer_s);
+    rpt_json_add_num(est, "critical_stage", c->est.critical_stage);
     cJSON_AddItemToObject(est, "dimensions", dims_json(c->est.exposed_s, NULL));
     cJSON_AddItemToObject(o, "estimate", est);
     cJSON_AddBoolToObject(o, "simulated", c->state == SRCH_SIM_DONE);
     cJSON_AddBoolToObject(o, "final", c->state == SRCH_SIM_DONE);
     if (c->state == SRCH_SIM_DONE) {
-        add_num(o, "step_time_s", c->step_time_s);
+        rpt_json_add_num(o, "step_time_s", c->step_time_s);
         if (c->approximate) cJSON_AddBoolToObject(o, "approximate", true);
-        add_num(o, "mfu", c->mfu);
-        add_num(o, "tokens_per_s", c->tokens_per_s);
+        rpt_json_add_num(o, "mfu", c->mfu);
+        rpt_json_add_num(o, "tokens_per_s", c->tokens_per_s);
         cJSON *b = cJSON_CreateObject();
-        add_num(b, "compute_s", c->compute_s);
-        add_num(b, "bubble_s", c->bubble_s);
-        add_num(b, "optimizer_s", c->optimizer_s);
+        rpt_json_add_num(b, "compute_s", c->compute_s);
+        rpt_json_add_num(b, "bubble_s", c->bubble_s);
+        rpt_json_add_num(b, "optimizer_s", c->optimizer_s);
         cJSON_AddItemToObject(o, "breakdown", b);
         cJSON_AddItemToObject(o, "dimensions", dims_json(c->exposed_s, c->comm_s));
     }
     cJSON *mem = cJSON_CreateObject();
-    add_num(mem, "peak_bytes", c->peak_bytes);
-    add_num(mem, "capacity_bytes", c->capacity_bytes);
+    rpt_json_add_num(mem, "peak_bytes", c->peak_bytes);
+    rpt_json_add_num(mem, "capacity_bytes", c->capacity_bytes);
     cJSON_AddBoolToObject(mem, "fits", c->peak_bytes <= c->capacity_bytes);
     cJSON_AddItemToObject(o, "memory", mem);
     if (c->state == SRCH_SIM_FAILED) cJSON_AddStringToObject(o, "error", c->error);
@@ -112,24 +107,6 @@ static sim_rc get_dims(const cJSON *o, const char *origin, double *exposed, doub
     return SIM_OK;
 }
 
-/* SIM_EINVAL naming the first key of o that no record holds. */
-static sim_rc known_keys(const cJSON *o, const char *origin, sim_err *err)
-{
-    for (const cJSON *k = o->child; k; k = k->next) {
-        int i = 0;
-        while (record_keys[i] && (!k->string || strcmp(k->string, record_keys[i]) != 0)) i++;
-        if (!record_keys[i]) {
-            char key[65];
-            sim_strlcpy(key, k->string ? k->string : "", sizeof key);
-            for (char *c = key; *c; c++)
-                if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-            sim_utf8_scrub(key);
-            return sim_fail(err, SIM_EINVAL, "%s: '%s': not a key of a heptasim sweep record", origin, key);
-        }
-    }
-    return SIM_OK;
-}
-
 static bool is_hex16(const char *s)
 {
     int i = 0;
@@ -144,7 +121,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     srch_candidate c;
     memset(&c, 0, sizeof c);
     if (!cJSON_IsObject(o)) return sim_fail(err, SIM_EINVAL, "%s: expected a JSON object (a sweep record)", origin);
-    sim_rc rc = known_keys(o, origin, err);
+    sim_rc rc = cfg_check_keys(o, record_keys, origin, "", err);
     if (rc != SIM_OK) return rc;
     double v = 0;
     rc = get_num(o, "index", origin, NONNEG, &v, err);
@@ -224,86 +201,36 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
     return SIM_OK;
 }
 
-/* Whether line[0..len) holds nothing but blanks. */
-static bool blank(const char *line, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') return false;
-    return true;
-}
+/* Where srch_jsonl_read puts the records it decodes. */
+typedef struct record_sink {
+    srch_candidate **arr;
+    int *n, *cap;
+} record_sink;
 
-/* Counts one skipped line of a read. */
-static void skip_line(srch_skipped *sk, int line)
+static sim_rc decode_record(void *ctx, const void *record, const char *origin, sim_err *err)
 {
-    if (sk->lines++ == 0) sk->first_line = line;
-}
-
-sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, srch_skipped *skipped, sim_err *err)
-{
-    size_t len = 0;
-    char *buf = NULL;
-    srch_skipped sk = {0, 0, 0};
-    if (skipped) *skipped = sk;
-    sim_rc rc = sim_read_file(path, CFG_MAX_RECORDS_BYTES, "a file of sweep records", &buf, &len, err);
-    if (rc != SIM_OK) return rc;
-    int line = 0;
-    /* Every line of the whole buffer, NULs included: a crash may leave a
-     * run of NULs or a torn line, and records appended after it count. */
-    for (size_t at = 0; at < len && rc == SIM_OK;) {
-        char *p = buf + at, *nl = memchr(p, '\n', len - at);
-        size_t n_line = nl ? (size_t)(nl - p) : len - at;
-        at += n_line + 1;
-        line++;
-        if (blank(p, n_line)) continue;
-        if (!nl) { /* no newline: the write of this line was interrupted */
-            sk.torn = 1;
-            skip_line(&sk, line);
-            break;
-        }
-        *nl = '\0';
-        const char *end = NULL;
-        cJSON *o = memchr(p, '\0', n_line) ? NULL : cJSON_ParseWithOpts(p, &end, true);
-        if (!cJSON_IsObject(o)) { /* junk: a torn write, NULs, another file's bytes */
-            cJSON_Delete(o);
-            skip_line(&sk, line);
-            continue;
-        }
-        char origin[CFG_PATH_LEN + 32];
-        snprintf(origin, sizeof origin, "%s: line %d", path, line);
-        if (*n == *cap) {
-            *cap = *cap ? 2 * *cap : 64;
-            *arr = sim_xrealloc(*arr, (size_t)*cap * sizeof **arr);
-        }
-        rc = srch_record_from_json(o, origin, &(*arr)[*n], err);
-        cJSON_Delete(o);
-        if (rc == SIM_OK) (*n)++;
+    record_sink *sink = ctx;
+    if (*sink->n == *sink->cap) {
+        *sink->cap = *sink->cap ? 2 * *sink->cap : 64;
+        *sink->arr = sim_xrealloc(*sink->arr, (size_t)*sink->cap * sizeof **sink->arr);
     }
-    free(buf);
-    if (skipped) *skipped = sk;
+    sim_rc rc = srch_record_from_json(record, origin, &(*sink->arr)[*sink->n], err);
+    if (rc == SIM_OK) (*sink->n)++;
     return rc;
 }
 
-void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk)
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, rpt_skipped *skipped, sim_err *err)
 {
-    if (sk->lines == 0) return;
-    fprintf(f, "heptasim: warning: %s: skipped %d unreadable line%s (first: line %d%s; an interrupted write or junk), "
-            "read every record around them\n", path, sk->lines, sk->lines == 1 ? "" : "s", sk->first_line,
-            sk->torn ? "; the last line is torn" : "");
+    record_sink sink = {arr, n, cap};
+    return rpt_jsonl_read(path, decode_record, &sink, skipped, err);
 }
 
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err)
 {
     cJSON *o = srch_record_to_json(c);
-    char *text = sim_json_print(o, false);
+    sim_rc rc = rpt_jsonl_append(f, path, o, err);
     cJSON_Delete(o);
-    if (!text) return sim_fail(err, SIM_ENOMEM, "%s: cannot format a sweep record (out of memory)", path);
-    bool bad = fputs(text, f) == EOF || fputc('\n', f) == EOF || fflush(f) != 0;
-    int e = errno;
-    cJSON_free(text);
-    if (bad)
-        return sim_fail(err, SIM_EIO, "%s: cannot write a sweep record: %s (check free space and permissions)", path,
-                        strerror(e));
-    return SIM_OK;
+    return rc;
 }
 
 /* }============================================================= reading */

@@ -1,8 +1,8 @@
 /* resume.c - carry on an interrupted sweep: the results already in its
  * --out file go back to the candidates they belong to.
  *
- * The file is the sweep's own JSONL stream (record.c), one record per
- * finished simulation.  Its records must come from the same search (space
+ * The file is the sweep's own JSONL stream (record.c, report/records.c),
+ * one record per finished simulation.  Its records must come from the same search (space
  * and inputs_id), or the file belongs to another sweep and is refused
  * rather than mixed in; a record of a candidate not chosen this time (a
  * smaller --top, another shard) is left in the file and counted.  A
@@ -99,7 +99,7 @@ int srch_borrow(const char *path, const char *twin_id, srch_space space, srch_ca
     if (!twin_id[0] || access(path, F_OK) != 0) return 0;
     srch_candidate *recs = NULL;
     int nrec = 0, cap = 0, taken = 0;
-    srch_skipped skipped;
+    rpt_skipped skipped;
     sim_err why = {{0}};
     memset(&skipped, 0, sizeof skipped);
     /* an unreadable twin only costs the simulations it would have saved */

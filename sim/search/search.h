@@ -8,9 +8,11 @@
  * reported as a simulated result: records keep the two in separate keys.
  *
  * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
- * srch_run), record.c (JSON records, JSONL files), sweep.c (simulation of
- * the chosen candidates, ranking and ties, agreement, reasons), table.c
- * (alike candidates, the printed tables), shard.c (a shard's candidates),
+ * srch_run), record.c (a candidate as a JSON record and back; the files
+ * of records are report/records.c's), sweep.c (simulation of the chosen
+ * candidates, ranking and ties, agreement, reasons), table.c (alike
+ * candidates, the rows of the ranked tables report/ranking.c prints),
+ * shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates, the bests and the speedup),
  * session.c (a sweep or compare from search to ranking), summary.c (their
@@ -27,16 +29,20 @@
 #include "../engine/engine.h"
 #include "../estimate/estimate.h"
 #include "../model/model.h"
+#include "../report/report.h"
 #include "../workload/workload.h"
 
 /* ------------------------------------------------------------- the space */
 
 typedef enum srch_space {
-    SRCH_SPACE_7D = 0,   /* every dimension, fusion and rank order */
-    SRCH_SPACE_MEGATRON  /* tp_y = 1, cp_ulysses = 1, TP inside a node, no fusion */
+    SRCH_SPACE_7D = 0,    /* every dimension, fusion and rank order */
+    SRCH_SPACE_MEGATRON,  /* the Megatron-style part (srch_megatron_style) */
+    SRCH_NSPACES
 } srch_space;
 
-/* "7d" or "megatron" (static). */
+/* The spaces' names, as --space and records write them: "megatron", "7d"
+ * (enumerate.c); srch_space_name looks one up (static). */
+extern const sim_enum_name srch_space_names[SRCH_NSPACES];
 const char *srch_space_name(srch_space sp);
 
 /* The bit of a strategy key in srch_request.pinned: a search holds a
@@ -53,11 +59,15 @@ unsigned srch_pin_of_key(const char *key);
  * --hierarchical-context-parallel-sizes): cp_ulysses > 1 beside cp_ring. */
 typedef enum srch_baseline {
     SRCH_BASELINE_RING = 0,      /* --cp-comm-type p2p */
-    SRCH_BASELINE_A2A            /* --cp-comm-type p2p, a2a or a2a+p2p */
+    SRCH_BASELINE_A2A,           /* --cp-comm-type p2p, a2a or a2a+p2p */
+    SRCH_NBASELINES
 } srch_baseline;
 
-/* "ring" or "a2a" (static); and the subspace in a few words (static). */
+/* The baselines' names, as --megatron-cp and studies write them: "ring",
+ * "a2a" (enumerate.c); srch_baseline_name looks one up (static). */
+extern const sim_enum_name srch_baseline_names[SRCH_NBASELINES];
 const char *srch_baseline_name(srch_baseline b);
+/* The subspace in a few words, its clauses joined (static). */
 const char *srch_baseline_text(srch_baseline b);
 
 /* Whether s (checked) is in the Megatron-style subspace of baseline b on
@@ -66,6 +76,11 @@ const char *srch_baseline_text(srch_baseline b);
  * or 1 (the distributed optimizer), one of Megatron-Core's rank orders
  * (cfg_order_megatron), and the TP group fits inside one node. */
 bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_baseline b);
+
+/* The clauses of the Megatron-style rule that s breaks under baseline b
+ * on platform p, in words joined by ", " ("2D TP (tp_y 2), ZeRO-3"), into
+ * out; "" when s is Megatron-style. */
+void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_baseline b, char *out, size_t cap);
 
 /* ----------------------------------------------------------- candidates */
 
@@ -239,29 +254,17 @@ void *srch_record_to_json(const srch_candidate *c);
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
 
-/* What a read of a JSONL file of records skipped: lines that are not a
- * JSON object (a torn write, a run of NULs after a crash, junk). */
-typedef struct srch_skipped {
-    int lines;                    /* lines skipped */
-    int first_line;               /* the first of them, 1-based (0: none) */
-    int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
-} srch_skipped;
-
-/* Read every record of a JSONL file, appending to *arr (grown, *n and *cap
- * updated; the caller frees *arr).  Every line of the file is read, NULs
- * or not: a line that is not a JSON object is skipped and counted in
- * *skipped (when not NULL), and so is a last line without its newline.  A
+/* Read every record of a JSONL file through the one reader of records
+ * (rpt_jsonl_read: junk lines skipped and counted in *skipped), appending
+ * to *arr (grown, *n and *cap updated; the caller frees *arr).  A
  * JSON object that is not a valid record (a missing or unknown key, a
  * figure that is not finite and positive, another fingerprint format) is
  * an error naming the file, line and key.  Returns SIM_EINVAL (bad
  * content, missing file), or SIM_OK. */
-sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, srch_skipped *skipped, sim_err *err);
+sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, rpt_skipped *skipped, sim_err *err);
 
-/* One warning line on f for what a read skipped (nothing when none). */
-void srch_skipped_warn(FILE *f, const char *path, const srch_skipped *sk);
-
-/* Append one record as a line to f and flush it.  Returns SIM_EIO naming
- * path on a write error. */
+/* Append the record of c as a line to f and flush it (rpt_jsonl_append).
+ * Returns SIM_EIO naming path on a write error. */
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err);
 
 /* ------------------------------------------------------------- printing */
@@ -285,8 +288,9 @@ bool srch_alike(const srch_candidate *a, const srch_candidate *b);
  * those are compared. */
 void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as);
 
-/* Ranked table: rank, strategy, estimate, simulated step time, MFU,
- * memory and the reason each row beats the next one.  Alike rows
+/* Ranked table, printed by rpt_print_ranking: rank, strategy, estimate,
+ * simulated step time, MFU, memory and the reason each row beats the next
+ * one (srch_reason).  Alike rows
  * (srch_fold_alike) are one row, whose strategy says how many it stands
  * for ("(+2 alike)"); ranks count the rows printed. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
@@ -323,7 +327,7 @@ typedef struct srch_resumed {
     int ignored;                  /* records of candidates not chosen this time, left as they are */
     int retried;                  /* chosen candidates whose record is a failure (not final): simulated again */
     int borrowed;                 /* chosen candidates that got their simulation from the twin's records */
-    srch_skipped skipped;         /* unreadable lines of the file (srch_jsonl_read) */
+    rpt_skipped skipped;          /* unreadable lines of the file (srch_jsonl_read) */
 } srch_resumed;
 
 /* Carry on an interrupted sweep (resume.c): every record of the JSONL file
@@ -353,7 +357,7 @@ typedef struct srch_merged {
     srch_candidate *records;      /* every record of the files, in file order (owned) */
     int nrecords;
     srch_ranking ranking;         /* one row per candidate, into records */
-    srch_skipped skipped;         /* unreadable lines of all the files (first_line: of the first such file) */
+    rpt_skipped skipped;          /* unreadable lines of all the files (first_line: of the first such file) */
     const char *skipped_path;     /* the first file with skipped lines (one of paths), or NULL */
 } srch_merged;
 
@@ -513,136 +517,6 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
  * a cJSON array for rpt_write_sweep_html; and the report's title. */
 void *srch_sweep_records_json(const srch_sweep *s);
 
-/* The columns of a CSV of those records, one row per candidate in their
- * order (dotted key paths of srch_record_to_json's keys; NULL-ended). */
-extern const char *const srch_csv_columns[];
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap);
-
-/* ---------------------------------------------------------------- study */
-
-/* A study (study.c, docs/study.md): compares of the two spaces over
- * models, platforms, sequence lengths at a fixed number of tokens per step,
- * HBM sizes, CP baselines and sensitivity axes (one platform key changed at
- * a time), read from one JSON file and run cell by cell into one folder:
- * cells/SLUG.jsonl (records), cells/SLUG.json (compare's summary with the
- * cell's definition), cells/SLUG.html, study.md, study.csv, command.txt
- * and inputs/ (copies of the study, model and platform files). */
-
-#define SRCH_STUDY_MAX_CELLS 4096
-#define SRCH_STUDY_MAX_SETS 16    /* --set items of a cell: seq_len, hbm_GiB, one sensitivity key, strategy keys */
-
-typedef struct srch_study_cell {
-    int index;                    /* position in the study */
-    char slug[CFG_PATH_LEN / 2];  /* the file stem of its outputs */
-    char model_name[SIM_MAX_PATH + 1], platform_name[SIM_MAX_PATH + 1]; /* as the study names them */
-    int devices;                  /* the device count the study sets (0: the platform's) */
-    int seq_len;
-    long long global_batch;       /* tokens per step / seq_len */
-    double hbm_gib;               /* device.hbm_GiB of the cell */
-    srch_baseline baseline;
-    char axis[CFG_NAME_LEN * 2];  /* sensitivity: the platform key ("" in the main grid) */
-    double axis_value;            /* its value in the cell */
-    double axis_factor;           /* the factor of the shipped value (0: a value was given) */
-    char sets[SRCH_STUDY_MAX_SETS][CFG_NAME_LEN * 3]; /* the cell's --set items: model and platform keys,
-                                   * then the study's strategy keys */
-    int nsets;
-    cfg_strategy base;            /* the search's base: srch_base_strategy with the strategy items */
-    unsigned pinned;              /* the keys they pin (srch_pins_of_overrides) */
-    cfg_model model;              /* loaded with the items */
-    cfg_platform platform;
-} srch_study_cell;
-
-typedef struct srch_study {
-    char name[CFG_NAME_LEN];      /* the folder name under results/studies/ */
-    char description[CFG_TEXT_LEN];
-    char path[CFG_PATH_LEN];      /* the study file */
-    int top;                      /* compare's --top */
-    eng_symmetry symmetry;        /* compare's --symmetry */
-    srch_study_cell *cells;       /* the main grid, then the sensitivity cells */
-    int ncells, nmain;
-} srch_study;
-
-/* Read and check the study file path, expand it into cells and load every
- * cell's model and platform.  SIM_EINVAL with one line naming the file,
- * the key and the fix; free *out with srch_study_free. */
-sim_rc srch_study_load(const char *path, srch_study **out, sim_err *err);
-void srch_study_free(srch_study *st);
-
-/* The compare command line that runs cell c alone (the same search, the
- * same simulations).  Writes at most cap bytes. */
-void srch_study_cell_command(const srch_study *st, const srch_study_cell *c, char *out, int cap);
-
-typedef enum srch_study_state {
-    SRCH_STUDY_NOT_RUN = 0,       /* another shard's */
-    SRCH_STUDY_RAN,
-    SRCH_STUDY_SKIPPED,           /* finished by an earlier run (resume) */
-    SRCH_STUDY_FAILED             /* error holds why; a resume runs it again */
-} srch_study_state;
-
-typedef struct srch_study_row {
-    const srch_study_cell *cell;
-    srch_study_state state;
-    bool has_megatron, has_best;  /* a simulated best of the side exists */
-    srch_candidate megatron, best;
-    double speedup;               /* NAN without both */
-    char reason[320];             /* srch_reason of the 7D best over the Megatron-style best */
-    char keys[320];               /* the 7D best's keys the baseline lacks, in words */
-    double wall_s;
-    int simulated, borrowed;      /* the cell's simulations run, and taken from its twin's records */
-    int resumed;                  /* taken from its own records (an earlier run) */
-    bool search_from_twin;        /* its search was its twin's (srch_result_twin) */
-    char error[SIM_ERR_LEN];
-} srch_study_row;
-
-typedef struct srch_study_result {
-    srch_study_row *rows;         /* one per cell, in the study's order */
-    int nrows;
-    int ran, skipped, failed;
-    double wall_s;
-} srch_study_result;
-
-/* Writes a finished cell's compare summary doc (a cJSON object) to
- * json_path and the HTML report of its session s titled title to
- * html_path. */
-typedef sim_rc (*srch_study_write_fn)(void *ctx, const char *json_path, const void *doc, const char *html_path,
-                                      const srch_sweep *s, const char *title, sim_err *err);
-
-typedef struct srch_study_run_request {
-    const srch_study *study;
-    const char *out_dir;          /* the study's folder (created) */
-    const char *command;          /* the command line, for command.txt (NULL: none) */
-    bool resume;                  /* skip finished cells, resume unfinished ones from their records */
-    int shard_index, shard_count; /* this shard's cells: index i % count == index (count <= 1: all) */
-    const char *cells;            /* the cells to run: comma-separated shell patterns of their slugs (NULL:
-                                   * all); with resume, the others' finished summaries are read too */
-    int jobs;                     /* search processes and simulations at once within a cell */
-    srch_study_write_fn write_cell;
-    void *ctx;
-    FILE *log;                    /* one line per cell (NULL: none) */
-} srch_study_run_request;
-
-/* Run the study's cells (this shard's) into rq->out_dir.  A cell that fails
- * (a search error, failed simulations) is reported in its row and the next
- * one runs.  Returns SIM_OK; SIM_EIO for the folder; SIM_EINTR after a
- * signal (the finished cells kept).  Free *out with srch_study_result_free
- * (also after a failure). */
-sim_rc srch_study_run(const srch_study_run_request *rq, srch_study_result *out, sim_err *err);
-
-/* Whether slug matches one of the comma-separated shell patterns (fnmatch;
- * NULL matches every slug). */
-bool srch_study_cell_chosen(const char *patterns, const char *slug);
-void srch_study_result_free(srch_study_result *r);
-
-/* Fill row->reason and row->keys from its bests, on platform p. */
-void srch_study_explain(srch_study_row *row, const cfg_platform *p);
-
-/* study.md: the table of the main grid, the sensitivity table, the cells
- * where the 7D best is more than 5 % faster, and each cell's breakdown. */
-sim_rc srch_study_write_markdown(const char *path, const srch_study *st, const srch_study_result *r,
-                                 const char *command, sim_err *err);
-
-/* The rows as a cJSON array (for rpt_write_csv) and its columns. */
-void *srch_study_rows_json(const srch_study *st, const srch_study_result *r);
-extern const char *const srch_study_csv_columns[];
 
 #endif

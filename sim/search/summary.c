@@ -218,21 +218,13 @@ void srch_print_merge(FILE *f, const srch_merged *m, int nfiles)
 
 /* {================================================================ JSON */
 
-static void add_num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *agreement_json(const srch_agreement *ag)
 {
     cJSON *o = cJSON_CreateObject();
-    add_num(o, "n", ag->n);
-    add_num(o, "spearman", ag->spearman);
-    add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
-    add_num(o, "largest_gap_index", ag->largest_gap_index);
+    rpt_json_add_num(o, "n", ag->n);
+    rpt_json_add_num(o, "spearman", ag->spearman);
+    rpt_json_add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
+    rpt_json_add_num(o, "largest_gap_index", ag->largest_gap_index);
     return o;
 }
 
@@ -247,9 +239,9 @@ static cJSON *add_records(cJSON *arr, srch_candidate *const *rows, int n)
     for (int i = 0; i < n; i++) {
         cJSON *r = srch_record_to_json(rows[i]);
         if (same_as[i] != i)
-            add_num(r, "alike_of", rows[same_as[i]]->index);
+            rpt_json_add_num(r, "alike_of", rows[same_as[i]]->index);
         else if (alike[i] > 1)
-            add_num(r, "alike", alike[i]);
+            rpt_json_add_num(r, "alike", alike[i]);
         cJSON_AddItemToArray(arr, r);
     }
     free(same_as);
@@ -270,10 +262,10 @@ static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, co
     cJSON_AddStringToObject(o, "command", command);
     cJSON_AddStringToObject(o, "model", q->model->name);
     cJSON_AddStringToObject(o, "platform", q->platform->name);
-    add_num(o, "devices", q->platform->devices);
+    rpt_json_add_num(o, "devices", q->platform->devices);
     cJSON_AddStringToObject(o, "space", srch_space_name(s->space));
-    add_num(o, "global_batch", q->base.global_batch);
-    add_num(o, "top", rq->top);
+    rpt_json_add_num(o, "global_batch", q->base.global_batch);
+    rpt_json_add_num(o, "top", rq->top);
     if (rq->shard_count > 1) {
         char shard[48];
         snprintf(shard, sizeof shard, "%d/%d", rq->shard_index, rq->shard_count);
@@ -281,25 +273,25 @@ static cJSON *session_json(const srch_sweep_request *rq, const srch_sweep *s, co
     }
     const srch_counts *k = &s->res->counts;
     cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-    add_num(counts, "rejected", (double)k->rejected);
-    add_num(counts, "enumerated", (double)k->enumerated);
-    add_num(counts, "pruned_memory", (double)k->pruned_memory);
-    add_num(counts, "estimated", (double)k->estimated);
-    add_num(counts, "estimated_megatron_style", (double)k->estimated_megatron);
-    add_num(counts, "probes", (double)k->probes);
-    add_num(counts, "selected", s->nchosen);
-    add_num(counts, "simulated", s->ranking.simulated);
-    add_num(counts, "failed", s->ranking.failed);
-    add_num(counts, "resumed", s->resumed.resumed);
-    add_num(counts, "borrowed", s->resumed.borrowed);
+    rpt_json_add_num(counts, "rejected", (double)k->rejected);
+    rpt_json_add_num(counts, "enumerated", (double)k->enumerated);
+    rpt_json_add_num(counts, "pruned_memory", (double)k->pruned_memory);
+    rpt_json_add_num(counts, "estimated", (double)k->estimated);
+    rpt_json_add_num(counts, "estimated_megatron_style", (double)k->estimated_megatron);
+    rpt_json_add_num(counts, "probes", (double)k->probes);
+    rpt_json_add_num(counts, "selected", s->nchosen);
+    rpt_json_add_num(counts, "simulated", s->ranking.simulated);
+    rpt_json_add_num(counts, "failed", s->ranking.failed);
+    rpt_json_add_num(counts, "resumed", s->resumed.resumed);
+    rpt_json_add_num(counts, "borrowed", s->resumed.borrowed);
     cJSON *t = cJSON_AddObjectToObject(o, "timing");
     double search_s = s->res->seconds;
-    add_num(t, "search_s", search_s);
-    add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
-    add_num(t, "search_processes", s->res->workers);
+    rpt_json_add_num(t, "search_s", search_s);
+    rpt_json_add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * search_s / (double)k->enumerated : 0.0);
+    rpt_json_add_num(t, "search_processes", s->res->workers);
     cJSON_AddBoolToObject(t, "search_from_twin", s->res->from_twin);
-    add_num(t, "simulate_s", s->simulate_s);
-    add_num(t, "jobs", rq->jobs);
+    rpt_json_add_num(t, "simulate_s", s->simulate_s);
+    rpt_json_add_num(t, "jobs", rq->jobs);
     return o;
 }
 
@@ -318,7 +310,7 @@ void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s)
     cJSON *o = session_json(rq, s, "compare");
     cJSON_AddItemToObject(o, "megatron", c->megatron ? srch_record_to_json(c->megatron) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "7d", c->best ? srch_record_to_json(c->best) : cJSON_CreateNull());
-    add_num(o, "speedup", c->speedup);
+    rpt_json_add_num(o, "speedup", c->speedup);
     cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
     cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
     return o;
@@ -333,10 +325,10 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
     for (int f = 0; f < npaths; f++) cJSON_AddItemToArray(files, cJSON_CreateString(paths[f]));
     if (r->n > 0) cJSON_AddStringToObject(o, "space", srch_space_name(r->rows[0]->space));
     cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-    add_num(counts, "records", m->nrecords);
-    add_num(counts, "candidates", r->n);
-    add_num(counts, "simulated", r->simulated);
-    add_num(counts, "failed", r->failed);
+    rpt_json_add_num(counts, "records", m->nrecords);
+    rpt_json_add_num(counts, "candidates", r->n);
+    rpt_json_add_num(counts, "simulated", r->simulated);
+    rpt_json_add_num(counts, "failed", r->failed);
     cJSON_AddItemToObject(o, "agreement", agreement_json(&r->agreement));
     cJSON_AddItemToObject(o, "ranking", records_json(r->rows, r->n));
     return o;
@@ -360,10 +352,3 @@ void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int
 
 /* }================================================================ JSON */
 
-const char *const srch_csv_columns[] = {
-    "index", "space", "megatron_style", "strategy.name", "strategy.description", "strategy.dp", "strategy.pp",
-    "strategy.vpp", "strategy.schedule", "strategy.tp_x", "strategy.tp_y", "strategy.sequence_parallel",
-    "strategy.cp_ring", "strategy.cp_ulysses", "strategy.ep", "strategy.etp", "strategy.micro_batch",
-    "strategy.global_batch", "strategy.recompute", "strategy.zero", "strategy.fuse_tpy_cp", "strategy.order",
-    "estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s", "memory.peak_bytes",
-    "memory.capacity_bytes", "memory.fits", "alike", "alike_of", "error", NULL};

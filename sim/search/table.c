@@ -1,7 +1,6 @@
-/* table.c - the ranked table of a sweep: one row per candidate (alike
- * candidates folded into one) with its estimate and, only when it was
- * simulated, its simulated step time, MFU, memory and why it beats the next
- * row. */
+/* table.c - the rows of a sweep's ranked table: candidates that are alike
+ * (the same strategy in effect) folded into one row, and why each row
+ * beats the next, handed to report/ranking.c to print. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,46 +79,31 @@ static void row_name(const srch_candidate *c, int alike, char *out, size_t cap)
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p)
 {
     int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as), *alike = sim_xcalloc((size_t)n + 1, sizeof *alike);
+    rpt_ranked_row *table = sim_xcalloc((size_t)n + 1, sizeof *table);
     srch_fold_alike(rows, n, same_as);
     for (int i = 0; i < n; i++) alike[same_as[i]]++;
-    int w = 8;
-    char name[300];
-    for (int i = 0; i < n; i++) {
-        if (same_as[i] != i) continue;
-        row_name(rows[i], alike[i], name, sizeof name);
-        int len = (int)strlen(name);
-        if (len > w) w = len;
-    }
-    if (w > 72) w = 72;
-    fprintf(out, "%4s  %8s  %-*s  %10s  %10s  %6s  %9s  %s\n", "rank", "index", w, "strategy", "estimate",
-            "simulated", "MFU", "memory", "why it beats the next row");
-    int ranked = 0;
+    int nrows = 0;
     for (int i = 0; i < n; i++) {
         if (same_as[i] != i) continue;
         const srch_candidate *c = rows[i];
         int next = i + 1;
         while (next < n && same_as[next] != next) next++;
-        char sim[32], mfu[16], why[SIM_ERR_LEN + 64] = "";
-        row_name(c, alike[i], name, sizeof name);
-        if (c->state == SRCH_SIM_DONE) {
-            snprintf(sim, sizeof sim, "%.4f s", c->step_time_s);
-            snprintf(mfu, sizeof mfu, "%.1f%%", 100.0 * c->mfu);
-        } else {
-            snprintf(sim, sizeof sim, "%s", c->state == SRCH_SIM_FAILED ? "failed" : "-");
-            snprintf(mfu, sizeof mfu, "-");
-        }
+        rpt_ranked_row *r = &table[nrows++];
+        r->index = c->index;
+        row_name(c, alike[i], r->strategy, sizeof r->strategy);
+        r->state = c->state == SRCH_SIM_DONE ? RPT_ROW_SIMULATED : c->state == SRCH_SIM_FAILED ? RPT_ROW_FAILED
+                                                                                              : RPT_ROW_ESTIMATED;
+        r->estimate_s = c->est.step_s;
+        r->step_time_s = c->step_time_s;
+        r->mfu = c->mfu;
+        r->peak_bytes = c->peak_bytes;
         if (c->state == SRCH_SIM_FAILED)
-            snprintf(why, sizeof why, "%s", c->error);
+            snprintf(r->why, sizeof r->why, "%s", c->error);
         else if (next < n && rows[next]->state != SRCH_SIM_FAILED)
-            srch_reason(c, rows[next], p, why, sizeof why);
-        char rank[16];
-        if (c->state == SRCH_SIM_DONE)
-            snprintf(rank, sizeof rank, "%d", ++ranked);
-        else
-            snprintf(rank, sizeof rank, "-");
-        fprintf(out, "%4s  %8d  %-*.*s  %8.4f s  %10s  %6s  %5.1f GiB  %s\n", rank, c->index, w, w, name,
-                c->est.step_s, sim, mfu, c->peak_bytes / SIM_GIB, why);
+            srch_reason(c, rows[next], p, r->why, sizeof r->why);
     }
+    rpt_print_ranking(out, table, nrows);
+    free(table);
     free(same_as);
     free(alike);
 }

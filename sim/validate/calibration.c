@@ -11,9 +11,6 @@
 #include "../report/report.h"
 #include "internal.h"
 
-#define NOTE_LEN 160
-#define MAX_NOTES 8
-#define MAX_GROUPS 64
 
 /* {========================================================= statistics */
 
@@ -52,32 +49,32 @@ int val_targets_only(val_case *cases, int n, int *loose, int *not_modelled)
 /* Parameters the data pushed to the edge of their physical range: the fit
  * is then no longer a measurement of that efficiency.  Writes at most cap
  * notes and returns how many. */
-static int bound_notes(const val_fit_result *res, char notes[][NOTE_LEN], int cap)
+static int bound_notes(const val_fit_result *res, char notes[][VAL_NOTE_LEN], int cap)
 {
     int n = 0;
     for (int k = 0; k < VAL_NPARAMS && n < cap; k++) {
         if (!(res->free_mask & (1u << k))) continue;
         double v = res->value[k];
         if (!isfinite(res->sigma[k])) {
-            snprintf(notes[n++], NOTE_LEN, "%s is not determined by these cases (no figure depends on it)",
+            snprintf(notes[n++], VAL_NOTE_LEN, "%s is not determined by these cases (no figure depends on it)",
                      val_param_name((val_param)k));
             continue;
         }
         bool eff = k == VAL_P_ATTENTION || k == VAL_P_MEMORY || k == VAL_P_NETWORK;
         if (eff && v > 0.995)
-            snprintf(notes[n++], NOTE_LEN, "%s reached its bound (1): the data ask for more than the hardware gives",
+            snprintf(notes[n++], VAL_NOTE_LEN, "%s reached its bound (1): the data ask for more than the hardware gives",
                      val_param_name((val_param)k));
         else if (k == VAL_P_OVERLAP_SLOWDOWN && v < 1.001)
-            snprintf(notes[n++], NOTE_LEN, "%s fell to 1: the data ask for no contention between a GEMM and "
+            snprintf(notes[n++], VAL_NOTE_LEN, "%s fell to 1: the data ask for no contention between a GEMM and "
                      "the collective beside it", val_param_name((val_param)k));
         else if ((k == VAL_P_KERNEL_US || k == VAL_P_COLL_STEP_US) && v < 1e-3)
-            snprintf(notes[n++], NOTE_LEN, "%s fell to 0: the data ask for less than no overhead",
+            snprintf(notes[n++], VAL_NOTE_LEN, "%s fell to 0: the data ask for less than no overhead",
                      val_param_name((val_param)k));
     }
     const cfg_curve *cv = &res->platform.gemm_efficiency;
     for (int i = 0; i < cv->n && n < cap; i++)
         if (cv->y[i] >= 0.9999) {
-            snprintf(notes[n++], NOTE_LEN, "the fitted GEMM efficiency reaches 1 (100%% of peak) at %.3g FLOPs",
+            snprintf(notes[n++], VAL_NOTE_LEN, "the fitted GEMM efficiency reaches 1 (100%% of peak) at %.3g FLOPs",
                      cv->x[i]);
             break;
         }
@@ -124,8 +121,8 @@ static void print_before_after(FILE *f, const val_case *before, const val_case *
 
 static void print_groups(FILE *f, const char *title, const val_case *cases, int n)
 {
-    val_group_stats g[MAX_GROUPS];
-    int ng = val_group_stats_compute(cases, n, g, MAX_GROUPS);
+    val_group_stats g[VAL_MAX_GROUPS];
+    int ng = val_group_stats_compute(cases, n, g, VAL_MAX_GROUPS);
     fprintf(f, "%s:\n", title);
     val_print_groups(f, g, ng);
 }
@@ -137,8 +134,8 @@ void val_print_calibration(FILE *f, const val_calibration *c)
             res->passes, res->converged ? "simulation agrees with the fit" : "stopped before agreement",
             100 * res->disagreement);
     print_params(f, &c->base, res);
-    char notes[MAX_NOTES][NOTE_LEN];
-    int nn = bound_notes(res, notes, MAX_NOTES);
+    char notes[VAL_MAX_NOTES][VAL_NOTE_LEN];
+    int nn = bound_notes(res, notes, VAL_MAX_NOTES);
     for (int i = 0; i < nn; i++) fprintf(f, "warning: %s\n", notes[i]);
     fprintf(f, "\nrms relative error: %.2f%% before, %.2f%% after (%d degrees of freedom)\n\n", 100 * res->rms_before,
             100 * res->rms_after, res->dof);
@@ -160,8 +157,8 @@ void val_print_calibration(FILE *f, const val_calibration *c)
 
 static cJSON *validation_json(const val_case *cases, int n)
 {
-    val_group_stats g[MAX_GROUPS];
-    int ng = val_group_stats_compute(cases, n, g, MAX_GROUPS);
+    val_group_stats g[VAL_MAX_GROUPS];
+    int ng = val_group_stats_compute(cases, n, g, VAL_MAX_GROUPS);
     return val_to_json(cases, n, g, ng);
 }
 
@@ -191,8 +188,8 @@ void *val_calibration_to_json(const val_calibration *c, const char *platform_fil
         if (fitted) cJSON_AddItemToObject(o, "sigma", number_or_null(res->sigma[k]));
         cJSON_AddItemToArray(ps, o);
     }
-    char notes[MAX_NOTES][NOTE_LEN];
-    int nn = bound_notes(res, notes, MAX_NOTES);
+    char notes[VAL_MAX_NOTES][VAL_NOTE_LEN];
+    int nn = bound_notes(res, notes, VAL_MAX_NOTES);
     cJSON *w = cJSON_AddArrayToObject(root, "warnings");
     for (int i = 0; i < nn; i++) cJSON_AddItemToArray(w, cJSON_CreateString(notes[i]));
     cJSON_AddNumberToObject(root, "passes", res->passes);

@@ -99,27 +99,6 @@ sim_rc val_read_json(const char *path, cJSON **out, sim_err *err)
     return SIM_OK;
 }
 
-sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *origin, const char *where,
-                      sim_err *err)
-{
-    for (const cJSON *it = obj->child; it; it = it->next) {
-        bool ok = false;
-        for (int i = 0; known[i]; i++)
-            if (it->string && strcmp(it->string, known[i]) == 0) ok = true;
-        for (const cJSON *d = obj->child; ok && d != it; d = d->next)
-            if (strcmp(d->string, it->string) == 0)
-                return sim_fail(err, SIM_EINVAL, "%s: %s.%s: duplicate key (keep one)", origin, where, it->string);
-        if (ok) continue;
-        char list[320] = "";
-        size_t used = 0;
-        for (int i = 0; known[i] && used + strlen(known[i]) + 3 < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", known[i]);
-        return sim_fail(err, SIM_EINVAL, "%s: %s.%s: unknown key (known keys: %s)", origin, where,
-                        it->string ? it->string : "?", list);
-    }
-    return SIM_OK;
-}
-
 static void replace_item(cJSON *obj, const char *key, const cJSON *value)
 {
     cJSON *copy = cJSON_Duplicate(value, true);
@@ -260,7 +239,7 @@ static sim_rc load_compare(val_run *r, const cJSON *jr, const char *origin, cons
     r->rc = SIM_OK;
     *layer = false;
     if (!cJSON_IsObject(jr)) return sim_fail(err, SIM_EINVAL, "%s: %s: expected an object", origin, where);
-    sim_rc rc = val_check_keys(jr, run_keys, origin, where, err);
+    sim_rc rc = cfg_check_keys(jr, run_keys, origin, where, err);
     if (rc == SIM_OK) rc = get_string(jr, "name", true, r->name, sizeof r->name, origin, where, err);
     if (rc != SIM_OK) return rc;
     const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(jr, "compare");
@@ -366,7 +345,7 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
 {
     const char *origin = c->path;
     if (!cJSON_IsObject(root)) return sim_fail(err, SIM_EINVAL, "%s: expected a JSON object", origin);
-    sim_rc rc = val_check_keys(root, case_keys, origin, "", err);
+    sim_rc rc = cfg_check_keys(root, case_keys, origin, "", err);
     if (rc == SIM_OK) rc = get_string(root, "id", true, c->id, sizeof c->id, origin, "", err);
     if (rc == SIM_OK) rc = get_string(root, "group", true, c->group, sizeof c->group, origin, "", err);
     if (rc == SIM_OK) rc = get_string(root, "source", true, c->source, sizeof c->source, origin, "", err);
@@ -395,7 +374,7 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
     const cJSON *tg = cJSON_GetObjectItemCaseSensitive(root, "targets");
     if (tg) {
         if (!cJSON_IsObject(tg)) return sim_fail(err, SIM_EINVAL, "%s: .targets: expected an object", origin);
-        rc = val_check_keys(tg, target_keys, origin, ".targets", err);
+        rc = cfg_check_keys(tg, target_keys, origin, ".targets", err);
         if (rc == SIM_OK)
             rc = get_number(tg, "mean_abs_error", 0, 10, 0, &c->target_mean_abs, origin, ".targets", err);
         if (rc == SIM_OK) rc = get_number(tg, "max_abs_error", 0, 10, 0, &c->target_max_abs, origin, ".targets", err);

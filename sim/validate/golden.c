@@ -69,7 +69,7 @@ sim_rc val_golden_load(const char *path, val_golden **out, sim_err *err)
     sim_strlcpy(g->path, path, sizeof g->path);
     g->tol_default = GOLDEN_DEFAULT_TOL;
     if (!cJSON_IsObject(root)) rc = sim_fail(err, SIM_EINVAL, "%s: expected a JSON object", path);
-    if (rc == SIM_OK) rc = val_check_keys(root, golden_keys, path, "", err);
+    if (rc == SIM_OK) rc = cfg_check_keys(root, golden_keys, path, "", err);
 
     const char *model = NULL, *platform = NULL, *strategy = NULL;
     if (rc == SIM_OK) rc = input_name(root, "model", path, &model, err);

@@ -12,12 +12,6 @@
  * ("<path>: cannot read ...", "<path>: not JSON near ...") on failure. */
 sim_rc val_read_json(const char *path, cJSON **out, sim_err *err);
 
-/* Check that every key of object obj is in the NULL-terminated list, and
- * given once; SIM_EINVAL "<origin>: <where>.<key>: unknown key (known
- * keys: ...)" or "...: duplicate key (keep one)". */
-sim_rc val_check_keys(const cJSON *obj, const char *const *known, const char *origin, const char *where,
-                      sim_err *err);
-
 /* Apply --set style items to JSON objects before they are parsed: not
  * used for --set itself (the config loaders do that), but for a run's or
  * a scenario's "set" object: keys "model.K" go into model, the others into

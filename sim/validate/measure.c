@@ -82,7 +82,7 @@ bool val_reducible(const val_run *r, char *why, int cap)
     const cfg_strategy *s = &r->strategy;
     const cfg_platform *p = &r->platform;
     const char *no = NULL;
-    int inner = s->tp_x * s->tp_y * s->cp_ring * s->cp_ulysses;
+    int inner = cfg_tp(s) * cfg_cp(s);
     int dps = net_devices_per_supernode(p);
     bool outer = (s->order[CFG_NDIMS - 1] == CFG_DIM_DP && s->order[CFG_NDIMS - 2] == CFG_DIM_PP) ||
                  (s->order[CFG_NDIMS - 1] == CFG_DIM_PP && s->order[CFG_NDIMS - 2] == CFG_DIM_DP);

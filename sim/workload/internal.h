@@ -1,5 +1,5 @@
 /* internal.h - the workload module's private structures, shared by its
- * files (layout.c, layer.c, schedule.c, program.c, plan.c). */
+ * files (layout.c, layer.c, ops.c, schedule.c, program.c, plan.c). */
 #ifndef HEPTASIM_WORKLOAD_INTERNAL_H
 #define HEPTASIM_WORKLOAD_INTERNAL_H
 
@@ -11,6 +11,7 @@ typedef struct wl_ops {
     int n, cap;
 } wl_ops;
 
+/* ops.c */
 void wl_ops_push(wl_ops *ops, const wl_instr *in);
 void wl_ops_append(wl_ops *dst, const wl_ops *src);
 void wl_ops_free(wl_ops *ops);

@@ -1,5 +1,6 @@
 /* layer.c - the op templates of one transformer layer on one rank, and of
- * the first and last stage's extras (embedding, logits and loss).
+ * the first and last stage's extras (embedding, logits and loss); the
+ * kinds of layer (dense or MoE, full or windowed attention).
  *
  * Shapes follow Megatron's layout for 1D tensor parallel (column-parallel
  * QKV and FC1, row-parallel projection and FC2): without sequence
@@ -95,25 +96,14 @@ static void emit_backward_gemm(emitter *e, int label, double dgrad_s, double wgr
     push_compute(e->wgrad, WL_PH_WGRAD, label, wgrad_s);
 }
 
-int wl_group_size(const cfg_strategy *s, wl_group g)
+int wl_layer_kind(const cfg_model *m, int layer)
 {
-    int tp = s->tp_x * s->tp_y, ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 0 ? s->etp : tp;
-    switch (g) {
-    case WL_G_TP: return tp;
-    case WL_G_TPX: return s->tp_x;
-    case WL_G_TPY: return s->tp_y;
-    case WL_G_CPR: return s->cp_ring;
-    case WL_G_CPU: return s->cp_ulysses;
-    case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
-    case WL_G_EP: return ep;
-    case WL_G_EDP: return s->dp * s->cp_ring * s->cp_ulysses / ep * (tp / etp);
-    case WL_G_ETP: return etp;
-    case WL_G_EBLK: return tp / etp;
-    case WL_G_EDPD: return s->dp * s->cp_ring * s->cp_ulysses / ep;
-    case WL_G_DP: return s->dp * s->cp_ring * s->cp_ulysses;
-    case WL_G_PP: return s->pp;
-    default: return 1;
-    }
+    return (cfg_is_moe_layer(m, layer) ? WL_KIND_MOE : 0) | (cfg_is_window_layer(m, layer) ? WL_KIND_WINDOW : 0);
+}
+
+bool wl_kind_possible(const cfg_model *m, int kind)
+{
+    return (!(kind & WL_KIND_MOE) || m->moe.experts > 0) && (!(kind & WL_KIND_WINDOW) || m->window.tokens > 0);
 }
 
 /* A collective on `stream` (WL_S_MAIN = blocking); skipped for a group of one. */

@@ -1,10 +1,12 @@
-/* layout.c - rank <-> 7D coordinates and process groups.
+/* layout.c - rank <-> 7D coordinates and process groups, and their sizes.
  *
  * A rank number is a mixed-radix number whose digits are the coordinates of
  * the dimensions in `order`, innermost (fastest varying) first, so the
  * innermost dimensions are neighbours and stay inside a node or supernode.
  * Expert parallel groups are cut out of the data space: the dp x cp_ring x
  * cp_ulysses ranks that share tp and pp coordinates, as Megatron does. */
+#include <assert.h>
+
 #include "internal.h"
 
 void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
@@ -20,10 +22,31 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
         if (d == CFG_DIM_CP_ULYSSES || d == CFG_DIM_CP_RING || d == CFG_DIM_DP) lo->data_dims[nd++] = d;
     }
     lo->world = stride;
-    lo->ep = s->ep > 0 ? s->ep : 1;
-    lo->tp = s->tp_x * s->tp_y;
-    lo->etp = s->etp > 0 ? s->etp : lo->tp;
+    lo->ep = cfg_ep(s);
+    lo->tp = cfg_tp(s);
+    lo->etp = cfg_etp(s);
     lo->ep_inner = pos_ep < pos_dp;
+}
+
+int wl_group_size(const cfg_strategy *s, wl_group g)
+{
+    assert((unsigned)g < WL_NGROUPS);
+    switch (g) {
+    case WL_G_TP: return cfg_tp(s);
+    case WL_G_TPX: return s->tp_x;
+    case WL_G_TPY: return s->tp_y;
+    case WL_G_CPR: return s->cp_ring;
+    case WL_G_CPU: return s->cp_ulysses;
+    case WL_G_FUSED: return s->tp_y * s->cp_ulysses;
+    case WL_G_EP: return cfg_ep(s);
+    case WL_G_EDP: return cfg_edp_group(s);
+    case WL_G_ETP: return cfg_etp(s);
+    case WL_G_EBLK: return cfg_expert_blocks(s);
+    case WL_G_EDPD: return cfg_dp_group(s) / cfg_ep(s);
+    case WL_G_DP: return cfg_dp_group(s);
+    case WL_G_PP: return s->pp;
+    default: return 1;
+    }
 }
 
 void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS])
@@ -197,16 +220,16 @@ void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sin
     wl_group g = (wl_group)in->group, inner, across;
     wl_coll kind = (wl_coll)in->coll;
     double S = in->bytes;
-    int tp = s->tp_x * s->tp_y, etp = s->etp > 0 ? s->etp : tp, parts;
+    int parts;
     if (wl_group_size(s, g) <= 1 || !(S > 0)) return;
     if (kind != WL_ALLTOALL && g == WL_G_TP && s->tp_x > 1 && s->tp_y > 1) {
         inner = WL_G_TPX;
         across = WL_G_TPY;
         parts = s->tp_x;
-    } else if (kind != WL_ALLTOALL && g == WL_G_EDP && tp / etp > 1) {
-        inner = etp == 1 ? WL_G_TP : WL_G_EBLK; /* etp 1: the whole TP group, 2D-split again */
+    } else if (kind != WL_ALLTOALL && g == WL_G_EDP && cfg_expert_blocks(s) > 1) {
+        inner = cfg_etp(s) == 1 ? WL_G_TP : WL_G_EBLK; /* etp 1: the whole TP group, 2D-split again */
         across = WL_G_EDPD;
-        parts = tp / etp;
+        parts = cfg_expert_blocks(s);
     } else {
         sink(ctx, in);
         return;

@@ -5,27 +5,6 @@
 
 #include "internal.h"
 
-void wl_ops_push(wl_ops *ops, const wl_instr *in)
-{
-    if (ops->n == ops->cap) {
-        ops->cap = ops->cap ? 2 * ops->cap : 32;
-        ops->a = sim_xrealloc(ops->a, (size_t)ops->cap * sizeof *ops->a);
-    }
-    ops->a[ops->n++] = *in;
-}
-
-void wl_ops_append(wl_ops *dst, const wl_ops *src)
-{
-    for (int i = 0; i < src->n; i++) wl_ops_push(dst, &src->a[i]);
-}
-
-void wl_ops_free(wl_ops *ops)
-{
-    free(ops->a);
-    ops->a = NULL;
-    ops->n = ops->cap = 0;
-}
-
 sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, const cost_model *c,
                    wl_plan **out, sim_err *err)
 {
@@ -60,16 +39,6 @@ void wl_plan_free(wl_plan *plan)
     free(plan->schedule);
     free(plan->schedule_len);
     free(plan);
-}
-
-int wl_layer_kind(const cfg_model *m, int layer)
-{
-    return (cfg_is_moe_layer(m, layer) ? WL_KIND_MOE : 0) | (cfg_is_window_layer(m, layer) ? WL_KIND_WINDOW : 0);
-}
-
-bool wl_kind_possible(const cfg_model *m, int kind)
-{
-    return (!(kind & WL_KIND_MOE) || m->moe.experts > 0) && (!(kind & WL_KIND_WINDOW) || m->window.tokens > 0);
 }
 
 int wl_world(const wl_plan *plan) { return plan->layout.world; }
@@ -169,15 +138,17 @@ wl_dim wl_instr_dim(const wl_instr *in)
 
 const char *wl_group_name(wl_group g)
 {
-    static const char *names[WL_NGROUPS] = {/* ORDER WL_GROUP */ "tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
-                                            "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp", "edp_blocks",
-                                            "edp_data"};
+    static const char *const names[] = {/* ORDER WL_GROUP */ "tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
+                                        "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp", "edp_blocks",
+                                        "edp_data"};
+    _Static_assert(sizeof names / sizeof names[0] == WL_NGROUPS, "one name per group");
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
 }
 
 const char *wl_dim_name(wl_dim d)
 {
-    static const char *names[WL_NDIMS] = {"tp", "cp", "ep", "dp", "pp"}; /* ORDER WL_DIM */
+    static const char *const names[] = {"tp", "cp", "ep", "dp", "pp"}; /* ORDER WL_DIM */
+    _Static_assert(sizeof names / sizeof names[0] == WL_NDIMS, "one name per dimension");
     return (unsigned)d < WL_NDIMS ? names[d] : "?";
 }
 

@@ -38,6 +38,11 @@ for r, w in zip(rows, want):
     assert r["simulated"] == ("true" if w["simulated"] else "false")
     assert (r["step_time_s"] == "") == (not w["simulated"])
     if w["simulated"]: assert float(r["step_time_s"]) == w["step_time_s"]
+    for k, v in w["strategy"].items():  # every key of the record's strategy has its column
+        cell = r["strategy." + k]
+        if isinstance(v, bool): assert cell == ("true" if v else "false"), (k, cell)
+        elif isinstance(v, (int, float)): assert float(cell) == v, (k, cell)
+        else: assert cell == v, (k, cell)
 PY
 rc=$?
 check "sweep --csv: a row per candidate, figures of the JSON: $(cat "$tmp/py")" test $rc -eq 0

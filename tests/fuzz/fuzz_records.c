@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size; i++) lines += data[i] == '\n';
     srch_candidate *arr = NULL;
     int n = 0, cap = 0;
-    srch_skipped sk;
+    rpt_skipped sk;
     sim_err err = {{0}};
     sim_rc rc = srch_jsonl_read(path, &arr, &n, &cap, &sk, &err);
     if (rc != SIM_OK) fz_check_err(rc, &err, prefixes, 2);
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fclose(w);
         srch_candidate *again = NULL;
         int n2 = 0, cap2 = 0;
-        srch_skipped sk2;
+        rpt_skipped sk2;
         if (srch_jsonl_read(path, &again, &n2, &cap2, &sk2, &err) != SIM_OK)
             fz_violation("records written back do not read again", err.msg);
         if (n2 != n || sk2.lines != 0) fz_violation("records written back read to another count", "");

@@ -1,4 +1,4 @@
-/* sweep.c - the HTML report of a strategy search (sweep, compare): the
+/* sweep_html.c - the HTML report of a strategy search (sweep, compare): the
  * candidates as a scatter of step time against peak memory with the
  * Pareto front, Megatron-style and 7D points in two colours, and the
  * ranked table.
@@ -56,11 +56,9 @@ static bool flag(const cJSON *o, const char *key, bool dflt)
     return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
 }
 
-/* Writes the compact form of a strategy object into out
- * (cfg_strategy_compact: "dp16 pp16v2 tp8 sp mb1 sel z1"); an object that
- * is not a whole strategy gives its description, if any. */
-static void strategy_text(const cJSON *st, char *out, size_t cap)
+void rpt_record_strategy_text(const void *strategy, char *out, size_t cap)
 {
+    const cJSON *st = strategy;
     out[0] = '\0';
     if (!cJSON_IsObject(st)) return;
     char *text = sim_json_print(st, false);
@@ -385,7 +383,7 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_
         c->peak_bytes = num(mem, "peak_bytes", 0);
         c->capacity_bytes = num(mem, "capacity_bytes", 0);
         c->fits = flag(mem, "fits", c->capacity_bytes <= 0 || c->peak_bytes <= c->capacity_bytes);
-        strategy_text(cJSON_GetObjectItemCaseSensitive(o, "strategy"), c->strategy, sizeof c->strategy);
+        rpt_record_strategy_text(cJSON_GetObjectItemCaseSensitive(o, "strategy"), c->strategy, sizeof c->strategy);
         const cJSON *dims = cJSON_GetObjectItemCaseSensitive(o, "dimensions");
         if (cJSON_IsString(dims) && strlen(c->strategy) + strlen(dims->valuestring) + 4 < sizeof c->strategy) {
             memmove(c->strategy + strlen(dims->valuestring) + 3, c->strategy, strlen(c->strategy) + 1);

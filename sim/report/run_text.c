@@ -1,4 +1,4 @@
-/* summary.c - the text reports: the summary of a simulated step and the
+/* run_text.c - the text reports: the summary of a simulated step and the
  * per-stage memory table.
  *
  * Plain text for a terminal, a dozen lines at most per run.  Memory and

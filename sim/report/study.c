@@ -1,0 +1,173 @@
+/* study.c - study.md, the Markdown table of a study, from the document the
+ * study module hands over (study/table.c): the main grid, the sensitivity
+ * cells, the cells where the 7D best is more than 5 % faster, and each
+ * cell's breakdown side by side.  The rows are those of study.csv; each
+ * side's best is its sweep record. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define FAST_GAIN 1.05 /* a speed-up the summary lists ("more than 5 %") */
+
+static double num(const cJSON *o, const char *path)
+{
+    const cJSON *v = cfg_json_at(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *text(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* A side's best: its record, or NULL when the side has none. */
+static const cJSON *best_of(const cJSON *row, const char *side)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(row, side);
+    return cJSON_IsObject(b) && b->child ? b : NULL;
+}
+
+static bool has_results(const cJSON *row)
+{
+    return strcmp(text(row, "state"), "done") == 0;
+}
+
+static void md_strategy(FILE *f, const cJSON *best)
+{
+    if (!best) {
+        fprintf(f, " none fits | - | - | - |");
+        return;
+    }
+    char s[CFG_TEXT_LEN];
+    rpt_record_strategy_text(cJSON_GetObjectItemCaseSensitive(best, "strategy"), s, sizeof s);
+    fprintf(f, " `%s` | %.3f | %.1f%% | %.1f |", s, num(best, "step_time_s"), 100 * num(best, "mfu"),
+            num(best, "memory.peak_bytes") / SIM_GIB);
+}
+
+static void md_row(FILE *f, const cJSON *row, bool axis)
+{
+    fprintf(f, "| %s | %s (%.0f) | %dK | %.0f | %.4g | %s |", text(row, "study_model"), text(row, "study_platform"),
+            num(row, "devices"), (int)num(row, "seq_len") / 1024, num(row, "global_batch"), num(row, "hbm_GiB"),
+            text(row, "megatron_cp"));
+    if (axis) {
+        if (num(row, "axis_factor") > 0)
+            fprintf(f, " %s x%.3g (%.6g) |", text(row, "axis"), num(row, "axis_factor"), num(row, "axis_value"));
+        else
+            fprintf(f, " %s = %.6g |", text(row, "axis"), num(row, "axis_value"));
+    }
+    if (!has_results(row)) {
+        fprintf(f, " %s | | | | | | | | | |\n", text(row, "state"));
+        return;
+    }
+    md_strategy(f, best_of(row, "megatron"));
+    md_strategy(f, best_of(row, "7d"));
+    double speedup = num(row, "speedup");
+    if (isfinite(speedup))
+        fprintf(f, " %.3fx |", speedup);
+    else
+        fprintf(f, " - |");
+    const char *keys = text(row, "seven_d_keys");
+    fprintf(f, " %s%s%s |\n", text(row, "reason"), keys[0] ? "; 7D keys: " : "", keys);
+}
+
+static void md_breakdown(FILE *f, const cJSON *row)
+{
+    const cJSON *c[2] = {best_of(row, "megatron"), best_of(row, "7d")};
+    fprintf(f, "\n### %s\n\n", text(row, "cell"));
+    fprintf(f, "`%s`\n\n| | Megatron-style best | 7D best |\n|---|---|---|\n", text(row, "command"));
+    char s[2][CFG_TEXT_LEN];
+    for (int k = 0; k < 2; k++) {
+        if (c[k])
+            rpt_record_strategy_text(cJSON_GetObjectItemCaseSensitive(c[k], "strategy"), s[k], sizeof s[k]);
+        else
+            sim_strlcpy(s[k], "none fits", sizeof s[k]);
+    }
+    fprintf(f, "| strategy | `%s` | `%s` |\n", s[0], s[1]);
+#define ROW(label, fmt, ...)                                                                                          \
+    do {                                                                                                              \
+        fprintf(f, "| %s |", label);                                                                                  \
+        for (int k = 0; k < 2; k++) {                                                                                 \
+            if (c[k])                                                                                                 \
+                fprintf(f, " " fmt " |", __VA_ARGS__);                                                                \
+            else                                                                                                      \
+                fprintf(f, " - |");                                                                                   \
+        }                                                                                                             \
+        fprintf(f, "\n");                                                                                             \
+    } while (0)
+    ROW("step time (simulated)", "%.4f s", num(c[k], "step_time_s"));
+    ROW("MFU", "%.1f %%", 100 * num(c[k], "mfu"));
+    ROW("memory, peak stage", "%.1f GiB", num(c[k], "memory.peak_bytes") / SIM_GIB);
+    ROW("memory, usable", "%.1f GiB", num(c[k], "memory.capacity_bytes") / SIM_GIB);
+    ROW("compute (critical rank)", "%.4f s", num(c[k], "breakdown.compute_s"));
+    ROW("pipeline bubble", "%.4f s", num(c[k], "breakdown.bubble_s"));
+    ROW("optimizer", "%.4f s", num(c[k], "breakdown.optimizer_s"));
+    static const char *const labels[WL_NDIMS] = {"TP", "CP", "EP", "DP", "PP"};
+    for (int d = 0; d < WL_NDIMS; d++) {
+        char label[48], exposed[48], comm[48];
+        snprintf(label, sizeof label, "%s comm exposed (in flight)", labels[d]);
+        snprintf(exposed, sizeof exposed, "dimensions.%s.exposed_s", wl_dim_name((wl_dim)d));
+        snprintf(comm, sizeof comm, "dimensions.%s.comm_s", wl_dim_name((wl_dim)d));
+        ROW(label, "%.4f s (%.4f s)", num(c[k], exposed), num(c[k], comm));
+    }
+#undef ROW
+}
+
+sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err)
+{
+    const cJSON *doc = study, *cells = cJSON_GetObjectItemCaseSensitive(doc, "cells"), *row;
+    sim_out o;
+    sim_rc rc = sim_out_open(&o, path, "study table", err);
+    if (rc != SIM_OK) return rc;
+    FILE *f = o.f;
+    fprintf(f, "# Study %s\n\n", text(doc, "name"));
+    if (text(doc, "description")[0]) fprintf(f, "%s\n\n", text(doc, "description"));
+    if (text(doc, "command")[0])
+        fprintf(f, "Regenerate with `%s` (inputs/ holds a copy of the study file, models and platforms).\n\n",
+                text(doc, "command"));
+    const char *symmetry = text(doc, "symmetry");
+    fprintf(f,
+            "Each cell is one `heptasim compare`: the best %.0f estimates of the 7D space and of its Megatron-style "
+            "part simulated (symmetry %s), the fastest of each side reported. Step times in seconds; memory is the "
+            "peak stage's, in GiB; the speed-up is the Megatron-style step over the 7D step. The last column names "
+            "the component the 7D best saves most on and the keys behind it, then the keys the baseline lacks.\n\n",
+            num(doc, "top"), strcmp(symmetry, "dp") == 0 ? "dp: one data-parallel replica stands for all" : symmetry);
+    static const char head[] = " Megatron-style best | step | MFU | GiB | 7D best | step | MFU | GiB | speed-up | what "
+                               "makes the difference |\n";
+    fprintf(f, "| model | platform (devices) | seq | batch | HBM GiB | baseline CP |%s", head);
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    bool sensitivity = false;
+    cJSON_ArrayForEach(row, cells)
+    {
+        bool axis = strcmp(text(row, "part"), "sensitivity") == 0;
+        if (axis && !sensitivity) {
+            sensitivity = true;
+            fprintf(f, "\n## Sensitivity\n\nOne platform key changed at a time.\n\n");
+            fprintf(f, "| model | platform (devices) | seq | batch | HBM GiB | baseline CP | key |%s", head);
+            fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        }
+        md_row(f, row, axis);
+    }
+    int fast = 0, have = 0;
+    cJSON_ArrayForEach(row, cells)
+    {
+        have += has_results(row);
+        fast += num(row, "speedup") > FAST_GAIN;
+    }
+    fprintf(f, "\n## Where the 7D best is more than 5 %% faster\n\n");
+    if (fast == 0) fprintf(f, "In none of the %d cells with results.\n", have);
+    cJSON_ArrayForEach(row, cells)
+    {
+        const char *keys = text(row, "seven_d_keys");
+        if (num(row, "speedup") > FAST_GAIN)
+            fprintf(f, "- %s: %.3fx (%s%s%s)\n", text(row, "cell"), num(row, "speedup"), text(row, "reason"),
+                    keys[0] ? "; " : "", keys);
+    }
+    fprintf(f, "\n## Breakdown per cell\n");
+    cJSON_ArrayForEach(row, cells)
+        if (has_results(row)) md_breakdown(f, row);
+    return sim_out_commit(&o, err);
+}
