@@ -796,6 +796,45 @@ START_TEST(test_recompute_adds_forward_time)
 }
 END_TEST
 
+/* Collectives rank 0 runs on group g in the recompute phase. */
+static int recompute_colls(const wl_plan *plan, wl_group g)
+{
+    wl_program *p = wl_program_new(plan, 0);
+    wl_instr in;
+    int n = 0;
+    while (wl_program_next(p, &in)) n += in.op == WL_COLL && in.group == g && in.phase == WL_PH_RECOMPUTE;
+    wl_program_free(p);
+    return n;
+}
+
+START_TEST(test_recompute_modules_ops)
+{
+    /* recompute_modules: "moe" runs each MoE layer's block again before its
+     * backward, dispatch and combine included (2 all-to-alls per layer and
+     * micro-batch); "core_attn" (the default) and "moe_act" repeat no
+     * collective; each module adds recompute time */
+    cfg_strategy s = strategy(2, 1, 1);
+    s.ep = 2;
+    s.recompute = CFG_RECOMP_SELECTIVE;
+    const char *mods[] = {"", "core_attn,moe_act", "core_attn,moe"};
+    cfg_model m = model_gpt();
+    fx_moe(&m, 8, 2, 1024, 0, 2048, 0, 1);
+    double rec[3];
+    for (int i = 0; i < 3; i++) {
+        fixture f;
+        sim_strlcpy(s.recompute_modules, mods[i], sizeof s.recompute_modules);
+        setup(&f, m, s);
+        int want = i == 2 ? 2 * f.m.layers * cfg_micro_batches(&s) : 0;
+        ck_assert_int_eq(recompute_colls(f.plan, WL_G_EP), want);
+        double ph[WL_NPHASES];
+        wl_rank_compute_s(f.plan, 0, ph);
+        rec[i] = ph[WL_PH_RECOMPUTE];
+        teardown(&f);
+    }
+    ck_assert(rec[0] > 0 && rec[0] < rec[1] && rec[1] < rec[2]);
+}
+END_TEST
+
 START_TEST(test_overlap_uses_stream_and_waits)
 {
     fixture f;
@@ -1389,6 +1428,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_order_changes_neighbours);
     tcase_add_test(tc, test_groups_partition_world);
     tcase_add_test(tc, test_layout_expert_fold);
+    tcase_add_test(tc, test_recompute_modules_ops);
     tcase_add_test(tc, test_groups_agree_between_members);
     tcase_add_test(tc, test_schedule_1f1b_counts);
     tcase_add_test(tc, test_schedule_interleaved_complete);
