@@ -1176,6 +1176,26 @@ START_TEST(check_embedding_and_loss_as_layers)
 }
 END_TEST
 
+/* HSDP's rules, one case each: zero 3 only, a divisor of dp x cp (gpt's
+ * strategy has dp 16, zero 1), dense models only. */
+START_TEST(check_dp_shard)
+{
+    triple t;
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("dp_shard=4")), SIM_EINVAL);
+    expect_check_msg(".dp_shard: hybrid sharding shards the parameters as zero 3 does, got zero 1 (set zero to 3, or "
+                     "leave dp_shard out)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("zero=3", "dp_shard=3")), SIM_EINVAL);
+    expect_check_msg(".dp_shard: 3 does not divide the data-parallel group dp x cp = 16 (use a divisor of 16)",
+                     t.s.path);
+    ck_assert_int_eq(gpt(&t, 0, ITEMS("zero=3", "dp_shard=4")), SIM_OK);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("zero=3", "dp_shard=2")), SIM_EINVAL);
+    expect_check_msg(".dp_shard: hybrid sharding of the routed experts over expert data parallel is not modelled, and "
+                     "model '%s' has experts (leave dp_shard out)",
+                     t.s.path, t.m.name);
+}
+END_TEST
+
 /* The MoE keys' rules, one case each (gpt is dense, its strategy interleaved). */
 START_TEST(check_moe_keys)
 {
@@ -2088,6 +2108,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_experts);
     tcase_add_test(tc, check_fusion_and_7d);
     tcase_add_test(tc, check_moe_keys);
+    tcase_add_test(tc, check_dp_shard);
     tcase_add_test(tc, check_expert_capacity);
     tcase_add_test(tc, check_embedding_and_loss_as_layers);
     tcase_add_test(tc, check_structs_built_in_memory);

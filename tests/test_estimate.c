@@ -244,6 +244,38 @@ START_TEST(test_zero)
 }
 END_TEST
 
+/* HSDP over two supernodes of 4: shard groups of 4 inside each (the
+ * gathers and reduce-scatters on the fabric), replica pairs across them
+ * (the all-reduces on the NIC plane), with and without the overlapped
+ * reduction; dp_shard 8, the whole DP group, simulates zero 3's step to
+ * the last bit. */
+START_TEST(test_hsdp)
+{
+    cfg_model m = small_model();
+    cfg_platform p = plat(8, 4);
+    for (int overlap = 0; overlap <= 1; overlap++) {
+        cfg_strategy s = strat(8, 1, 1);
+        s.zero = 3;
+        s.dp_shard = 4;
+        s.overlap_grad_reduce = overlap;
+        check_equal(overlap ? "hsdp 4 x 2, overlapped" : "hsdp 4 x 2", &m, &p, &s, 0);
+    }
+    run_case c[2];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 2; i++) {
+        c[i].model = m;
+        c[i].platform = p;
+        c[i].strategy = strat(8, 1, 1);
+        c[i].strategy.zero = 3;
+        c[i].strategy.dp_shard = i ? 8 : 0;
+    }
+    sim_err err = {{0}};
+    ck_assert_msg(runner_simulate_all(c, 2, 2, NULL, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(c[0].rc == SIM_OK && c[1].rc == SIM_OK, "%s %s", c[0].msg, c[1].msg);
+    ck_assert(c[0].result.step_time_s > 0 && c[1].result.step_time_s == c[0].result.step_time_s);
+}
+END_TEST
+
 START_TEST(test_hier_dp)
 {
     cfg_model m = small_model();
@@ -538,6 +570,7 @@ static Suite *estimate_suite(void)
     tcase_add_test(tk, test_ep);
     tcase_add_test(tk, test_zero);
     tcase_add_test(tk, test_hier_dp);
+    tcase_add_test(tk, test_hsdp);
     tcase_add_test(tk, test_tiers);
     tcase_add_test(tk, test_pipeline_hop_pays_tier_latency);
     tcase_add_test(tk, test_contended_is_a_lower_bound);

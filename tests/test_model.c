@@ -642,6 +642,34 @@ START_TEST(test_bytes_per_param_zero)
 }
 END_TEST
 
+/* HSDP: weights, grads and Adam (2 + 4 + 12 bytes per parameter) sharded
+ * over the dp_shard ranks of the shard group, not the dp x cp = 16 of
+ * the DP group; the activations and buffers are zero 3's. */
+START_TEST(test_hsdp_shards_over_the_shard_group)
+{
+    cfg_model m = gpt3_175b();
+    m.layers = 8;
+    cfg_strategy st = base_strategy();
+    st.dp = 8;
+    st.cp_ring = 2;
+    st.global_batch = 64;
+    st.zero = 3;
+    mdl_memory full, hybrid;
+    mdl_rank_memory(&m, &st, 0, &full);
+    assert_rel(rank_state_bytes(&full) / full.params, 18.0 / 16, EXACT);
+    for (int shard = 1; shard <= 16; shard *= 2) {
+        st.dp_shard = shard;
+        mdl_rank_memory(&m, &st, 0, &hybrid);
+        assert_rel(hybrid.weights_bytes, 2.0 * hybrid.params / shard, EXACT);
+        assert_rel(hybrid.grads_bytes, 4.0 * hybrid.params / shard, EXACT);
+        assert_rel(hybrid.optimizer_bytes, 12.0 * hybrid.params / shard, EXACT);
+        assert_rel(hybrid.activations_bytes, full.activations_bytes, EXACT);
+        assert_rel(hybrid.buffers_bytes, full.buffers_bytes, EXACT);
+    }
+    ck_assert(hybrid.total_bytes == full.total_bytes); /* dp_shard 16: the whole group, zero 3 */
+}
+END_TEST
+
 START_TEST(test_inflight_schedules)
 {
     cfg_model m = korthikanti_22b();
@@ -1350,6 +1378,7 @@ static Suite *model_suite(void)
 
     tc = tcase_create("memory");
     tcase_add_test(tc, test_bytes_per_param_zero);
+    tcase_add_test(tc, test_hsdp_shards_over_the_shard_group);
     tcase_add_test(tc, test_precision_bytes_per_param);
     tcase_add_test(tc, test_inflight_schedules);
     tcase_add_test(tc, test_layer_stage_placement);

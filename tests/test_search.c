@@ -477,6 +477,14 @@ START_TEST(estimate_tracks_data_parallel_simulation)
 }
 END_TEST
 
+/* HSDP: zero 3 in shard groups of 4, the gradient shards all-reduced
+ * across the 2 replicas. */
+START_TEST(estimate_tracks_hybrid_sharding_simulation)
+{
+    estimate_vs_simulation("{\"dp\": 8, \"zero\": 3, \"dp_shard\": 4, \"global_batch\": 16}", 8, 0.05);
+}
+END_TEST
+
 /* Every kind of layer, the MTP module in the last stage's head (one
  * simulation per test: SimGrid runs one per process). */
 START_TEST(estimate_tracks_layer_kinds)
@@ -949,6 +957,7 @@ static Suite *suite(void)
     tcase_add_test(t, pipeline_fill_is_pp_minus_one_stages);
     tcase_add_test(t, estimate_tracks_pipeline_simulation);
     tcase_add_test(t, estimate_tracks_data_parallel_simulation);
+    tcase_add_test(t, estimate_tracks_hybrid_sharding_simulation);
     tcase_add_test(t, estimate_tracks_layer_kinds);
     tcase_add_test(t, estimate_tracks_layer_kinds_pipeline);
     suite_add_tcase(s, t);

@@ -567,6 +567,68 @@ START_TEST(test_grad_sync_moves_held_params)
 }
 END_TEST
 
+/* HSDP on 16 ranks, tp 2 innermost, then ring CP 2, then dp 4: the DP
+ * group of rank 1 is 1 3 5 ... 15 (cp inside dp); dp_shard 4 cuts it into
+ * shard groups of four consecutive members and replica groups of every
+ * fourth.  Each layer's gradients reduce-scatter in the shard group every
+ * micro-batch (zero 3) and their quarter all-reduces across the replicas;
+ * the parameters gather in the shard group only. */
+START_TEST(test_hsdp_groups_and_bytes)
+{
+    cfg_strategy s = strategy(4, 1, 2);
+    s.cp_ring = 2;
+    s.global_batch = 16;
+    s.zero = 3;
+    s.dp_shard = 4;
+    fixture f;
+    setup(&f, model_gpt(), s);
+    const int dp1[] = {1, 3, 5, 7, 9, 11, 13, 15}, shard1[] = {1, 3, 5, 7}, shard13[] = {9, 11, 13, 15};
+    const int replica5[] = {5, 13};
+    expect_members(&f, 1, WL_G_DP, dp1, 8);
+    expect_members(&f, 5, WL_G_DPS, shard1, 4);
+    expect_members(&f, 13, WL_G_DPS, shard13, 4);
+    expect_members(&f, 5, WL_G_DPR, replica5, 2);
+    expect_members(&f, 13, WL_G_DPR, replica5, 2);
+    ck_assert_int_eq(wl_group_size(&f.s, WL_G_DPS), 4);
+    ck_assert_int_eq(wl_group_size(&f.s, WL_G_DPR), 2);
+
+    mdl_held edge;
+    mdl_edge_held(&f.m, &f.s, 0, &edge);
+    double dense, expert, edges = mdl_held_params(&edge, MDL_SYNC_DP), micro = cfg_micro_batches(&f.s);
+    mdl_stage_params(&f.m, &f.s, 0, &dense, &expert);
+    double reduced = 4.0 * (micro * (dense - edges) + edges);
+    totals got = walk(f.plan, 5);
+    ck_assert_double_eq_tol(got.grad_bytes[WL_G_DPS], reduced, reduced * 1e-12);
+    ck_assert_double_eq_tol(got.grad_bytes[WL_G_DPR], reduced / 4, reduced * 1e-12);
+    ck_assert(got.grad_bytes[WL_G_DP] == 0.0);
+    ck_assert(got.coll_bytes[WL_G_DPS][WL_REDUCESCATTER] == got.grad_bytes[WL_G_DPS]);
+    ck_assert(got.coll_bytes[WL_G_DPR][WL_ALLREDUCE] == got.grad_bytes[WL_G_DPR]);
+    ck_assert(got.coll_bytes[WL_G_DP][WL_ALLGATHER] == 0.0 && got.coll_bytes[WL_G_DPS][WL_ALLGATHER] > 0.0);
+    teardown(&f);
+
+    /* dp_shard = dp x cp is zero 3 over the DP group, instruction for instruction */
+    fixture z;
+    s.dp_shard = 8;
+    setup(&z, model_gpt(), s);
+    s.dp_shard = 0;
+    setup(&f, model_gpt(), s);
+    wl_program *a = wl_program_new(z.plan, 5), *b = wl_program_new(f.plan, 5);
+    wl_instr x, y;
+    bool more;
+    int n = 0;
+    while ((more = wl_program_next(a, &x))) {
+        ck_assert(wl_program_next(b, &y));
+        ck_assert_int_eq(memcmp(&x, &y, sizeof x), 0);
+        n++;
+    }
+    ck_assert(!wl_program_next(b, &y) && n > 0);
+    wl_program_free(a);
+    wl_program_free(b);
+    teardown(&z);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(test_bf16_grad_reduce_halves_dp_bytes)
 {
     /* grad_reduce_in_bf16: every gradient reduction of the program moves
@@ -1435,6 +1497,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tp_bytes_closed_form);
     tcase_add_test(tc, test_no_tp_no_tp_traffic);
     tcase_add_test(tc, test_grad_sync_moves_held_params);
+    tcase_add_test(tc, test_hsdp_groups_and_bytes);
     tcase_add_test(tc, test_tied_embedding_syncs_once);
     tcase_add_test(tc, test_bf16_grad_reduce_halves_dp_bytes);
     tcase_add_test(tc, test_fp8_gemms_by_the_peaks_ratio);

@@ -541,6 +541,31 @@ static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err 
     return SIM_OK;
 }
 
+/* HSDP as FSDP2's 2D mesh (replicate, shard) runs it: the parameters,
+ * gradients and optimizer sharded over dp_shard ranks of the DP group of
+ * dp ranks (zero 3 inside the shard group), replicated across the rest. */
+static sim_rc check_hybrid_sharding(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
+{
+    if (s->dp_shard <= 0) return SIM_OK;
+    const char *f = cfg_origin(s->path, "strategy");
+    int group = dp * cfg_cp(s);
+    if (s->zero != 3)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .dp_shard: hybrid sharding shards the parameters as zero 3 does, got zero %d (set zero "
+                        "to 3, or leave dp_shard out)",
+                        f, s->zero);
+    if (group % s->dp_shard != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .dp_shard: %d does not divide the data-parallel group dp x cp = %d (use a divisor of %d)",
+                        f, s->dp_shard, group, group);
+    if (m->moe.experts > 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .dp_shard: hybrid sharding of the routed experts over expert data parallel is not "
+                        "modelled, and model '%s' has experts (leave dp_shard out)",
+                        f, m->name);
+    return SIM_OK;
+}
+
 /* True when some layer of m is dense (moe false) or MoE (moe true). */
 static bool has_layer_kind(const cfg_model *m, bool moe)
 {
@@ -606,6 +631,7 @@ static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_stra
     if ((rc = cfg_check_precision(p, s, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
     if ((rc = check_moe_keys(m, s, err))) return rc;
+    if ((rc = check_hybrid_sharding(m, s, dp, err))) return rc;
     if ((rc = check_recompute_modules(m, s, err))) return rc;
     s->dp = dp;
     s->etp = cfg_etp(s); /* unset: Megatron's default, experts split like the dense layers */

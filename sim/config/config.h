@@ -290,6 +290,7 @@ typedef struct cfg_strategy {
     cfg_recompute recompute;
     char recompute_modules[CFG_NAME_LEN * 2]; /* selective: the modules, "core_attn,moe_act"; "" = core_attn */
     int zero;                      /* 0..3 */
+    int dp_shard;                  /* HSDP (zero 3): ranks of a parameter shard group; 0 = the whole DP group */
     bool overlap_grad_reduce;
     bool overlap_param_gather;
     bool overlap_tp_comm;
@@ -498,6 +499,8 @@ bool cfg_experts_folded(const cfg_strategy *s);
  * data-parallel size equal to dp. */
 bool cfg_expert_stages_match(const cfg_strategy *s);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
+int cfg_dp_shard(const cfg_strategy *s);            /* ranks sharding the dense parameters: dp_shard, or the DP group */
+int cfg_dp_replicate(const cfg_strategy *s);        /* HSDP replicas of a shard: cfg_dp_group / cfg_dp_shard */
 int cfg_ep(const cfg_strategy *s);                  /* expert parallel size: ep, 1 when unset (0) */
 int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel size: etp, tp when unset (0) */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp*tp/(ep*etp) */

@@ -31,6 +31,16 @@ int cfg_dp_group(const cfg_strategy *s)
     return s->dp * cfg_cp(s);
 }
 
+int cfg_dp_shard(const cfg_strategy *s)
+{
+    return s->dp_shard > 0 ? s->dp_shard : cfg_dp_group(s);
+}
+
+int cfg_dp_replicate(const cfg_strategy *s)
+{
+    return cfg_dp_group(s) / cfg_dp_shard(s);
+}
+
 int cfg_ep(const cfg_strategy *s)
 {
     return s->ep > 0 ? s->ep : 1;

@@ -576,6 +576,8 @@ const cfg_key cfg_strategy_keys[] = {
     {S_STR("recompute_modules", recompute_modules), .flags = SAME | PROBE, .matters = selective},
     {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS | COSTS,
      .search = 16, INNER, .choices = every_choice, .fits = zero_fits, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
+    {S_INT("dp_shard", dp_shard, 0, MAXDIM, 0), .flags = SAME | CFG_KF_OMIT_ZERO | PROBE | COSTS, /* never searched */
+     .matters = has_data_parallel, .compact = 27, .token = "shard%d"}, /* nonzero with zero 3 only (cfg_check) */
     {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM | COSTS,
      .search = 17, INNER, .choices = switch_choices, .matters = has_data_parallel, .compact = 16, .token = "no-ovl-grad"},
     {S_BOOL("overlap_param_gather", overlap_param_gather, 1), .flags = SAME | PIN | NOMEM,

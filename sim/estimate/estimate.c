@@ -60,7 +60,7 @@ enum { P_FWD = 0, P_BWD, P_REC, P_W, NPASSES };
 
 /* The layout part of a probe key: rank digits, experts and order. */
 typedef struct layout_key {
-    int tp_x, tp_y, cp_ulysses, cp_ring, pp, dp, ep, etp;
+    int tp_x, tp_y, cp_ulysses, cp_ring, pp, dp, ep, etp, dp_shard;
     int order[CFG_NDIMS];
 } layout_key;
 
@@ -82,7 +82,7 @@ typedef struct layout_geo {
 
 typedef struct coll_memo {
     long long geo;      /* layout_geo.serial (0: empty) */
-    int dims;           /* WL_G_DP or WL_G_EDP */
+    int dims;           /* WL_G_DP, WL_G_EDP, WL_G_DPS or WL_G_DPR */
     int kind;
     double bytes, s;
 } coll_memo;
@@ -223,6 +223,7 @@ static layout_key layout_key_of(const cfg_strategy *s)
     k.dp = s->dp;
     k.ep = s->ep;
     k.etp = s->etp;
+    k.dp_shard = s->dp_shard;
     for (int i = 0; i < CFG_NDIMS; i++) k.order[i] = (int)s->order[i];
     return k;
 }
@@ -650,7 +651,7 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double nmi
     return most + fmax(0.0, bubble);
 }
 
-/* net_coll_s of group g (WL_G_DP or WL_G_EDP) of layout lg, remembered. */
+/* net_coll_s of data-parallel group g (WL_G_DP, WL_G_EDP, WL_G_DPS or WL_G_DPR) of layout lg, remembered. */
 static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_coll kind, double bytes)
 {
     uint64_t bits;
@@ -669,10 +670,17 @@ static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_col
 }
 
 /* A data-parallel collective of the dense parameters' `dense` bytes over
- * DP and of the experts' `expert` bytes over expert DP. */
-static double dp_coll_s(est_estimator *e, const layout_geo *lg, net_coll kind, double dense, double expert)
+ * DP and of the experts' `expert` bytes over expert DP; with HSDP the
+ * dense gathers and reduce-scatters run in the shard group, and the
+ * reduced shard all-reduces across the replicas (as the programs do). */
+static double dp_coll_s(est_estimator *e, const cfg_strategy *s, const layout_geo *lg, net_coll kind, double dense,
+                        double expert)
 {
-    return memo_coll_s(e, lg, WL_G_DP, kind, dense) + memo_coll_s(e, lg, WL_G_EDP, kind, expert);
+    double t = memo_coll_s(e, lg, WL_G_EDP, kind, expert);
+    if (!wl_hybrid_sharded(s)) return t + memo_coll_s(e, lg, WL_G_DP, kind, dense);
+    t += memo_coll_s(e, lg, WL_G_DPS, kind, dense);
+    if (kind == NET_REDUCESCATTER) t += memo_coll_s(e, lg, WL_G_DPR, NET_ALLREDUCE, dense / cfg_dp_shard(s));
+    return t;
 }
 
 static void piece_add(est_estimator *e, int *n, double before, double s)
@@ -873,9 +881,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     double gb = prec.grad_bytes;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
-        ag[k] = dp_coll_s(e, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2);
-        rs[k] = dp_coll_s(e, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb);
-        gs[k] = dp_coll_s(e, lg, gkind, pdp[k] * gb, pedp[k] * gb);
+        ag[k] = dp_coll_s(e, s, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2);
+        rs[k] = dp_coll_s(e, s, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb);
+        gs[k] = dp_coll_s(e, s, lg, gkind, pdp[k] * gb, pedp[k] * gb);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
@@ -940,7 +948,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         }
     }
 
-    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
+    double ddp = wl_group_size(s, wl_param_group(s)), dedp = wl_group_size(s, WL_G_EDP);
     for (int st = 0; st < pp; st++) {
         const stage_row *r = &e->rows[st];
         stage_cost *c = &e->costs[st];
@@ -957,8 +965,9 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         if (z == 3) {
             /* per layer and micro-batch when overlapped (in zx); else the
              * gradients of every micro-batch pile up for one reduction */
-            c->grad[1] = dp_coll_s(e, lg, NET_REDUCESCATTER, edge * gb, edge_edp * gb);
-            c->grad[0] = dp_coll_s(e, lg, NET_REDUCESCATTER, (nmicro * sdp + edge) * gb, (nmicro * sedp + edge_edp) * gb);
+            c->grad[1] = dp_coll_s(e, s, lg, NET_REDUCESCATTER, edge * gb, edge_edp * gb);
+            c->grad[0] =
+                dp_coll_s(e, s, lg, NET_REDUCESCATTER, (nmicro * sdp + edge) * gb, (nmicro * sedp + edge_edp) * gb);
         } else {
             /* the schedule places each layer's last weight gradients and
              * the stage's idle cool-down (the same for zero 0 to 2) */
@@ -968,17 +977,18 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
              * stage under a split schedule (it then waits for the head's W) */
             double embed = st == 0 ? eh.params[MDL_PART_EMBEDDING] : 0.0;
             if (m->tied_embeddings && cfg_head_stage(s) == 0 && wl_schedule_splits_w(s)) embed = 0.0;
-            double embed_s = embed > 0 ? dp_coll_s(e, lg, gkind, embed * gb, 0.0) : 0.0;
-            double head_s = edge > embed || edge_edp > 0 ? dp_coll_s(e, lg, gkind, (edge - embed) * gb, edge_edp * gb) : 0.0;
+            double embed_s = embed > 0 ? dp_coll_s(e, s, lg, gkind, embed * gb, 0.0) : 0.0;
+            double head_s =
+                edge > embed || edge_edp > 0 ? dp_coll_s(e, s, lg, gkind, (edge - embed) * gb, edge_edp * gb) : 0.0;
             c->grad[1] = overlapped_grad_s(e, s, st, gs, embed_s, head_s);
-            c->grad[0] = dp_coll_s(e, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
+            c->grad[0] = dp_coll_s(e, s, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
         }
         sedp += edge_edp;
         double held = z >= 1 ? (sdp + edge) / ddp + sedp / dedp : sdp + edge + sedp;
         c->opt = cost_optimizer_s(e->cost, held, prec.step_bytes);
         c->gather = c->startx = 0.0;
         if (z == 1 || z == 2) {
-            c->gather = dp_coll_s(e, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
+            c->gather = dp_coll_s(e, s, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
             /* overlapped: gathered at the start, layer by layer, while the
              * first forwards run */
             c->startx = overlapped_gather_s(e, s, st, ag, c->fill);

@@ -450,6 +450,7 @@ void mdl_precision_of(const cfg_model *m, const cfg_strategy *s, mdl_precision *
  *    and the weights (z >= 3) over D ranks [R20]: D = dp*c for non-expert
  *    parameters (CP ranks hold the same weights), D = dp*c*t/(ep*etp) for
  *    routed experts (Megatron's expert data parallel; dp*c/ep when etp = t);
+ *    with HSDP (dp_shard) D = dp_shard for the non-expert parameters;
  *  - activations: in-flight chunks times the stage's per-micro-batch bytes
  *    per chunk (the head's stage's multi-token prediction modules counted
  *    in its bytes, mtp_act_bytes), plus one layer without recompute (by
@@ -478,9 +479,10 @@ void mdl_rank_memory(const cfg_model *m, const cfg_strategy *s, int stage, mdl_m
     double t = cfg_tp(s), c = cfg_cp(s), dpc = at_least_one(s->dp) * c;
     double dp_expert = dpc * t / (at_least_one(s->ep) * (double)at_least_one(s->etp));
     if (dp_expert < 1.0) dp_expert = 1.0;
+    double shard = s->dp_shard > 0 ? cfg_dp_shard(s) : dpc; /* HSDP: the shard group only */
     double full = dense + expert;
-    double sharded = dense / dpc + expert / dp_expert;
-    double fp8 = s->zero >= 3 ? ss.fp8_dense / dpc + ss.fp8_expert / dp_expert : ss.fp8_dense + ss.fp8_expert;
+    double sharded = dense / shard + expert / dp_expert;
+    double fp8 = s->zero >= 3 ? ss.fp8_dense / shard + ss.fp8_expert / dp_expert : ss.fp8_dense + ss.fp8_expert;
     mdl_precision pr;
     mdl_precision_of(m, s, &pr);
     double wb = pr.weight_bytes;

@@ -40,6 +40,7 @@ typedef struct wl_layout {
     int esize[CFG_NDIMS];
     int estride[CFG_NDIMS];
     bool folded;            /* cfg_experts_folded: else ETP is TP and expert DP is DP */
+    int dp_shard;           /* cfg_dp_shard: the HSDP shard groups' size */
 } wl_layout;
 
 void wl_layout_init(wl_layout *lo, const cfg_strategy *s);

@@ -32,6 +32,7 @@ void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
     lo->world = numbering(s, cfg_dim_radix, lo->size, lo->stride);
     numbering(s, cfg_expert_radix, lo->esize, lo->estride);
     lo->folded = cfg_experts_folded(s);
+    lo->dp_shard = cfg_dp_shard(s);
 }
 
 int wl_group_size(const cfg_strategy *s, wl_group g)
@@ -49,6 +50,8 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
     case WL_G_ETP: return cfg_etp(s);
     case WL_G_DP: return cfg_dp_group(s);
     case WL_G_PP: return s->pp;
+    case WL_G_DPS: return cfg_dp_shard(s);
+    case WL_G_DPR: return cfg_dp_replicate(s);
     default: return 1;
     }
 }
@@ -88,8 +91,34 @@ static int members_varying(const int size[CFG_NDIMS], const int stride[CFG_NDIMS
     return n;
 }
 
+bool wl_hybrid_sharded(const cfg_strategy *s)
+{
+    return s->zero == 3 && cfg_dp_shard(s) < cfg_dp_group(s);
+}
+
+wl_group wl_param_group(const cfg_strategy *s)
+{
+    return wl_hybrid_sharded(s) ? WL_G_DPS : WL_G_DP;
+}
+
+/* HSDP: the shard group of the DP group's member `me` is its run of
+ * `shard` consecutive members, its replica group every shard-th member
+ * from its place in that run. */
+static int hybrid_members(int *members, int n, int shard, bool replica, int *my_index)
+{
+    int me = *my_index, k = 0;
+    for (int i = 0; i < n; i++)
+        if (replica ? i % shard == me % shard : i / shard == me / shard) members[k++] = members[i];
+    *my_index = replica ? me / shard : me % shard;
+    return k;
+}
+
 int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index)
 {
+    if (g == WL_G_DPS || g == WL_G_DPR) {
+        int n = wl_layout_members(lo, rank, WL_G_DP, members, my_index);
+        return hybrid_members(members, n, lo->dp_shard, g == WL_G_DPR, my_index);
+    }
     bool vary[CFG_NDIMS] = {false}, expert = false;
     *my_index = 0;
     if (!lo->folded && (g == WL_G_ETP || g == WL_G_EDP)) g = g == WL_G_ETP ? WL_G_TP : WL_G_DP;

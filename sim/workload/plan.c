@@ -79,6 +79,7 @@ void wl_groups_by_kind(const wl_plan *plan, unsigned *ring, unsigned *alltoall)
     const wl_edge_ops *e = &plan->edge;
     /* the program adds the gradient and parameter syncs */
     unsigned mask[2] = {1u << WL_G_DP, 0};
+    if (wl_hybrid_sharded(plan->s)) mask[0] |= 1u << WL_G_DPS | 1u << WL_G_DPR;
     bool edp = e->head_params_edp > 0;
     for (int k = 0; k < WL_NKINDS; k++) {
         edp = edp || plan->layer[k].params_edp > 0;
@@ -123,7 +124,7 @@ wl_dim wl_group_dim(wl_group g)
     case WL_G_TP: case WL_G_TPX: case WL_G_TPY: case WL_G_ETP: return WL_DIM_TP;
     case WL_G_CPR: case WL_G_CPU: case WL_G_FUSED: return WL_DIM_CP;
     case WL_G_EP: return WL_DIM_EP;
-    case WL_G_EDP: case WL_G_DP: return WL_DIM_DP;
+    case WL_G_EDP: case WL_G_DP: case WL_G_DPS: case WL_G_DPR: return WL_DIM_DP;
     case WL_G_PP: default: return WL_DIM_PP;
     }
 }
@@ -139,7 +140,8 @@ wl_dim wl_instr_dim(const wl_instr *in)
 const char *wl_group_name(wl_group g)
 {
     static const char *const names[] = {/* ORDER WL_GROUP */ "tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
-                                        "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp"};
+                                        "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp",
+                                        "dp_shard", "dp_replicate"};
     _Static_assert(sizeof names / sizeof names[0] == WL_NGROUPS, "one name per group");
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
 }

@@ -138,6 +138,20 @@ static const wl_layer_ops *layer_ops(const wl_plan *plan, int layer)
     return &plan->layer[wl_layer_kind(plan->m, layer)];
 }
 
+/* The reduction of `bytes` of dense gradients over DP; with HSDP a
+ * reduce-scatter in the shard group, then an all-reduce of the shard
+ * across the replicas. */
+static void put_dense_grad(wl_program *p, wl_coll kind, double bytes, wl_stream st, int layer)
+{
+    const cfg_strategy *s = p->plan->s;
+    if (!wl_hybrid_sharded(s)) {
+        put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, bytes, st, layer);
+        return;
+    }
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, WL_REDUCESCATTER, WL_G_DPS, bytes, st, layer);
+    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, WL_ALLREDUCE, WL_G_DPR, bytes / cfg_dp_shard(s), st, layer);
+}
+
 /* Gradient reduction of one layer's (or edge's) parameters. */
 static void grad_sync(wl_program *p, double dp_params, double edp_params, int layer)
 {
@@ -149,7 +163,7 @@ static void grad_sync(wl_program *p, double dp_params, double edp_params, int la
     }
     wl_coll kind = s->zero >= 1 ? WL_REDUCESCATTER : WL_ALLREDUCE;
     double gb = p->prec.grad_bytes;
-    put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, dp_params * gb, WL_S_DP, layer);
+    put_dense_grad(p, kind, dp_params * gb, WL_S_DP, layer);
     put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, edp_params * gb, WL_S_DP, layer);
 }
 
@@ -158,7 +172,7 @@ static void grad_sync(wl_program *p, double dp_params, double edp_params, int la
 static uint32_t gather_layer(wl_program *p, int layer, wl_phase ph)
 {
     const wl_layer_ops *lo = layer_ops(p->plan, layer);
-    put_coll(p, ph, WL_L_DP_PARAM, WL_ALLGATHER, WL_G_DP, lo->params_dp * 2, WL_S_DP, layer);
+    put_coll(p, ph, WL_L_DP_PARAM, WL_ALLGATHER, wl_param_group(p->plan->s), lo->params_dp * 2, WL_S_DP, layer);
     put_coll(p, ph, WL_L_EDP_PARAM, WL_ALLGATHER, WL_G_EDP, lo->params_edp * 2, WL_S_DP, layer);
     return p->issued[WL_S_DP];
 }
@@ -379,10 +393,10 @@ static void epilogue(wl_program *p)
         }
     } else {
         double gb = p->prec.grad_bytes;
-        put_coll(p, WL_PH_GRAD_SYNC, WL_L_DP_GRAD, kind, WL_G_DP, p->pending_dp * gb, WL_S_MAIN, -1);
+        put_dense_grad(p, kind, p->pending_dp * gb, WL_S_MAIN, -1);
         put_coll(p, WL_PH_GRAD_SYNC, WL_L_EDP_GRAD, kind, WL_G_EDP, p->pending_edp * gb, WL_S_MAIN, -1);
     }
-    double ddp = wl_group_size(s, WL_G_DP), dedp = wl_group_size(s, WL_G_EDP);
+    double ddp = wl_group_size(s, wl_param_group(s)), dedp = wl_group_size(s, WL_G_EDP);
     double held = s->zero >= 1 ? p->dp_params / ddp + p->edp_params / dedp : p->dp_params + p->edp_params;
     wl_instr opt = make(WL_COMPUTE, WL_PH_OPTIMIZER, WL_L_OPTIMIZER);
     opt.seconds = cost_optimizer_s(plan->c, held, p->prec.step_bytes);

@@ -45,6 +45,8 @@ typedef enum wl_group {
     WL_G_DP,       /* gradient reduction group: dp x cp_ring x cp_ulysses */
     WL_G_PP,       /* pipeline neighbours (p2p only) */
     WL_G_ETP,      /* expert tensor parallel: the etp ranks splitting one expert */
+    WL_G_DPS,      /* HSDP shard group: cfg_dp_shard consecutive members of the DP group */
+    WL_G_DPR,      /* HSDP replica group: the DP group's members at one place in their shard groups */
     WL_NGROUPS
 } wl_group;
 
@@ -132,6 +134,11 @@ int wl_strategy_stride(const cfg_strategy *s, cfg_dim d);
  * for group sizes: an unresolved ep or etp of 0 counts as 1 and the TP
  * size, as cfg_check resolves them). */
 int wl_group_size(const cfg_strategy *s, wl_group g);
+/* HSDP: zero 3 with shard groups smaller than the DP group; the dense
+ * parameters gather and their gradients reduce-scatter over WL_G_DPS, and
+ * the gradient shards all-reduce over WL_G_DPR. */
+bool wl_hybrid_sharded(const cfg_strategy *s);
+wl_group wl_param_group(const cfg_strategy *s); /* the group sharding the dense parameters: DPS or DP */
 
 /* Members of `rank`'s group g, in ring order, written into members (capacity
  * >= wl_world); *my_index gets rank's position. Returns the group size. */
