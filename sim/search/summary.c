@@ -192,7 +192,7 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
             plural(rq->top), s->nchosen, plural(s->nchosen), notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
     print_bests(f, q->platform, c->megatron, c->best);
-    char verdict[96];
+    char verdict[256];
     if (srch_speedup_text(c, verdict, sizeof verdict))
         fprintf(f, "\nspeedup of the best 7D strategy over the best Megatron-style one (simulated): %s\n", verdict);
     fprintf(f, "\n");
@@ -311,6 +311,9 @@ void *srch_compare_to_json(const srch_sweep_request *rq, const srch_sweep *s)
     cJSON_AddItemToObject(o, "megatron", c->megatron ? srch_record_to_json(c->megatron) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "7d", c->best ? srch_record_to_json(c->best) : cJSON_CreateNull());
     rpt_json_add_num(o, "speedup", c->speedup);
+    bool banded = c->band && c->band->pair_error > 0 && isfinite(c->speedup);
+    cJSON_AddItemToObject(o, "speedup_error", banded ? cJSON_CreateNumber(c->band->pair_error) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "speedup_exceeds_error", banded ? cJSON_CreateBool(srch_speedup_sure(c)) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "agreement", agreement_json(&s->ranking.agreement));
     cJSON_AddItemToObject(o, "ranking", records_json(s->ranking.rows, s->ranking.n));
     return o;
@@ -336,7 +339,17 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
 
 void *srch_sweep_records_json(const srch_sweep *s)
 {
-    return add_records(records_json(s->ranking.rows, s->ranking.n), s->extra, s->nextra);
+    cJSON *rows = add_records(records_json(s->ranking.rows, s->ranking.n), s->extra, s->nextra);
+    cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "step_time_s");
+        if (!s->cmp.band || !cJSON_IsNumber(t)) continue;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(row, "mfu"), *k = cJSON_GetObjectItemCaseSensitive(row, "tokens_per_s");
+        cJSON_AddItemToObject(row, "accuracy", rpt_band_json(s->cmp.band, t->valuedouble, cJSON_IsNumber(m) ? m->valuedouble : NAN,
+                                                             cJSON_IsNumber(k) ? k->valuedouble : NAN));
+    }
+    return rows;
 }
 
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)
