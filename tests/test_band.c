@@ -4,13 +4,16 @@
  * band, an uncalibrated file's nearest calibrated relative's error before
  * its fit (else the largest such error); changed efficiencies make a file
  * uncalibrated.  Checked on a directory made for it and on every shipped
- * platform. */
+ * platform; with the step-time ranks of a source (rank correlation, the
+ * error of a ratio) against a naive reference. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "validate/validate.h"
 #include "lib/check_run.h"
@@ -207,6 +210,74 @@ START_TEST(test_shipped_bands)
 }
 END_TEST
 
+/* The records only the band reads stay out of fingerprints: dropped, a
+ * calibrated file writes the keys it wrote before they existed. */
+START_TEST(test_band_records_left_out_of_fingerprints)
+{
+    char dir[] = "/tmp/heptasim-band-XXXXXX";
+    make_dir(dir);
+    char path[256];
+    snprintf(path, sizeof path, "%s/b.json", dir);
+    cfg_platform p;
+    sim_err err = {{0}};
+    ck_assert_int_eq(cfg_load_platform(path, NULL, 0, &p, &err), SIM_OK);
+    cfg_platform_drop_band_records(&p);
+    cJSON *j = cfg_platform_to_json(&p), *k = cJSON_GetObjectItemCaseSensitive(j, "calibration");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_int_eq(cJSON_GetArraySize(k), 3); /* cases, rms_error_before, rms_error_after */
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/d.json", dir);
+    ck_assert_int_eq(cfg_load_platform(path, NULL, 0, &p, &err), SIM_OK);
+    cfg_platform_drop_band_records(&p);
+    j = cfg_platform_to_json(&p);
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(j, "provenance"));
+    cJSON_Delete(j);
+    drop_dir(dir);
+}
+END_TEST
+
+/* Step-time ranks of a source against a naive reference: Spearman's rho of
+ * (measured, simulated) and the rms of every pair's ratio error. */
+START_TEST(test_step_ranks)
+{
+    enum { N = 5 };
+    static const double measured[N] = {1, 2, 3, 4, 5}, error[N] = {0.1, -0.05, 0.2, 0.0, -0.1};
+    val_case *cs = calloc(N + 1, sizeof *cs);
+    ck_assert_ptr_nonnull(cs);
+    for (int i = 0; i <= N; i++) {
+        sim_strlcpy(cs[i].group, i < N ? "g" : "other", sizeof cs[i].group);
+        cs[i].nruns = 1;
+        cs[i].runs[0].ncmp = 2;
+        val_compare *c = cs[i].runs[0].cmp;
+        c[0] = (val_compare){VAL_STEP_TIME_S, i < N ? measured[i] : 9, false, 0, i < N ? error[i] : 0.5};
+        c[0].simulated = c[0].measured * (1 + c[0].error);
+        c[1] = (val_compare){VAL_MFU, 0.5, false, 0.9, 0.8}; /* not a step time: left out */
+    }
+    val_step_rank r;
+    val_step_ranks(cs, N + 1, "g", false, &r);
+    ck_assert_int_eq(r.n, N);
+    /* simulated 1.1, 1.9, 3.6, 4, 4.5: the order of the measured ones */
+    ck_assert_double_eq_tol(r.rank_correlation, 1.0, 1e-12);
+    double sum = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (i != j) sum += pow((1 + error[i]) / (1 + error[j]) - 1, 2);
+    ck_assert_double_eq_tol(r.pair_error, sqrt(sum / (N * (N - 1))), 1e-12);
+    /* a swapped pair lowers rho by the rank formula 1 - 6 sum d^2 / (n (n^2 - 1)) */
+    cs[0].runs[0].cmp[0].simulated = 2.5;
+    val_step_ranks(cs, N + 1, "g", false, &r);
+    ck_assert_double_eq_tol(r.rank_correlation, 1 - 6.0 * 2 / (N * (N * N - 1)), 1e-12);
+    /* every non-loose case: six step times */
+    val_step_ranks(cs, N + 1, NULL, false, &r);
+    ck_assert_int_eq(r.n, N + 1);
+    /* fewer than three: no rho; fewer than two: no pair error */
+    val_step_ranks(cs + N, 1, "other", false, &r);
+    ck_assert_int_eq(r.n, 1);
+    ck_assert(isnan(r.rank_correlation) && isnan(r.pair_error));
+    free(cs);
+}
+END_TEST
+
 static Suite *band_suite(void)
 {
     Suite *s = suite_create("band");
@@ -214,6 +285,8 @@ static Suite *band_suite(void)
     tcase_add_test(tc, test_band_follows_provenance);
     tcase_add_test(tc, test_bad_provenance_refused);
     tcase_add_test(tc, test_shipped_bands);
+    tcase_add_test(tc, test_band_records_left_out_of_fingerprints);
+    tcase_add_test(tc, test_step_ranks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -732,6 +732,14 @@ static sim_rc check_provenance(cfg_platform *p, const char *origin, const base_c
 
 /* }========================================================= bases */
 
+void cfg_platform_drop_band_records(cfg_platform *p)
+{
+    cfg_calibration *k = &p->calibration;
+    k->held_out_error = k->pair_error_before = k->pair_error_after = 0;
+    k->sources[0] = '\0';
+    memset(&p->provenance, 0, sizeof p->provenance);
+}
+
 sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overrides *ov, int devices_override,
                           cfg_platform *out, sim_err *err)
 {

@@ -190,6 +190,13 @@ typedef struct cfg_platform {
     cfg_provenance provenance;     /* the file's own; derived_from empty when not derived */
 } cfg_platform;
 
+/* Clears in p what only the error band reads (cfg_band): the
+ * calibration record's held_out_error, sources and pair errors, and the
+ * provenance.  They change no simulated figure, so fingerprints of what a
+ * result depends on leave them out (a search's inputs id, a study cell's
+ * definition), and fingerprints made before they existed still hold. */
+void cfg_platform_drop_band_records(cfg_platform *p);
+
 /* How far to trust the results on a platform: the expected relative error
  * of a step time (so of MFU and tokens/s), its kind and its reason.
  * Computed from the platform's calibration and provenance records by

@@ -233,7 +233,7 @@ void *rpt_band_json(const cfg_band *b, double step_time_s, double mfu, double to
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", b->kind);
-    cJSON_AddItemToObject(o, "relative_error", isfinite(b->error) ? cJSON_CreateNumber(b->error) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "relative_error", b->error > 0 ? cJSON_CreateNumber(b->error) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "speedup_error", b->pair_error > 0 ? cJSON_CreateNumber(b->pair_error) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "calibrated_relative", b->relative[0] ? cJSON_CreateString(b->relative) : cJSON_CreateNull());
     cJSON_AddStringToObject(o, "reason", b->reason);

@@ -104,6 +104,18 @@ static void print_closing(FILE *f, const srch_sweep_request *rq, const srch_swee
     fflush(f);
 }
 
+/* The platform's error band, on each step time and on a ratio of two. */
+static void print_band(FILE *f, const cfg_band *b)
+{
+    if (!b) return;
+    if (isfinite(b->error) && b->error > 0)
+        fprintf(f, "error band: +-%.1f %% on each step time, MFU and tokens/s", 100 * b->error);
+    else
+        fprintf(f, "error band: unknown");
+    if (b->pair_error > 0) fprintf(f, ", %.1f %% (rms) on a ratio of two", 100 * b->pair_error);
+    fprintf(f, "; %s\n", b->reason);
+}
+
 static void print_table(FILE *f, srch_candidate *const *rows, int n, const cfg_platform *p)
 {
     srch_print_table(f, (const srch_candidate *const *)rows, n, p);
@@ -122,6 +134,7 @@ void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s
     fprintf(f, "simulated: %d of the %d best estimate%s%s%s in %.1f s with %d job%s\n", s->ranking.simulated,
             s->selected, plural(s->selected), shard, notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
+    print_band(f, rq->band);
     fprintf(f, "\n");
     print_table(f, s->ranking.rows, s->ranking.n, q->platform);
     if (s->nextra > 0) {
@@ -191,6 +204,7 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
     fprintf(f, "simulated: the %d best estimate%s of each space, %d candidate%s%s in %.1f s with %d job%s\n", rq->top,
             plural(rq->top), s->nchosen, plural(s->nchosen), notes, s->simulate_s, rq->jobs, plural(rq->jobs));
     print_approximate(f, s);
+    print_band(f, rq->band);
     print_bests(f, q->platform, c->megatron, c->best);
     char verdict[256];
     if (srch_speedup_text(c, verdict, sizeof verdict))

@@ -28,6 +28,7 @@ static cJSON *cell_json(const stdy_study *st, const stdy_cell *c)
     m.description[0] = m.path[0] = '\0';
     cfg_platform p = c->platform;
     p.description[0] = p.path[0] = '\0';
+    cfg_platform_drop_band_records(&p);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "slug", c->slug);
     cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));

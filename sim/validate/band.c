@@ -71,9 +71,10 @@ static sim_rc uncalibrated_band(const val_preset *me, const char *dir, const cha
         out->pair_error = worst >= 0 ? ps[worst].p.calibration.pair_error_before : 0;
         if (worst >= 0) sim_strlcpy(out->relative, ps[worst].p.name, sizeof out->relative);
         snprintf(out->reason, sizeof out->reason,
-                 "%suncalibrated, no calibrated relative: the largest error of uncalibrated efficiencies on a "
+                 "%suncalibrated, no calibrated relative%s: the largest error of uncalibrated efficiencies on a "
                  "calibrated preset's cases (%s)",
-                 why, worst >= 0 ? ps[worst].p.name : "none in the platform directory");
+                 why, best >= 0 ? " with an error before its fit" : "",
+                 worst >= 0 ? ps[worst].p.name : "none in the platform directory");
     }
     free(ps);
     return SIM_OK;
@@ -115,4 +116,50 @@ sim_rc val_platform_band(const cfg_platform *p, const char *dir, cfg_band *out, 
     if (rc == SIM_OK) rc = uncalibrated_band(me, dir, why, out, err);
     free(me);
     return rc;
+}
+
+int val_preset_bands(const char *dir, val_preset_band *out, int cap, sim_err *err)
+{
+    val_preset *ps;
+    int np = val_presets_read(dir, &ps, err);
+    if (np < 0) return -1;
+    int n = 0;
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < np && n < cap && rc == SIM_OK; i++) {
+        sim_strlcpy(out[n].name, ps[i].p.name, sizeof out[n].name);
+        rc = val_platform_band(&ps[i].p, dir, &out[n].band, err);
+        n++;
+    }
+    free(ps);
+    return rc == SIM_OK ? n : -1;
+}
+
+void val_print_preset_bands(FILE *f, const val_preset_band *b, int n)
+{
+    fprintf(f, "error bands of the platforms (step time, MFU, tokens/s; a ratio of two step times):\n");
+    fprintf(f, "%-24s %-13s %8s %8s  %s\n", "platform", "kind", "band", "ratio", "measured on");
+    for (int i = 0; i < n; i++) {
+        const cfg_band *x = &b[i].band;
+        char band[16] = "-", ratio[16] = "-";
+        if (x->error > 0) snprintf(band, sizeof band, "+-%.1f%%", 100 * x->error);
+        if (x->pair_error > 0) snprintf(ratio, sizeof ratio, "%.1f%%", 100 * x->pair_error);
+        fprintf(f, "%-24s %-13s %8s %8s  %s\n", b[i].name, x->kind, band, ratio, x->relative[0] ? x->relative : "-");
+    }
+}
+
+void *val_preset_bands_json(const val_preset_band *b, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const cfg_band *x = &b[i].band;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "platform", b[i].name);
+        cJSON_AddStringToObject(o, "kind", x->kind);
+        cJSON_AddItemToObject(o, "relative_error", x->error > 0 ? cJSON_CreateNumber(x->error) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "speedup_error", x->pair_error > 0 ? cJSON_CreateNumber(x->pair_error) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "calibrated_relative", x->relative[0] ? cJSON_CreateString(x->relative) : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, "reason", x->reason);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
 }

@@ -373,6 +373,20 @@ void *val_preset_gaps_json(const val_preset_gap *g, int n);
  * or the message of a platform file that does not load. */
 sim_rc val_platform_band(const cfg_platform *p, const char *dir, cfg_band *out, sim_err *err);
 
+/* The band of every platform file of dir (sorted by file name). */
+typedef struct val_preset_band {
+    char name[CFG_NAME_LEN];
+    cfg_band band;
+} val_preset_band;
+
+/* Into out (at most cap); returns their count, or -1 with the message of
+ * a file that does not load. */
+int val_preset_bands(const char *dir, val_preset_band *out, int cap, sim_err *err);
+/* The table validate prints: platform, kind, band, ratio error, relative. */
+void val_print_preset_bands(FILE *f, const val_preset_band *b, int n);
+/* The same as a cJSON array the caller deletes. */
+void *val_preset_bands_json(const val_preset_band *b, int n);
+
 /* -------------------------------------------------------------- regress */
 
 /* One golden scenario (results/golden/<name>.json): inputs and the stored

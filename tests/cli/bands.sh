@@ -42,6 +42,11 @@ PY
 else
   ko "run on dgx-h100-calibrated failed: $(head -2 "$tmp/err")"
 fi
+capture "$bin" run "${small[@]}" -p ascend-a3-2048 --report "$tmp/run.html" -q
+before=$(python3 -c 'import json,sys; print("%.1f" % (100 * json.load(open(sys.argv[1]))["calibration"]["rms_error_before"]))' \
+  "$data/platforms/ascend-910b-calibrated.json")
+grep -q "<tr><td>error band</td><td class=\"l\">+-$before % (step time .*): uncalibrated: rms error of uncalibrated efficiencies on the 10 cases of ascend-910b-calibrated" "$tmp/run.html" \
+  && ok || ko "run --report: the error band row: $(grep -o '<tr><td>error band.\{0,120\}' "$tmp/run.html")"
 capture "$bin" run "${small[@]}" -p dgx-h100-calibrated --set platform.efficiency.attention=0.9 --json - -q
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["accuracy"]; assert a["kind"] == "uncalibrated" and "efficiencies changed" in a["reason"], a' "$tmp/out" \
   && ok || ko "run: changed efficiencies are uncalibrated: $(head -c 300 "$tmp/out")"
@@ -59,6 +64,26 @@ PY
   check "compare: the speed-up against the model error: $(cat "$tmp/py")" test $? -eq 0
 else
   ko "compare failed: $(head -2 "$tmp/err")"
+fi
+
+# validate: the band of every platform file, by the kind its records give
+if capture "$bin" validate -q -j 1 --json "$tmp/val.json" "$data/results/published/simumax-b200-llama3-70b-tp2-pp1-dp4-l12-mbc8-cef.json"; then
+  python3 - "$tmp/val.json" "$data/platforms" <<'PY' >"$tmp/py" 2>&1
+import json, os, sys
+d, folder = json.load(open(sys.argv[1])), sys.argv[2]
+bands = {b["platform"]: b for b in d["bands"]}
+files = sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+assert len(bands) == len(files), (len(bands), len(files))
+for f in files:
+    p = json.load(open(os.path.join(folder, f)))
+    kind = "calibrated" if "calibration" in p else "derived" if "provenance" in p else "uncalibrated"
+    assert bands[p.get("name", f[:-5])]["kind"] == kind, (f, bands[p.get("name", f[:-5])])
+g = d["groups"][0]
+assert g["step_times"] == 1 and g["rank_correlation"] is None and g["pair_error"] is None, g
+PY
+  check "validate: a band per platform, by its records: $(cat "$tmp/py")" test $? -eq 0
+else
+  ko "validate failed: $(head -2 "$tmp/err")"
 fi
 
 summary
