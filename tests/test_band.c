@@ -136,6 +136,8 @@ START_TEST(test_bad_provenance_refused)
          ".provenance.why: unknown key"},
         {"{\"base\": \"b.json\", \"provenance\": {\"derived_from\": \"b.json\"}, \"calibration\": {\"cases\": 2}}",
          ".provenance: a calibrated file (with .calibration) is its own source"},
+        {"{\"base\": \"b.json\", \"efficiency\": {\"attention\": 0.45}, \"provenance\": {\"derived_from\": \"b.json\"}}",
+         ".provenance.derived_from: the file's efficiencies differ from those of 'b.json'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_file(dir, "e.json", bad[i].text);

@@ -699,10 +699,33 @@ void *cfg_platform_over(const cfg_platform *p, const cfg_platform *base)
     return over;
 }
 
+bool cfg_same_efficiencies(const cfg_platform *a, const cfg_platform *b)
+{
+    cJSON *x = cfg_schema_write(efficiency_rows, a), *y = cfg_schema_write(efficiency_rows, b);
+    bool same = x && y && cJSON_Compare(x, y, true);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    return same;
+}
+
+/* Whether an item of ov sets a key of the platform's efficiency object. */
+static bool sets_efficiency(const cfg_overrides *ov)
+{
+    static const char prefix[] = "platform.efficiency";
+    for (int i = 0; ov && i < ov->n; i++)
+        if (strncmp(ov->items[i], prefix, sizeof prefix - 1) == 0 &&
+            (ov->items[i][sizeof prefix - 1] == '.' || ov->items[i][sizeof prefix - 1] == '='))
+            return true;
+    return false;
+}
+
 /* The provenance record of p, read from file origin whose chain of bases
- * is ch: derived_from must name a calibrated file of the chain other than
- * the file itself, and a calibrated file derives from nothing. */
-static sim_rc check_provenance(cfg_platform *p, const char *origin, const base_chain *ch, sim_err *err)
+ * is ch (ov: the overrides applied): derived_from must name a calibrated
+ * file of the chain other than the file itself, whose efficiencies the
+ * file keeps (an override may change them: the band says so), and a
+ * calibrated file derives from nothing. */
+static sim_rc check_provenance(cfg_platform *p, const char *origin, const base_chain *ch, const cfg_overrides *ov,
+                               sim_err *err)
 {
     cfg_provenance *pv = &p->provenance;
     if (!pv->derived_from[0]) return SIM_OK;
@@ -725,6 +748,11 @@ static sim_rc check_provenance(cfg_platform *p, const char *origin, const base_c
         return sim_fail(err, SIM_EINVAL,
                         "%s: .provenance.derived_from: '%.60s' is not calibrated (it has no .calibration record; name "
                         "a calibrated file, or remove .provenance)",
+                        origin, pv->derived_from);
+    if (!sets_efficiency(ov) && !cfg_same_efficiencies(p, &rel))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .provenance.derived_from: the file's efficiencies differ from those of '%.60s' (a derived "
+                        "file keeps its relative's: remove its efficiency keys, or .provenance)",
                         origin, pv->derived_from);
     sim_strlcpy(pv->derived_path, path, sizeof pv->derived_path);
     return SIM_OK;
@@ -754,7 +782,7 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     if (cJSON_IsObject(root)) rc = resolve_bases(&r, root, origin, ch, err);
     if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
-    if (!rc) rc = check_provenance(&p, origin, ch, err);
+    if (!rc) rc = check_provenance(&p, origin, ch, ov, err);
     free(ch);
     cJSON_Delete(root);
     cfg_reader_free(&r);

@@ -190,6 +190,10 @@ typedef struct cfg_platform {
     cfg_provenance provenance;     /* the file's own; derived_from empty when not derived */
 } cfg_platform;
 
+/* Whether a and b have the same efficiency figures (every key of the
+ * "efficiency" object, curves point by point). */
+bool cfg_same_efficiencies(const cfg_platform *a, const cfg_platform *b);
+
 /* Clears in p what only the error band reads (cfg_band): the
  * calibration record's held_out_error, sources and pair errors, and the
  * provenance.  They change no simulated figure, so fingerprints of what a

@@ -87,7 +87,7 @@ sim_rc val_platform_band(const cfg_platform *p, const char *dir, cfg_band *out, 
     sim_rc rc = p->path[0] ? val_preset_read(p->path, NULL, me, err) : SIM_OK;
     if (!p->path[0]) me->p = *p; /* no file: no chain, no relative */
     char why[CFG_NAME_LEN * 2 + 64] = "";
-    bool as_filed = rc == SIM_OK && val_same_efficiencies(p, &me->p);
+    bool as_filed = rc == SIM_OK && cfg_same_efficiencies(p, &me->p);
     if (rc == SIM_OK && !as_filed)
         snprintf(why, sizeof why, "efficiencies changed from %.*s's: ", CFG_NAME_LEN - 1, me->p.name);
     if (rc == SIM_OK && as_filed && p->calibration.cases > 0) {
@@ -98,7 +98,7 @@ sim_rc val_platform_band(const cfg_platform *p, const char *dir, cfg_band *out, 
     if (rc == SIM_OK && as_filed && p->provenance.derived_path[0]) {
         val_preset *rel = sim_xcalloc(1, sizeof *rel);
         rc = val_preset_read(p->provenance.derived_path, NULL, rel, err);
-        if (rc == SIM_OK && val_same_efficiencies(p, &rel->p)) {
+        if (rc == SIM_OK && cfg_same_efficiencies(p, &rel->p)) {
             calibrated_band(&rel->p, out);
             char line[CFG_TEXT_LEN * 2];
             snprintf(line, sizeof line, "derived from %s, %s; not measured on this hardware", rel->p.name,

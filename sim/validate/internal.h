@@ -51,7 +51,5 @@ int val_presets_read(const char *dir, val_preset **out, sim_err *err);
  * *distance and the shared file's index in me's chain into *via; -1 (and
  * *distance -1) when none shares a file with me's chain. */
 int val_nearest_calibrated(const val_preset *me, const val_preset *all, int n, int *distance, int *via);
-/* Whether a and b have the same efficiency figures (curves point by point). */
-bool val_same_efficiencies(const cfg_platform *a, const cfg_platform *b);
 
 #endif

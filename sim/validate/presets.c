@@ -132,24 +132,6 @@ int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
     return n;
 }
 
-bool val_same_efficiencies(const cfg_platform *a, const cfg_platform *b)
-{
-    double x[VAL_NGAPS], y[VAL_NGAPS];
-    gap_values(a, x);
-    gap_values(b, y);
-    for (int k = 0; k < VAL_NGAPS; k++)
-        if (!(x[k] == y[k] || (isnan(x[k]) && isnan(y[k])))) return false;
-    const cfg_curve *curves[2][2] = {{&a->gemm_efficiency, &b->gemm_efficiency},
-                                     {&a->gemm_fp8_efficiency, &b->gemm_fp8_efficiency}};
-    for (int c = 0; c < 2; c++) {
-        const cfg_curve *u = curves[c][0], *v = curves[c][1];
-        if (u->n != v->n) return false;
-        for (int i = 0; i < u->n; i++)
-            if (u->x[i] != v->x[i] || u->y[i] != v->y[i]) return false;
-    }
-    return true;
-}
-
 void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n)
 {
     static const char *const heads[VAL_NGAPS] = {"gemm",   "gemm_fp8",  "attention", "memory",
