@@ -64,7 +64,7 @@ static inline cfg_strategy fx_strategy(int dp, int pp, int tp, int per_replica)
     s.micro_batch = 1;
     s.global_batch = dp * per_replica;
     s.overlap_grad_reduce = true;
-    s.moe_capacity_factor = 1;
+    s.moe_capacity_factor = 0;
     s.moe_load_imbalance = 1;
     const cfg_dim order[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
                                       CFG_DIM_EP,   CFG_DIM_DP,   CFG_DIM_PP};

@@ -261,7 +261,7 @@ START_TEST(strategy_defaults)
     ck_assert(s.overlap_cp_comm);
     ck_assert(!s.fuse_tpy_cp);
     for (int i = 0; i < CFG_NDIMS; i++) ck_assert_int_eq(s.order[i], i);
-    ck_assert_double_eq(s.moe_capacity_factor, 1.0);
+    ck_assert_double_eq(s.moe_capacity_factor, 0.0);
     char order[128];
     cfg_order_format(&s, order, sizeof order);
     ck_assert_str_eq(order, "tp_x-tp_y-cp_ulysses-cp_ring-ep-dp-pp");
@@ -372,8 +372,8 @@ START_TEST(strategy_value_errors)
                "strategies/x.json: .dp: expected an integer in [0, 131072], got 1000000000");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"zero\": 4}", &s, NULL, 0),
                "strategies/x.json: .zero: expected an integer in [0, 3], got 4");
-    EXPECT_ERR(strat("{\"global_batch\": 8, \"moe_capacity_factor\": 0.5}", &s, NULL, 0),
-               "strategies/x.json: .moe_capacity_factor: expected a number in [1, 1000], got 0.5");
+    EXPECT_ERR(strat("{\"global_batch\": 8, \"moe_capacity_factor\": -0.5}", &s, NULL, 0),
+               "strategies/x.json: .moe_capacity_factor: expected a number in [0, 1000], got -0.5");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"sequence_parallel\": 1}", &s, NULL, 0),
                "strategies/x.json: .sequence_parallel: expected true or false, got 1");
     EXPECT_ERR(strat("{\"global_batch\": 8, \"schedule\": \"1F1B\"}", &s, NULL, 0),
@@ -1037,6 +1037,45 @@ START_TEST(check_moe_keys)
     expect_check_msg(".moe_load_imbalance: 1.5 needs an MoE model, and model '%s' is dense (set it to 1)", t.s.path,
                      t.m.name);
     ck_assert_int_eq(gpt(&t, 0, ITEMS("moe_load_imbalance=1")), SIM_OK);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("moe_pad_expert_input_to_capacity=true")), SIM_EINVAL);
+    expect_check_msg(".moe_pad_expert_input_to_capacity: pads to a capacity, and moe_capacity_factor gives none (give "
+                     "moe_capacity_factor, or set the padding to false)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("moe_dispatcher=\"flex\"", "etp=2")), SIM_EINVAL);
+    expect_check_msg(".moe_dispatcher: \"flex\" (DeepEP, HybridEP) runs the experts whole on each rank, got etp 2 "
+                     "(set etp to 1, or use \"alltoall\")",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("moe_dispatcher=\"flex\"", "etp=1")), SIM_OK);
+    /* MXFP8 needs Blackwell: the Ascend platform has no FP8 at all, an H100 no MXFP8 */
+    ck_assert_int_eq(load_check(&t, "mixtral-8x22b", "dgx-h100", "mixtral-8x22b-a3-megatron", 2048,
+                                ITEMS("fp8=true", "fp8_recipe=\"mxfp8\"")),
+                     SIM_EINVAL);
+    expect_check_msg(".fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores (Blackwell), and platform 'dgx-h100' has no "
+                     "device.mxfp8_peak_tflops in %s (use \"blockwise\" or \"tensorwise\", or give the device its "
+                     "MXFP8 peak)",
+                     t.s.path, t.p.path);
+    ck_assert_int_eq(load_check(&t, "mixtral-8x22b", "hgx-b200", "mixtral-8x22b-a3-megatron", 2048,
+                                ITEMS("fp8=true", "fp8_recipe=\"mxfp8\"")),
+                     SIM_OK);
+}
+END_TEST
+
+/* Capacity: dropless takes the imbalance; a capacity c keeps min(imbalance,
+ * c) on the busiest rank and drops the rest, 1 - c / imbalance of its
+ * copies; padding runs c whatever the load. */
+START_TEST(check_expert_capacity)
+{
+    cfg_strategy s = {.moe_load_imbalance = 1.5};
+    ck_assert_double_eq(cfg_expert_load(&s), 1.5);
+    ck_assert_double_eq(cfg_expert_dropped(&s), 0);
+    s.moe_capacity_factor = 1.25;
+    ck_assert_double_eq(cfg_expert_load(&s), 1.25);
+    ck_assert_double_eq_tol(cfg_expert_dropped(&s), 1 - 1.25 / 1.5, 1e-15);
+    s.moe_load_imbalance = 1;
+    ck_assert_double_eq(cfg_expert_load(&s), 1);
+    ck_assert_double_eq(cfg_expert_dropped(&s), 0);
+    s.moe_pad_expert_input_to_capacity = true;
+    ck_assert_double_eq(cfg_expert_load(&s), 1.25);
 }
 END_TEST
 
@@ -1057,9 +1096,9 @@ START_TEST(check_structs_built_in_memory)
     ck_assert_int_eq(cfg_check(&t.m, &t.p, &s, &E), SIM_EINVAL);
     expect_check_msg(".pp: expected an integer in [1, 131072], got 0", s.path);
     s = t.s;
-    s.moe_capacity_factor = 0.5;
+    s.moe_capacity_factor = -0.5;
     ck_assert_int_eq(cfg_check(&t.m, &t.p, &s, &E), SIM_EINVAL);
-    expect_check_msg(".moe_capacity_factor: expected a number in [1, 1000], got 0.5", s.path);
+    expect_check_msg(".moe_capacity_factor: expected a number in [0, 1000], got -0.5", s.path);
 
     cfg_platform p = t.p;
     p.devices = 200000;
@@ -1891,6 +1930,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_experts);
     tcase_add_test(tc, check_fusion_and_7d);
     tcase_add_test(tc, check_moe_keys);
+    tcase_add_test(tc, check_expert_capacity);
     tcase_add_test(tc, check_embedding_and_loss_as_layers);
     tcase_add_test(tc, check_structs_built_in_memory);
     suite_add_tcase(s, tc);

@@ -246,6 +246,40 @@ END_TEST
 /* An FP8 GEMM: the FP8 peak at the FP8 curve's efficiency when compute
  * bound, one byte per operand element and a bf16 output when memory
  * bound; without an FP8 curve the GEMM curve's at half the FLOPs. */
+/* A grouped GEMM of G experts: G times one GEMM's FLOPs at the efficiency
+ * of one (the dense curve without a grouped curve, the grouped curve when
+ * the platform gives one; in FP8 that curve at half the FLOPs), one kernel
+ * overhead for all; memory bound when the experts' tokens are few. */
+START_TEST(test_grouped_gemm)
+{
+    cfg_platform p;
+    fill_platform(&p);
+    p.fp8_peak_flops_per_s = 2 * p.peak_flops_per_s;
+    cost_model *c = cost_new(&p, NULL);
+    double m = 512, n = 4096, k = 2048, one = 2 * m * n * k;
+    double want = 16 * one / (p.peak_flops_per_s * cost_gemm_efficiency(c, one)) + p.kernel_overhead_s;
+    ck_assert(rel_eq(cost_grouped_gemm_s(c, COST_GEMM_BF16, 16, m, n, k, 2), want, 1e-12));
+    ck_assert_double_eq(cost_grouped_gemm_s(c, COST_GEMM_BF16, 0, m, n, k, 2), 0);
+    /* one expert: the GEMM itself */
+    ck_assert(rel_eq(cost_grouped_gemm_s(c, COST_GEMM_BF16, 1, m, n, k, 2), cost_gemm_s(c, m, n, k, 2), 1e-12));
+    cost_free(c);
+
+    p.grouped_gemm_efficiency = (cfg_curve){.n = 2, .x = {1e9, 1e11}, .y = {0.2, 0.4}};
+    c = cost_new(&p, NULL);
+    double big = 1e12 / (2 * n * k); /* one expert's GEMM past the curve's end: 0.4 */
+    ck_assert(rel_eq(cost_grouped_gemm_s(c, COST_GEMM_BF16, 8, big, n, k, 2),
+                     8 * 1e12 / (p.peak_flops_per_s * 0.4) + p.kernel_overhead_s, 1e-12));
+    double mid = 1e11 / (2 * n * k); /* FP8: the curve at half the FLOPs, 0.5e11: between the points */
+    double eff = 0.2 + 0.2 * (log10(0.5e11) - 9) / 2;
+    ck_assert(rel_eq(cost_grouped_gemm_s(c, COST_GEMM_FP8, 4, mid, n, k, 2),
+                     4 * 1e11 / (p.fp8_peak_flops_per_s * eff) + p.kernel_overhead_s, 1e-9));
+    /* memory bound: two tokens per expert move the weights */
+    double w = 16 * (2 * k + k * n + 2 * n) * 2 / (p.hbm_bytes_per_s * p.memory_efficiency);
+    ck_assert(rel_eq(cost_grouped_gemm_s(c, COST_GEMM_BF16, 16, 2, n, k, 2), w + p.kernel_overhead_s, 1e-12));
+    cost_free(c);
+}
+END_TEST
+
 START_TEST(test_gemm_fp8)
 {
     cfg_platform p;
@@ -308,6 +342,7 @@ static Suite *cost_suite(void)
     tcase_add_test(tc, test_gemm_memory_bound);
     tcase_add_test(tc, test_attention_elementwise_optimizer);
     tcase_add_test(tc, test_gemm_fp8);
+    tcase_add_test(tc, test_grouped_gemm);
     suite_add_tcase(s, tc);
     return s;
 }

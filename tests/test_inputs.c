@@ -535,6 +535,102 @@ START_TEST(hf_gemma)
 }
 END_TEST
 
+/* The fixture tests/hf/NAME/config.json loaded into *m. */
+static void load_hf_fixture(const char *name, cfg_model *m)
+{
+    char path[CFG_PATH_LEN];
+    snprintf(path, sizeof path, "%s/tests/hf/%s/config.json", cfg_data_dir(), name);
+    memset(&E, 0, sizeof E);
+    ck_assert_msg(cfg_load_model(path, NULL, m, &E) == SIM_OK, "%s: %s", name, E.msg);
+}
+
+/* P(k draws from a pool of n miss a of its items), the naive product. */
+static double naive_miss(double n, double a, int k)
+{
+    double p = 1;
+    for (int i = 0; i < k; i++) p *= (n - a - i) / (n - i);
+    return p;
+}
+
+/* The MoE shape a fixture must give: experts, top_k, router groups and
+ * groups per token, shared experts and their width. */
+static void expect_moe(const cfg_model *m, int experts, int top_k, int groups, int group_top_k, int shared,
+                       int shared_ffn)
+{
+    const cfg_moe *o = &m->moe;
+    ck_assert_msg(o->experts == experts && o->top_k == top_k && o->groups == groups && o->group_top_k == group_top_k &&
+                      o->shared_experts == shared && o->shared_ffn_hidden == shared_ffn,
+                  "%s: experts %d top_k %d groups %d/%d shared %d x %d", m->name, o->experts, o->top_k, o->groups,
+                  o->group_top_k, o->shared_experts, o->shared_ffn_hidden);
+}
+
+/* The MoE keys the HuggingFace MoE models publish, from small copies of
+ * their config.json: DeepSeek-V3's groups, dense first layers and shared
+ * expert; gpt-oss's alternating sliding window and its top-k key; Llama
+ * 4's interleaved MoE layers and chunked attention; Qwen3's sparse step. */
+START_TEST(hf_moe_keys)
+{
+    cfg_model m;
+    load_hf_fixture("deepseek-v3-small", &m);
+    expect_moe(&m, 32, 8, 8, 4, 1, 128);
+    ck_assert(!cfg_is_moe_layer(&m, 1) && cfg_is_moe_layer(&m, 2) && cfg_is_moe_layer(&m, 5));
+    ck_assert(cfg_is_mla(&m) && m.mtp_layers == 1);
+    /* node-limited: 8 domains of one group (4 experts) each; a token picks
+     * 4 groups, then 8 of their 16 experts */
+    double miss = 0.5 + 0.5 * naive_miss(16, 4, 8);
+    ck_assert_double_eq_tol(mdl_moe_slices_reached(&m, 8), 8 * (1 - miss), 1e-12);
+    ck_assert(mdl_moe_slices_reached(&m, 8) <= 4);
+    cfg_model free_routing = m;
+    free_routing.moe.groups = free_routing.moe.group_top_k = 0;
+    ck_assert_double_eq_tol(mdl_moe_slices_reached(&free_routing, 8), 8 * (1 - naive_miss(32, 4, 8)), 1e-12);
+    /* a group made of two EP ranks' experts (16 ranks of 2): the rank is picked with its group */
+    ck_assert_double_eq_tol(mdl_moe_slices_reached(&m, 16), 16 * (1 - (0.5 + 0.5 * naive_miss(16, 2, 8))), 1e-12);
+
+    load_hf_fixture("gpt-oss-small", &m);
+    expect_moe(&m, 16, 4, 0, 0, 0, 0);
+    ck_assert(m.moe.ffn_hidden == 256 && m.window.tokens == 128 && m.window.full_every == 2);
+    ck_assert(cfg_is_window_layer(&m, 0) && !cfg_is_window_layer(&m, 1));
+    ck_assert_msg(strstr(m.description, "not modelled: attention biases, attention sinks"), "%s", m.description);
+    /* the windowed layers' core attention: W - W^2 / 2s keys per query */
+    double s = m.seq_len, W = 128;
+    ck_assert_double_eq_tol(mdl_core_attn_flops(&m, true, s), 2 * s * (W - W * W / (2 * s)) * (8 * 32 + 8 * 32), 1e-3);
+    ck_assert_double_eq_tol(mdl_core_attn_flops(&m, false, s), 2 * s * (s / 2) * (8 * 32 + 8 * 32), 1e-3);
+
+    load_hf_fixture("llama4-small", &m);
+    expect_moe(&m, 16, 1, 0, 0, 1, 128);
+    ck_assert(m.ffn_hidden == 512 && m.moe.ffn_hidden == 128);
+    ck_assert(!cfg_is_moe_layer(&m, 0) && cfg_is_moe_layer(&m, 1) && !cfg_is_moe_layer(&m, 2) &&
+              cfg_is_moe_layer(&m, 7));
+    ck_assert(m.window.kind == CFG_WINDOW_CHUNKED && m.window.full_every == 4);
+    ck_assert(cfg_is_window_layer(&m, 2) && !cfg_is_window_layer(&m, 3));
+
+    load_hf_fixture("qwen3-moe-small", &m);
+    expect_moe(&m, 32, 8, 0, 0, 0, 0);
+    ck_assert(cfg_is_moe_layer(&m, 0) && cfg_is_moe_layer(&m, 3));
+    ck_assert_int_eq(m.window.tokens, 0);
+
+    /* group rules, named as the file names them */
+    const char *base = "{\"num_hidden_layers\": 2, \"hidden_size\": 256, \"num_attention_heads\": 8, "
+                       "\"intermediate_size\": 1024, \"vocab_size\": 1000, \"n_routed_experts\": 32, "
+                       "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 64, ";
+    static const struct {
+        int groups, top;
+        const char *msg;
+    } bad[] = {
+        {5, 2, "hf/config.json: .n_group: 5 does not divide n_routed_experts=32 (use a divisor of 32)"},
+        {8, 9, "hf/config.json: .topk_group: 9 is more than n_group=8 (use at most 8)"},
+        {8, 1, "hf/config.json: .topk_group: 1 groups of 4 experts hold fewer than num_experts_per_tok=8 (choose "
+               "more groups)"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char json[512];
+        snprintf(json, sizeof json, "%s\"n_group\": %d, \"topk_group\": %d}", base, bad[i].groups, bad[i].top);
+        ck_assert_int_eq(hf(json, &m), SIM_EINVAL);
+        ck_assert_str_eq(E.msg, bad[i].msg);
+    }
+}
+END_TEST
+
 static Suite *inputs_suite(void)
 {
     Suite *s = suite_create("inputs");
@@ -557,6 +653,7 @@ static Suite *inputs_suite(void)
     tc = tcase_create("huggingface");
     tcase_add_test(tc, hf_duplicates_and_names);
     tcase_add_test(tc, hf_gemma);
+    tcase_add_test(tc, hf_moe_keys);
     suite_add_tcase(s, tc);
     return s;
 }

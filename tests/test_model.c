@@ -77,7 +77,7 @@ static cfg_strategy base_strategy(void)
     s.micro_batch = 1;
     s.global_batch = 8;
     s.recompute = CFG_RECOMP_NONE;
-    s.moe_capacity_factor = 1.0;
+    s.moe_capacity_factor = 0;
     return s;
 }
 
@@ -352,6 +352,42 @@ START_TEST(test_fp8_saved_gemm_inputs)
 }
 END_TEST
 
+/* The FP8 recipes' scales: each saved FP8 GEMM input (the elements of
+ * test_fp8_saved_gemm_inputs) carries 4/128 bytes more with blockwise
+ * (an fp32 scale per 128) and 1/32 with mxfp8 (a byte per 32) than with a
+ * per-tensor scale (delayed, tensorwise: the same); the cached FP8
+ * weights, in two layouts, 2 (1 + 4/16384) and 2 (1 + 1/32) bytes per
+ * parameter instead of 2. */
+START_TEST(test_fp8_recipe_scales)
+{
+    cfg_model m = llama3_405b();
+    m.seq_len = 4096;
+    cfg_strategy st = base_strategy();
+    st.tp_x = 8;
+    st.micro_batch = 2;
+    st.sequence_parallel = true;
+    st.fp8 = true;
+    double tok = (double)m.seq_len * st.micro_batch, t = 8;
+    double h = m.hidden, q = (double)m.heads * m.head_dim, f = m.ffn_hidden;
+    double elems = tok * (2.0 * h / t + q / t + f / t);
+    double act[CFG_NFP8_RECIPES], copy[CFG_NFP8_RECIPES];
+    for (int r = 0; r < CFG_NFP8_RECIPES; r++) {
+        st.fp8_recipe = (cfg_fp8_recipe)r;
+        act[r] = mdl_layer_activation_bytes(&m, &st, 0);
+        mdl_precision pr;
+        mdl_precision_of(&m, &st, &pr);
+        copy[r] = pr.fp8_copy_bytes;
+    }
+    ck_assert_double_eq(act[CFG_FP8_TENSORWISE], act[CFG_FP8_DELAYED]);
+    ck_assert_double_eq_tol(act[CFG_FP8_BLOCKWISE] - act[CFG_FP8_DELAYED], elems * 4.0 / 128, 1e-6);
+    ck_assert_double_eq_tol(act[CFG_FP8_MXFP8] - act[CFG_FP8_DELAYED], elems / 32, 1e-6);
+    ck_assert_double_eq(copy[CFG_FP8_DELAYED], 2.0);
+    ck_assert_double_eq(copy[CFG_FP8_TENSORWISE], 2.0);
+    ck_assert_double_eq_tol(copy[CFG_FP8_BLOCKWISE], 2.0 * (1 + 4.0 / 16384), 1e-15);
+    ck_assert_double_eq_tol(copy[CFG_FP8_MXFP8], 2.0 * (1 + 1.0 / 32), 1e-15);
+}
+END_TEST
+
 START_TEST(test_precision_bytes_per_param)
 {
     /* The components per parameter, by the precision keys, ZeRO 0 and 1
@@ -438,6 +474,7 @@ START_TEST(test_activations_moe)
     cfg_strategy st = base_strategy();
     st.micro_batch = 2;
     st.moe_capacity_factor = 1.25;
+    st.moe_pad_expert_input_to_capacity = true; /* every expert runs its capacity */
     st.recompute = CFG_RECOMP_SELECTIVE;
     double sb = (double)moe.seq_len * st.micro_batch;
     double routed_tokens = moe.moe.top_k * 1.25 * sb;
@@ -1185,6 +1222,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_korthikanti_table2);
     tcase_add_test(tc, test_flash_drops_the_scores);
     tcase_add_test(tc, test_fp8_saved_gemm_inputs);
+    tcase_add_test(tc, test_fp8_recipe_scales);
     tcase_add_test(tc, test_activations_generalised);
     tcase_add_test(tc, test_activations_moe);
     tcase_add_test(tc, test_cp_halves_activations);

@@ -83,7 +83,7 @@ static void fill_strategy(cfg_strategy *s)
     s->zero = 1;
     s->overlap_grad_reduce = true;
     memcpy(s->order, order, sizeof order);
-    s->moe_capacity_factor = 1.0;
+    s->moe_capacity_factor = 0;
 }
 
 /* A step of 2 s whose critical rank is 13 (stage 1 with the default order:

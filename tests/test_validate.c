@@ -163,8 +163,17 @@ START_TEST(test_not_modelled_cases_are_skipped_with_reason)
     ck_assert_str_eq(c[1].not_modelled, "");
     ck_assert(c[1].runs[0].strategy.fp8);
     ck_assert_int_eq(c[1].runs[0].model.dtype_bytes, 2);
-    ck_assert_msg(load_text(TINY_CASE("mxfp8", "", ""), &c[1], &err) == SIM_OK, "%s", err.msg);
+    ck_assert_int_eq(c[1].runs[0].strategy.fp8_recipe, CFG_FP8_DELAYED);
+    /* mxfp8: fp8 with the MXFP8 recipe, refused on a device without MXFP8 (H100), run on a B200 */
+    ck_assert_int_eq(load_text(TINY_CASE("mxfp8", "", ""), &c[1], &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, ".fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores"), "%s", err.msg);
+    char b200[2048];
+    sim_strlcpy(b200, TINY_CASE("mxfp8", "", ""), sizeof b200);
+    char *at = strstr(b200, "dgx-h100");
+    memcpy(at, "hgx-b200", 8);
+    ck_assert_msg(load_text(b200, &c[1], &err) == SIM_OK, "%s", err.msg);
     ck_assert(c[1].nruns == 1 && c[1].runs[0].strategy.fp8);
+    ck_assert_int_eq(c[1].runs[0].strategy.fp8_recipe, CFG_FP8_MXFP8);
     ck_assert_msg(load_text(TINY_CASE("mxfp8", "", " \"not_modelled\": [\"MLA attention\"],"), &c[1], &err) == SIM_OK,
                   "%s", err.msg);
     ck_assert_str_eq(c[1].not_modelled, "MLA attention");

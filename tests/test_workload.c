@@ -551,6 +551,27 @@ static int label_of(const char *name)
     return -1;
 }
 
+/* The compute seconds by label of rank 0 of strategy s on platform(1)
+ * with a GEMM curve of (1e6, 0.3), (1e8, 0.6), (1e9, 0.8), FP8 at twice the
+ * peak (own: with its own FP8 curve of 0.5) and MXFP8 at four times. */
+static void fp8_times(const cfg_model *m, const cfg_strategy *s, bool own, by_label *out)
+{
+    cfg_platform p = platform(1);
+    double x[] = {1e6, 1e8, 1e9}, y[] = {0.3, 0.6, 0.8};
+    for (int i = 0; i < 3; i++) p.gemm_efficiency.x[i] = x[i], p.gemm_efficiency.y[i] = y[i];
+    p.fp8_peak_flops_per_s = 2 * p.peak_flops_per_s;
+    p.mxfp8_peak_flops_per_s = 4 * p.peak_flops_per_s;
+    if (own) p.gemm_fp8_efficiency = (cfg_curve){.n = 1, .x = {1e9}, .y = {0.5}};
+    sim_err err;
+    cost_model *c = cost_new(&p, &err);
+    ck_assert_ptr_nonnull(c);
+    wl_plan *plan;
+    ck_assert_msg(wl_plan_new(m, &p, s, c, &plan, &err) == SIM_OK, "%s", err.msg);
+    compute_by_label(plan, 0, out);
+    wl_plan_free(plan);
+    cost_free(c);
+}
+
 START_TEST(test_fp8_gemms_by_the_peaks_ratio)
 {
     /* A GEMM-bound layer: every linear layer's GEMM (forward, input and
@@ -568,19 +589,7 @@ START_TEST(test_fp8_gemms_by_the_peaks_ratio)
             cfg_strategy s = strategy(1, 1, 1);
             s.global_batch = 2;
             s.fp8 = f8;
-            cfg_platform p = platform(1);
-            double x[] = {1e6, 1e8, 1e9}, y[] = {0.3, 0.6, 0.8};
-            for (int i = 0; i < 3; i++) p.gemm_efficiency.x[i] = x[i], p.gemm_efficiency.y[i] = y[i];
-            p.fp8_peak_flops_per_s = 2 * p.peak_flops_per_s;
-            if (own) p.gemm_fp8_efficiency = (cfg_curve){.n = 1, .x = {1e9}, .y = {0.5}};
-            sim_err err;
-            cost_model *c = cost_new(&p, &err);
-            ck_assert_ptr_nonnull(c);
-            wl_plan *plan;
-            ck_assert_msg(wl_plan_new(&m, &p, &s, c, &plan, &err) == SIM_OK, "%s", err.msg);
-            compute_by_label(plan, 0, &t[f8]);
-            wl_plan_free(plan);
-            cost_free(c);
+            fp8_times(&m, &s, own, &t[f8]);
         }
         double ratio = own ? 0.8 / (2 * 0.5) : 0.5, ovh = platform(1).kernel_overhead_s;
         const char *gemms[] = {"qkv", "proj", "fc1", "fc2"};
@@ -629,6 +638,46 @@ START_TEST(test_tied_embedding_syncs_once)
         }
         double vh = 32000.0 * 1024 / 2 * 4.0, fewer = dp_bytes[0] - dp_bytes[1]; /* fp32 grads */
         ck_assert_double_eq_tol(fewer, pp == 1 ? vh : 0.0, 1e-3);
+    }
+}
+END_TEST
+
+/* The FP8 recipes on one GEMM-bound layer: every linear layer's GEMM runs
+ * at the FP8 peak (delayed, tensorwise, blockwise: the delayed time) or at
+ * the MXFP8 peak (mxfp8: here twice the FP8 peak, so half the time at the
+ * top of the curve); each cast moves its recipe's bytes per element:
+ * e + 2 (delayed), 2e + 2 (tensorwise: the amax pass reads the tensor
+ * again), e + 2 (1 + 1/32) (blockwise: an fp32 scale per 128; mxfp8: a
+ * byte per 32), both layouts written. */
+START_TEST(test_fp8_recipes_gemms_and_casts)
+{
+    cfg_model m = fx_dense_model(2, 2048, 16, 8192, 32000, 1024);
+    by_label t[CFG_NFP8_RECIPES];
+    for (int r = 0; r < CFG_NFP8_RECIPES; r++) {
+        cfg_strategy s = strategy(1, 1, 1);
+        s.global_batch = 2;
+        s.fp8 = true;
+        s.fp8_recipe = (cfg_fp8_recipe)r;
+        fp8_times(&m, &s, false, &t[r]);
+    }
+    double ovh = platform(1).kernel_overhead_s, e = 2.0, hbm = 2e12 * 0.8;
+    const char *gemms[] = {"qkv", "proj", "fc1", "fc2"};
+    for (int r = 0; r < CFG_NFP8_RECIPES; r++) {
+        double ratio = r == CFG_FP8_MXFP8 ? 0.5 : 1.0;
+        for (int g = 0; g < 4; g++) {
+            int l = label_of(gemms[g]);
+            double gemm_ops = 1.5 * t[0].n[l];
+            double d = t[0].s[l] - gemm_ops * ovh, x = t[r].s[l] - gemm_ops * ovh;
+            ck_assert_msg(fabs(x / d - ratio) <= 1e-9, "%s %s: %.12g of delayed, expected %.12g",
+                          cfg_fp8_recipe_name((cfg_fp8_recipe)r), gemms[g], x / d, ratio);
+        }
+        double per_elem[] = {e + 2, 2 * e + 2, e + 2 * (1 + 4.0 / 128), e + 2 * (1 + 1.0 / 32)}; /* ORDER CFG_FP8_RECIPE */
+        int cast = label_of("fp8_cast");
+        double tok = m.seq_len, h = m.hidden, f = m.ffn_hidden;
+        double elems = tok * (h + h + h + f) + tok * (3 * h + h + f + h);
+        double want = 2 * m.layers * (elems * per_elem[r] / hbm) + t[r].n[cast] * ovh;
+        ck_assert_msg(fabs(t[r].s[cast] - want) <= 1e-9 * want, "%s casts %.12g s, expected %.12g",
+                      cfg_fp8_recipe_name((cfg_fp8_recipe)r), t[r].s[cast], want);
     }
 }
 END_TEST
@@ -815,6 +864,7 @@ START_TEST(test_ep_bytes_closed_form)
     s.ep = 4;
     s.etp = 1;
     s.moe_capacity_factor = 1.25;
+    s.moe_pad_expert_input_to_capacity = true;
     fixture f, g;
     setup(&f, m, s);
     layer_bytes lb = forward_layer_bytes(f.plan, 0);
@@ -1126,6 +1176,90 @@ END_TEST
  * while the shared expert's first and second linear compute, so the layer's
  * forward is shorter by min(A2A, shared linear) for each all-to-all, with
  * the all-to-all shorter (small s_per_byte) or longer than the linear. */
+/* C(n, 2), for the closed forms of the dispatchers. */
+static double pairs(double n) { return n * (n - 1) / 2; }
+
+/* The dispatchers' bytes, layer 0, forward, 8 experts top-2 over ep 4
+ * (tok = 1024 tokens per rank, h = 1024, bf16):
+ *   alltoall   dispatch and combine of the routed copies, 2 tok k h e;
+ *   allgather  the EP group's tokens gathered (4 tok h e) with their
+ *              routing map and fp32 probabilities (4 tok E (1 + 4)), the
+ *              partial outputs reduce-scattered (4 tok h e);
+ *   flex       tok R h e each way, R the EP ranks a token reaches inside
+ *              one domain, 4 (1 - C(6,2)/C(8,2)), or the domains across
+ *              two (2 ranks each), 2 (1 - C(4,2)/C(8,2)); with 2 router
+ *              groups of 4 experts, one picked per token: one domain. */
+START_TEST(test_dispatchers_bytes_closed_form)
+{
+    cfg_model m = moe_model(0);
+    cfg_strategy s = strategy(4, 1, 1);
+    s.ep = 4;
+    s.etp = 1;
+    double tok = 1024, h = 1024, e = 2, E = 8, k = 2;
+    fixture f;
+    for (int d = 0; d < 3; d++) {
+        s.moe_dispatcher = (cfg_dispatcher)d;
+        setup(&f, m, s);
+        layer_bytes lb = forward_layer_bytes(f.plan, 0);
+        if (d == CFG_DISPATCH_ALLTOALL) {
+            ck_assert_double_eq_tol(lb.b[WL_G_EP][WL_ALLTOALL], 2 * tok * k * h * e, 1e-6);
+        } else if (d == CFG_DISPATCH_ALLGATHER) {
+            ck_assert_double_eq(lb.b[WL_G_EP][WL_ALLTOALL], 0);
+            ck_assert_double_eq_tol(lb.b[WL_G_EP][WL_ALLGATHER], 4 * tok * h * e + 4 * tok * E * 5, 1e-6);
+            ck_assert_double_eq_tol(lb.b[WL_G_EP][WL_REDUCESCATTER], 4 * tok * h * e, 1e-6);
+        } else {
+            double R = 4 * (1 - pairs(6) / pairs(8));
+            ck_assert_double_eq_tol(lb.b[WL_G_EP][WL_ALLTOALL], 2 * tok * R * h * e, 1e-6);
+        }
+        teardown(&f);
+    }
+    s.moe_dispatcher = CFG_DISPATCH_FLEX;
+    setup_on(&f, m, s, fx_two_plane_platform(4, 2));
+    double K = 2 * (1 - pairs(4) / pairs(8));
+    ck_assert_double_eq_tol(forward_layer_bytes(f.plan, 0).b[WL_G_EP][WL_ALLTOALL], 2 * tok * K * h * e, 1e-6);
+    teardown(&f);
+    m.moe.groups = 2;
+    m.moe.group_top_k = 1;
+    setup_on(&f, m, s, fx_two_plane_platform(4, 2));
+    ck_assert_double_eq_tol(forward_layer_bytes(f.plan, 0).b[WL_G_EP][WL_ALLTOALL], 2 * tok * 1 * h * e, 1e-6);
+    teardown(&f);
+}
+END_TEST
+
+/* The local experts run as one grouped GEMM per projection: on the flat
+ * platform with a grouped curve of 0.25 (half the dense 0.5), the
+ * experts' forward takes twice its FLOPs / (peak / 2); the permutation
+ * (alltoall, two local experts) moves (tok + c) h e before the dispatch and
+ * 2 c h e after it, c = tok k the routed copies, the unpermutation as
+ * much; the router's pass tok E (e + 9) bytes after its GEMM (memory bound
+ * here). */
+START_TEST(test_grouped_gemm_and_permutation)
+{
+    cfg_model m = moe_model(0);
+    cfg_strategy s = strategy(4, 1, 1);
+    s.ep = 4;
+    cfg_platform p = flat_platform(4);
+    p.grouped_gemm_efficiency = (cfg_curve){.n = 1, .x = {1e9}, .y = {0.25}};
+    p.hbm_bytes_per_s = 1e12;
+    p.memory_efficiency = 1;
+    fixture f;
+    setup_on(&f, m, s, p);
+    const char *labels[] = {"experts", "permute", "unpermute", "router"};
+    double secs[4];
+    for (int i = 0; i < 4; i++) naive_layer_fwd_s(f.plan, 0, labels[i], &secs[i], NULL);
+    double experts_s = secs[0], permute_s = secs[1], unpermute_s = secs[2], router_s = secs[3];
+    double tok = 1024, h = 1024, fe = 1024, c = tok * 2, e = 2, E = 8;
+    double flops = 2 * c * h * fe * 2;
+    ck_assert_double_eq_tol(experts_s, flops / (312e12 * 0.25), flops / (312e12 * 0.25) * 1e-9);
+    double perm = ((tok + c) * h * e + 2 * c * h * e) / 1e12;
+    ck_assert_double_eq_tol(permute_s, perm, perm * 1e-9);
+    ck_assert_double_eq_tol(unpermute_s, perm, perm * 1e-9);
+    double router_gemm = fmax(2 * tok * E * h / (312e12 * 0.5), (tok * h + h * E + tok * E) * e / 1e12);
+    ck_assert_double_eq_tol(router_s - router_gemm, tok * E * (e + 9) / 1e12, 1e-15);
+    teardown(&f);
+}
+END_TEST
+
 START_TEST(test_shared_expert_overlap_hides_min)
 {
     cfg_model m = moe_model(1);
@@ -1180,6 +1314,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_uneven_stage_programs);
     tcase_add_test(tc, test_moe_imbalance_scales_busiest_rank);
     tcase_add_test(tc, test_shared_expert_overlap_hides_min);
+    tcase_add_test(tc, test_fp8_recipes_gemms_and_casts);
+    tcase_add_test(tc, test_dispatchers_bytes_closed_form);
+    tcase_add_test(tc, test_grouped_gemm_and_permutation);
     suite_add_tcase(s, tc);
     return s;
 }

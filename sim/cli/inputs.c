@@ -69,5 +69,11 @@ sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *e
     if (cli_derives_strategy(a)) return srch_default_strategy(&in->model, &in->platform, &ov, &in->strategy, err);
     rc = cfg_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
     if (rc == SIM_OK && check) rc = cfg_check(&in->model, &in->platform, &in->strategy, err);
+    const cfg_strategy *s = &in->strategy;
+    if (rc == SIM_OK && in->model.moe.experts > 0 && cfg_expert_dropped(s) > 0)
+        fprintf(stderr, "heptasim: note: %s: .moe_capacity_factor: the busiest EP rank's experts drop %.1f %% of "
+                        "their routed copies (load imbalance %g over a capacity of %g); model FLOPs still count them\n",
+                s->path[0] ? s->path : "strategy", 100 * cfg_expert_dropped(s), s->moe_load_imbalance,
+                s->moe_capacity_factor);
     return rc;
 }

@@ -304,6 +304,12 @@ sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err
                         "%s: .fp8: platform '%s' has no FP8 peak (device.fp8_peak_tflops in %s; set fp8 to false, or "
                         "give the device its FP8 peak)",
                         f, p->name, cfg_origin(p->path, "the platform file"));
+    if (s->fp8 && s->fp8_recipe == CFG_FP8_MXFP8 && !(p->mxfp8_peak_flops_per_s > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores (Blackwell), and platform '%s' has no "
+                        "device.mxfp8_peak_tflops in %s (use \"blockwise\" or \"tensorwise\", or give the device "
+                        "its MXFP8 peak)",
+                        f, p->name, cfg_origin(p->path, "the platform file"));
     return SIM_OK;
 }
 
@@ -384,6 +390,17 @@ static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err 
         return sim_fail(err, SIM_EINVAL,
                         "%s: .moe_load_imbalance: %g needs an MoE model, and model '%s' is dense (set it to 1)", f,
                         s->moe_load_imbalance, m->name);
+    if (s->moe_pad_expert_input_to_capacity && !(s->moe_capacity_factor > 0))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .moe_pad_expert_input_to_capacity: pads to a capacity, and moe_capacity_factor gives "
+                        "none (give moe_capacity_factor, or set the padding to false)",
+                        f);
+    int etp = cfg_etp(s);
+    if (s->moe_dispatcher == CFG_DISPATCH_FLEX && m->moe.experts > 0 && etp > 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .moe_dispatcher: \"flex\" (DeepEP, HybridEP) runs the experts whole on each rank, "
+                        "got etp %d (set etp to 1, or use \"alltoall\")",
+                        f, etp);
     return SIM_OK;
 }
 

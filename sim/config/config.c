@@ -56,6 +56,8 @@ static const cfg_key moe_rows[] = {
     ROW_INT("shared_ffn_hidden", cfg_model, moe.shared_ffn_hidden, 0, MAXWIDTH, 0, 0),
     ROW_INT("first_dense_layers", cfg_model, moe.first_dense_layers, 0, CFG_MAX_LAYERS, 0, 0),
     ROW_INT("layer_freq", cfg_model, moe.layer_freq, 1, CFG_MAX_LAYERS, 1, 0),
+    ROW_INT("groups", cfg_model, moe.groups, 0, CFG_MAX_EXPERTS, 0, 0),
+    ROW_INT("group_top_k", cfg_model, moe.group_top_k, 0, CFG_MAX_EXPERTS, 0, 0),
     ROW_END,
 };
 
@@ -109,6 +111,8 @@ static const cfg_key device_rows[] = {
     ROW_STR("name", cfg_platform, device_name, 0),
     ROW_DBL("peak_tflops", cfg_platform, peak_flops_per_s, CFG_PEAK_TFLOPS_MIN, CFG_PEAK_TFLOPS_MAX, 0, 1e12, REQ),
     ROW_DBL("fp8_peak_tflops", cfg_platform, fp8_peak_flops_per_s, 0, CFG_PEAK_TFLOPS_MAX, 0, 1e12, CFG_KF_OMIT_ZERO),
+    ROW_DBL("mxfp8_peak_tflops", cfg_platform, mxfp8_peak_flops_per_s, 0, CFG_PEAK_TFLOPS_MAX, 0, 1e12,
+            CFG_KF_OMIT_ZERO),
     ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, CFG_HBM_GIB_MIN, CFG_HBM_GIB_MAX, 0, SIM_GIB, REQ),
     ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, CFG_HBM_GIB_MAX, 0, SIM_GIB, 0),
     ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, CFG_HBM_TBPS_MIN, CFG_HBM_TBPS_MAX, 0, 1e12, REQ),
@@ -152,6 +156,8 @@ static const cfg_key efficiency_rows[] = {
      .min = CFG_EFFICIENCY_MIN, .max = 1},
     {.key = "gemm_fp8", .type = CFG_K_CURVE, .flags = CFG_KF_OMIT_ZERO,
      .offset = offsetof(cfg_platform, gemm_fp8_efficiency), .min = CFG_EFFICIENCY_MIN, .max = 1},
+    {.key = "grouped_gemm", .type = CFG_K_CURVE, .flags = CFG_KF_OMIT_ZERO,
+     .offset = offsetof(cfg_platform, grouped_gemm_efficiency), .min = CFG_EFFICIENCY_MIN, .max = 1},
     ROW_DBL("attention", cfg_platform, attention_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
     ROW_DBL("memory", cfg_platform, memory_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
     ROW_DBL("network", cfg_platform, network_efficiency, CFG_EFFICIENCY_MIN, 1, 0, 1, REQ),
@@ -183,6 +189,13 @@ static const cfg_key provenance_rows[] = {
     ROW_END,
 };
 
+static const cfg_key straggler_rows[] = {
+    ROW_ENUM("kind", cfg_straggler, kind, cfg_straggler_kind_names, NULL, "device"),
+    ROW_INT("index", cfg_straggler, index, 0, MAXDIM, 0, REQ),
+    ROW_DBL("speed", cfg_straggler, speed, CFG_STRAGGLER_SPEED_MIN, 1, 0, 1, REQ),
+    ROW_END,
+};
+
 static const cfg_key platform_rows[] = {
     ROW_STR("name", cfg_platform, name, DRV),
     ROW_STR("description", cfg_platform, description, 0),
@@ -194,6 +207,9 @@ static const cfg_key platform_rows[] = {
     ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
     {.key = "calibration", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO,
      .offset = offsetof(cfg_platform, calibration.cases), .sub = calibration_rows},
+    {.key = "stragglers", .type = CFG_K_LIST, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_platform, stragglers),
+     .size = sizeof(cfg_straggler), .max = CFG_MAX_STRAGGLERS, .count = offsetof(cfg_platform, nstragglers),
+     .sub = straggler_rows},
     ROW_OBJ("provenance", cfg_platform, provenance.derived_from, provenance_rows, CFG_KF_OMIT_ZERO),
     ROW_END,
 };
@@ -880,7 +896,33 @@ void *cfg_strategy_to_json(const cfg_strategy *s)
 const cfg_model_names cfg_native_names = {
     ".layers", ".hidden", ".heads", ".kv_heads", ".head_dim",
     ".moe.experts", ".moe.top_k", ".moe.first_dense_layers", ".moe.shared_experts", ".moe.shared_ffn_hidden",
+    ".moe.groups", ".moe.group_top_k",
 };
+
+/* Group-limited routing (Megatron's --moe-router-num-groups and
+ * --moe-router-group-topk): the experts fall into equal groups, and a
+ * token's top_k experts come from its group_top_k best groups. */
+static sim_rc check_router_groups(const cfg_model *m, const cfg_model_names *k, sim_err *err)
+{
+    const char *f = cfg_origin(m->path, "model");
+    int g = m->moe.groups, gk = m->moe.group_top_k;
+    if (g <= 1) {
+        if (gk > 1)
+            return sim_fail(err, SIM_EINVAL, "%s: %s: %d needs router groups (give %s, or leave %s out)", f,
+                            k->group_top_k, gk, k->groups + 1, k->group_top_k + 1);
+        return SIM_OK;
+    }
+    if (m->moe.experts % g != 0)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d does not divide %s=%d (use a divisor of %d)", f, k->groups, g,
+                        k->experts + 1, m->moe.experts, m->moe.experts);
+    if (gk > g)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d is more than %s=%d (use at most %d)", f, k->group_top_k, gk,
+                        k->groups + 1, g, g);
+    if (gk > 0 && (long long)gk * (m->moe.experts / g) < m->moe.top_k)
+        return sim_fail(err, SIM_EINVAL, "%s: %s: %d groups of %d experts hold fewer than %s=%d (choose more groups)",
+                        f, k->group_top_k, gk, m->moe.experts / g, k->top_k + 1, m->moe.top_k);
+    return SIM_OK;
+}
 
 sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err *err)
 {
@@ -910,6 +952,7 @@ sim_rc cfg_model_sanity_as(const cfg_model *m, const cfg_model_names *k, sim_err
         if (m->moe.shared_experts > 0 && m->moe.shared_ffn_hidden <= 0)
             return sim_fail(err, SIM_EINVAL, "%s: %s: must be >= 1 when %s=%d", f, k->shared_ffn_hidden,
                             k->shared_experts + 1, m->moe.shared_experts);
+        return check_router_groups(m, k, err);
     }
     return SIM_OK;
 }
@@ -944,6 +987,15 @@ sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
         if (tr->rails && t > 0)
             return sim_fail(err, SIM_EINVAL,
                             "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
+    }
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        int nodes = (p->devices + p->devices_per_node - 1) / p->devices_per_node;
+        int limit = s->kind == CFG_STRAGGLER_NODE ? nodes : p->devices;
+        if (s->index >= limit)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .stragglers[%d].index: %d is not a %s of the platform's %d (use 0 to %d)", f, i,
+                            s->index, s->kind == CFG_STRAGGLER_NODE ? "node" : "device", limit, limit - 1);
     }
     if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
         return sim_fail(err, SIM_EINVAL,

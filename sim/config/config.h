@@ -47,6 +47,8 @@ typedef struct cfg_moe {
     int shared_ffn_hidden;  /* FFN width of one shared expert */
     int first_dense_layers; /* the first k layers are dense */
     int layer_freq;         /* every layer_freq-th layer (after the dense ones) is MoE */
+    int groups;             /* router groups (group-limited routing, DeepSeek-V2/V3's n_group); 0 or 1: none */
+    int group_top_k;        /* groups a token's experts are chosen from (topk_group); 0: all of them */
 } cfg_moe;
 
 /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): the keys and
@@ -148,6 +150,22 @@ typedef struct cfg_tier {
     bool rails;                    /* first tier only: a switch per node-local index */
 } cfg_tier;
 
+/* A part of the platform slower than the others (stragglers): a device
+ * (its computes take 1/speed as long), every device of a node, or the NIC
+ * link of a device (its bandwidth, both ways, times speed).  ORDER
+ * CFG_STRAGGLER: cfg_straggler_kind_names in names.c. */
+typedef enum cfg_straggler_kind {
+    CFG_STRAGGLER_DEVICE = 0,
+    CFG_STRAGGLER_NODE,
+    CFG_STRAGGLER_LINK,
+    CFG_NSTRAGGLER_KINDS
+} cfg_straggler_kind;
+typedef struct cfg_straggler {
+    int kind;                      /* cfg_straggler_kind */
+    int index;                     /* the device, node or device of the link, from 0 */
+    double speed;                  /* fraction of the others' speed, (0, 1] */
+} cfg_straggler;
+
 typedef struct cfg_platform {
     char name[CFG_NAME_LEN];
     char description[CFG_TEXT_LEN];
@@ -158,6 +176,7 @@ typedef struct cfg_platform {
     char device_name[CFG_NAME_LEN];
     double peak_flops_per_s;       /* dense bf16/fp16: the peak MFU divides by */
     double fp8_peak_flops_per_s;   /* dense FP8 GEMMs; 0: the device has no FP8 (fp8 is refused) */
+    double mxfp8_peak_flops_per_s; /* dense MXFP8 GEMMs (Blackwell); 0: no MXFP8 (fp8_recipe mxfp8 is refused) */
     double hbm_bytes;              /* capacity */
     double hbm_reserved_bytes;     /* not usable by the model (runtime, fragmentation) */
     double hbm_bytes_per_s;
@@ -173,11 +192,15 @@ typedef struct cfg_platform {
     double oversubscription;       /* >= 1: supernode uplink = NICs / oversubscription */
     int ntiers;                    /* tiers of switches above the supernodes; 0: one spine joins them */
     cfg_tier tiers[CFG_MAX_TIERS]; /* innermost first */
+    int nstragglers;               /* stragglers: 0 for a uniform platform */
+    cfg_straggler stragglers[CFG_MAX_STRAGGLERS];
 
     /* efficiencies (dimensionless fractions of peak) */
     cfg_curve gemm_efficiency;     /* x = FLOPs of one GEMM, y = fraction of peak */
     cfg_curve gemm_fp8_efficiency; /* the same for FP8 GEMMs, fraction of the FP8 peak; n = 0: gemm_efficiency
                                     * at twice the FLOPs (cost.h) */
+    cfg_curve grouped_gemm_efficiency; /* x = FLOPs of one expert's GEMM in a grouped GEMM, y = fraction of peak of
+                                        * the whole grouped GEMM; n = 0: gemm_efficiency at one expert's FLOPs */
     double attention_efficiency;   /* flash attention core, fraction of peak */
     double memory_efficiency;      /* fraction of HBM bandwidth reached by element-wise ops */
     double network_efficiency;     /* fraction of link bandwidth reached by collectives */
@@ -233,6 +256,31 @@ typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECO
 typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER, CFG_NATTENTIONS } cfg_attention;
 /* The Adam moments' precision (Megatron's precision-aware optimizer). */
 typedef enum cfg_moments { CFG_MOMENTS_FP32 = 0, CFG_MOMENTS_BF16, CFG_NMOMENTS } cfg_moments;
+/* How routed tokens reach their experts (Megatron's
+ * --moe-token-dispatcher-type): an all-to-all of one copy per routed
+ * expert; an all-gather of every token of the EP group (reduce-scatter
+ * back); or flex, DeepEP / HybridEP's fused all-to-all, which sends a
+ * token once per rank and once per NVLink domain it reaches.  ORDER
+ * CFG_DISPATCHER: dispatcher_names in keys.c. */
+typedef enum cfg_dispatcher {
+    CFG_DISPATCH_ALLTOALL = 0,
+    CFG_DISPATCH_ALLGATHER,
+    CFG_DISPATCH_FLEX,
+    CFG_NDISPATCHERS
+} cfg_dispatcher;
+/* Transformer Engine's FP8 recipes (Megatron's --fp8-recipe): one scale
+ * per tensor from the amax history (delayed) or from the tensor itself
+ * (tensorwise, "current scaling"), one fp32 scale per 128 elements
+ * (blockwise, DeepSeek-V3's), one E8M0 scale per 32 elements (mxfp8,
+ * Blackwell).  ORDER CFG_FP8_RECIPE: fp8_recipe_names in keys.c and the
+ * recipe table of model/fp8.c. */
+typedef enum cfg_fp8_recipe {
+    CFG_FP8_DELAYED = 0,
+    CFG_FP8_TENSORWISE,
+    CFG_FP8_BLOCKWISE,
+    CFG_FP8_MXFP8,
+    CFG_NFP8_RECIPES
+} cfg_fp8_recipe;
 
 /* The parallel dimensions, as they appear in `order` (innermost first).
  * ORDER CFG_DIM: the tables marked so follow this order; change them together. */
@@ -271,12 +319,15 @@ typedef struct cfg_strategy {
     bool overlap_cp_comm;
     bool fuse_tpy_cp;
     cfg_dim order[CFG_NDIMS];      /* innermost first */
-    double moe_capacity_factor;    /* tokens an expert gets relative to a perfect balance */
+    double moe_capacity_factor;    /* most tokens an expert takes relative to a perfect balance; 0: no limit (dropless) */
+    bool moe_pad_expert_input_to_capacity; /* every expert runs its capacity, padded when it got fewer */
+    cfg_dispatcher moe_dispatcher; /* how tokens reach their experts */
     double moe_load_imbalance;     /* tokens the busiest EP rank receives relative to the mean (>= 1) */
     bool overlap_shared_experts;   /* the shared experts compute while the expert all-to-alls are in flight */
     bool overlap_ep_comm;          /* one micro-batch's expert all-to-all behind another's compute */
     cfg_attention attention_kernel;
     bool fp8;                      /* the layers' GEMMs in FP8 (Transformer Engine) */
+    cfg_fp8_recipe fp8_recipe;     /* how FP8 tensors are scaled, with fp8 */
     bool grad_reduce_in_bf16;      /* main grads kept and reduced in bf16 (Megatron --grad-reduce-in-bf16) */
     cfg_moments optimizer_moments; /* Adam moments in fp32 or bf16 */
 } cfg_strategy;
@@ -431,6 +482,12 @@ int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+/* The compute speed of device d, a fraction of the platform's peak (the
+ * product of the stragglers naming it or its node; 1 on a uniform
+ * platform), and the bandwidth factor of its NIC link. */
+double cfg_device_speed(const cfg_platform *p, int d);
+double cfg_nic_speed(const cfg_platform *p, int d);
+
 /* Without a curve of its own, an FP8 GEMM of CFG_FP8_GEMM_SHIFT * F FLOPs
  * reaches the fraction of the FP8 peak a bf16 GEMM of F FLOPs reaches of
  * the bf16 peak: at twice the peak the two take the same time, so a GEMM
@@ -450,10 +507,16 @@ int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel si
 int cfg_expert_blocks(const cfg_strategy *s);       /* expert shards' copies inside a TP group: tp/etp */
 int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
- * per token routed: moe_capacity_factor * moe_load_imbalance (0 reads as
- * 1).  Every rank waits for the busiest in the combine, so its expert
- * compute, all-to-all bytes and expert activations set the step. */
+ * per token routed (a perfect balance): moe_load_imbalance without a
+ * capacity (moe_capacity_factor 0, dropless); with capacity c the busiest
+ * keeps min(imbalance, c) and drops the rest, and with padding every
+ * expert runs c.  Every rank waits for the busiest in the combine, so its
+ * expert compute, all-to-all bytes and expert activations set the step. */
 double cfg_expert_load(const cfg_strategy *s);
+/* The fraction of the busiest EP rank's routed copies its experts drop:
+ * 1 - capacity / imbalance when the imbalance is above the capacity, else
+ * 0 (dropless: 0). */
+double cfg_expert_dropped(const cfg_strategy *s);
 /* Returns the most layers a pipeline stage holds: layers / pp when they
  * are split evenly, else the largest of the stages' counts
  * (cfg_stage_layers). */
@@ -521,6 +584,8 @@ bool cfg_uneven_stages(const cfg_strategy *s);
 /* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
 const char *cfg_schedule_name(cfg_schedule s);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_dispatcher_name(cfg_dispatcher d);
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r);
 const char *cfg_activation_name(cfg_activation a);
 const char *cfg_window_kind_name(cfg_window_kind k);
 const char *cfg_dim_name(cfg_dim d);

@@ -26,7 +26,7 @@
  *     attention_chunk_size on all but every no_rope_layer_interval-th (4)
  *     layer -> attention_window
  *   num_local_experts | num_experts | n_routed_experts -> moe.experts
- *   num_experts_per_tok -> moe.top_k
+ *   num_experts_per_tok (gpt-oss: experts_per_token) -> moe.top_k
  *   moe_intermediate_size -> moe.ffn_hidden (intermediate_size for Mixtral's
  *     num_local_experts, or when absent)
  *   n_shared_experts -> moe.shared_experts, each of width
@@ -34,11 +34,21 @@
  *     (DeepSeek's fused shared MLP of n_shared * moe_intermediate_size);
  *     shared_expert_intermediate_size alone means one shared expert (Qwen)
  *   first_k_dense_replace -> moe.first_dense_layers
+ *   n_group, topk_group -> moe.groups, moe.group_top_k (DeepSeek-V2/V3's
+ *     group-limited routing: a token's experts come from its topk_group
+ *     best groups; n_group 1 is none)
+ *   norm_topk_prob, scoring_func, topk_method, routed_scaling_factor: how
+ *     the router weighs the chosen experts, part of its top-k pass (not
+ *     read: the pass costs the same)
  *   moe_layer_freq | decoder_sparse_step -> moe.layer_freq
  *   Llama 4: intermediate_size_mlp -> ffn_hidden (its dense layers),
  *     intermediate_size -> moe.ffn_hidden, one shared expert of that width,
  *     interleave_moe_layer_step n -> first_dense_layers n-1, layer_freq n
  *   seq_len is not in these files: CFG_HF_SEQ_LEN (4096).
+ *   Not modelled and named in the description: attention biases
+ *   (attention_bias, qkv_bias: Qwen2, gpt-oss), gpt-oss's attention sinks
+ *   (one logit per head added to the softmax) -- each well under 0.1 % of
+ *   a layer's FLOPs and parameters.
  *
  * Model families whose code decides what the file leaves out (families[]):
  * Gemma's MLP is gated whatever its GELU is called (GeGLU: gate_proj,
@@ -308,7 +318,8 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
     sim_rc rc = hf_count(r, hf_get(hf, ekey), ekey, &experts);
     if (rc || experts == 0) return rc;
 
-    const cJSON *topk = hf_get(hf, "num_experts_per_tok");
+    const char *topk_key = hf_get(hf, "num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+    const cJSON *topk = hf_get(hf, topk_key);
     if (!topk)
         return sim_fail(r->err, SIM_EINVAL, "%s: %s.num_experts_per_tok: required key is missing (%s is set)",
                         r->origin, pre(r), ekey);
@@ -325,7 +336,7 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
     cJSON *moe = cJSON_CreateObject();
     cJSON_AddItemToObject(m, "moe", moe);
     put_copy(r, moe, "experts", hf_get(hf, ekey), ekey);
-    put_copy(r, moe, "top_k", topk, "num_experts_per_tok");
+    put_copy(r, moe, "top_k", topk, topk_key);
     put_copy(r, moe, "ffn_hidden", hf_get(hf, ffn_key), ffn_key);
 
     const cJSON *nse = hf_get(hf, "n_shared_experts");
@@ -349,6 +360,8 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
     }
     const cJSON *v;
     if ((v = hf_get(hf, "first_k_dense_replace"))) put_copy(r, moe, "first_dense_layers", v, "first_k_dense_replace");
+    if ((v = hf_get(hf, "n_group"))) put_copy(r, moe, "groups", v, "n_group");
+    if ((v = hf_get(hf, "topk_group"))) put_copy(r, moe, "group_top_k", v, "topk_group");
     if ((v = hf_get(hf, "moe_layer_freq")))
         put_copy(r, moe, "layer_freq", v, "moe_layer_freq");
     else if ((v = hf_get(hf, "decoder_sparse_step")))
@@ -361,6 +374,17 @@ static sim_rc hf_moe(cfg_reader *r, const cJSON *hf, cJSON *m)
         if (step > 1) put_number(r, moe, "first_dense_layers", step - 1, "interleave_moe_layer_step");
     }
     return SIM_OK;
+}
+
+/* Appends to desc the features of hf heptasim leaves out (see the banner). */
+static void hf_unmodelled(const cJSON *hf, char *desc, size_t cap)
+{
+    bool bias = cJSON_IsTrue(hf_get(hf, "attention_bias")) || cJSON_IsTrue(hf_get(hf, "qkv_bias"));
+    bool sinks = type_is(hf, "gpt_oss", NULL);
+    if (!bias && !sinks) return;
+    size_t used = strlen(desc);
+    snprintf(desc + used, cap - used, "; not modelled: %s%s%s", bias ? "attention biases" : "",
+             bias && sinks ? ", " : "", sinks ? "attention sinks" : "");
 }
 
 /* What a model family's code decides that its config.json may leave out. */
@@ -442,7 +466,9 @@ static void hf_names(const cfg_reader *r, const cJSON *hf, cfg_model_names *k)
             name_key(r, k->experts, expert_keys[i]);
             break;
         }
-    name_key(r, k->top_k, "num_experts_per_tok");
+    name_key(r, k->top_k, hf_get(hf, "num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token");
+    name_key(r, k->groups, "n_group");
+    name_key(r, k->group_top_k, "topk_group");
     name_key(r, k->first_dense_layers,
              hf_get(hf, "interleave_moe_layer_step") && !hf_get(hf, "first_k_dense_replace")
                  ? "interleave_moe_layer_step"
@@ -516,6 +542,7 @@ sim_rc cfg_hf_convert(cfg_reader *r, const cJSON *root, cJSON **out, cfg_model_n
         snprintf(desc, sizeof desc, "HuggingFace config.json, model_type %.80s", type->valuestring);
     else
         snprintf(desc, sizeof desc, "HuggingFace config.json");
+    hf_unmodelled(hf, desc, sizeof desc);
     for (char *c = desc; *c; c++)
         if ((unsigned char)*c < 0x20) *c = ' ';
     sim_utf8_scrub(desc); /* %.80s may have cut a character in two */

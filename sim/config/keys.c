@@ -52,6 +52,12 @@ _Static_assert(sizeof attention_names / sizeof *attention_names == CFG_NATTENTIO
 /* ORDER CFG_MOMENTS */
 static const char *const moments_names[] = {"fp32", "bf16", NULL};
 _Static_assert(sizeof moments_names / sizeof *moments_names == CFG_NMOMENTS + 1, "one name per precision");
+/* ORDER CFG_DISPATCHER */
+static const char *const dispatcher_names[] = {"alltoall", "allgather", "flex", NULL};
+_Static_assert(sizeof dispatcher_names / sizeof *dispatcher_names == CFG_NDISPATCHERS + 1, "one name per dispatcher");
+/* ORDER CFG_FP8_RECIPE */
+static const char *const fp8_recipe_names[] = {"delayed", "tensorwise", "blockwise", "mxfp8", NULL};
+_Static_assert(sizeof fp8_recipe_names / sizeof *fp8_recipe_names == CFG_NFP8_RECIPES + 1, "one name per recipe");
 
 const char *cfg_schedule_name(cfg_schedule s)
 {
@@ -61,6 +67,16 @@ const char *cfg_schedule_name(cfg_schedule s)
 const char *cfg_recompute_name(cfg_recompute r)
 {
     return (unsigned)r < CFG_NRECOMPUTES ? recompute_names[r] : "?";
+}
+
+const char *cfg_dispatcher_name(cfg_dispatcher d)
+{
+    return (unsigned)d < CFG_NDISPATCHERS ? dispatcher_names[d] : "?";
+}
+
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r)
+{
+    return (unsigned)r < CFG_NFP8_RECIPES ? fp8_recipe_names[r] : "?";
 }
 
 /* }========================================================== enum names */
@@ -411,6 +427,19 @@ static void attention_token(const cfg_strategy *s, char *out, size_t cap)
     sim_strlcpy(out, s->attention_kernel == CFG_ATTN_EAGER ? "eager" : "", cap);
 }
 
+static void dispatcher_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    static const char *const tokens[] = {"", "ag-dispatch", "flex-dispatch"}; /* ORDER CFG_DISPATCHER */
+    _Static_assert(sizeof tokens / sizeof *tokens == CFG_NDISPATCHERS, "one token per dispatcher");
+    sim_strlcpy(out, (unsigned)s->moe_dispatcher < CFG_NDISPATCHERS ? tokens[s->moe_dispatcher] : "?", cap);
+}
+
+/* the recipe when it is not the default (beside fp8; read only with it) */
+static void fp8_recipe_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    sim_strlcpy(out, s->fp8_recipe != CFG_FP8_DELAYED ? cfg_fp8_recipe_name(s->fp8_recipe) : "", cap);
+}
+
 static void moments_token(const cfg_strategy *s, char *out, size_t cap)
 {
     sim_strlcpy(out, s->optimizer_moments == CFG_MOMENTS_BF16 ? "bf16-adam" : "", cap);
@@ -500,7 +529,10 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 12, INNER, .choices = switch_choices, .matters = two_d_tp_and_ulysses, .compact = 10, .token = "fused"},
     {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM | PROBE,
      .search = 14, INNER, .choices = order_choices, .fits = order_fits, .compact = 19, .format = order_token},
-    {S_DBL("moe_capacity_factor", moe_capacity_factor, 1, 1000, 1), .flags = SAME | PROBE},
+    {S_DBL("moe_capacity_factor", moe_capacity_factor, 0, 1000, 0), .flags = SAME | PROBE},
+    {S_BOOL("moe_pad_expert_input_to_capacity", moe_pad_expert_input_to_capacity, 0), .flags = SAME | PROBE},
+    {S_ENUM("moe_dispatcher", moe_dispatcher, dispatcher_names, "alltoall"), .flags = SAME | PROBE, /* never searched */
+     .compact = 24, .format = dispatcher_token},
     {S_DBL("moe_load_imbalance", moe_load_imbalance, 1, 1000, 1), .flags = SAME | PROBE},
     {S_BOOL("overlap_shared_experts", overlap_shared_experts, 0), .flags = SAME | PROBE},
     {S_BOOL("overlap_ep_comm", overlap_ep_comm, 0), .flags = SAME}, /* dualpipe-v's pairs, the schedule's row */
@@ -508,6 +540,8 @@ const cfg_key cfg_strategy_keys[] = {
      .compact = 20, .format = attention_token},
     {S_BOOL("fp8", fp8, 0), .flags = SAME | PIN | PROBE,
      .search = 19, INNER, .choices = opt_in_choices, .fits = fp8_fits, .compact = 21, .token = "fp8"},
+    {S_ENUM("fp8_recipe", fp8_recipe, fp8_recipe_names, "delayed"), .flags = SAME | PROBE, /* never searched */
+     .compact = 25, .format = fp8_recipe_token},
     {S_BOOL("grad_reduce_in_bf16", grad_reduce_in_bf16, 0), .flags = SAME | PIN | COSTS,
      .search = 20, INNER, .choices = opt_in_choices, .compact = 22, .token = "bf16-grad"},
     {S_ENUM("optimizer_moments", optimizer_moments, moments_names, "fp32"), .flags = SAME | PIN | COSTS,

@@ -30,6 +30,8 @@ struct cost_model {
     cfg_platform platform;        /* private copy: the caller's may go away */
     curve gemm;                   /* gemm_efficiency */
     curve gemm_fp8;               /* cfg_gemm_fp8_curve */
+    curve grouped;                /* grouped_gemm_efficiency (n = 0: none) */
+    curve grouped_fp8;            /* the same at CFG_FP8_GEMM_SHIFT times the FLOPs */
 };
 
 
@@ -134,13 +136,26 @@ cost_model *cost_new(const cfg_platform *p, sim_err *err)
         return NULL;
     }
 
-    cfg_curve fp8;
+    if (p->mxfp8_peak_flops_per_s < 0 || !isfinite(p->mxfp8_peak_flops_per_s)) {
+        sim_fail(err, SIM_EINVAL, "%s: 'mxfp8_peak_flops_per_s': must be 0 (no MXFP8) or a positive number, got %g",
+                 platform_origin(p), p->mxfp8_peak_flops_per_s);
+        return NULL;
+    }
+    if (p->grouped_gemm_efficiency.n > 0 &&
+        check_curve(p, &p->grouped_gemm_efficiency, "grouped_gemm_efficiency", err) != SIM_OK)
+        return NULL;
+
+    cfg_curve fp8, grouped_fp8 = p->grouped_gemm_efficiency;
     cfg_gemm_fp8_curve(p, &fp8);
+    for (int i = 0; i < grouped_fp8.n; i++) grouped_fp8.x[i] *= CFG_FP8_GEMM_SHIFT;
     const char *fp8_name = p->gemm_fp8_efficiency.n > 0 ? "gemm_fp8_efficiency" : "gemm_efficiency";
     cost_model *c = sim_xcalloc(1, sizeof *c);
     c->platform = *p;
     if (curve_init(&c->gemm, p, &p->gemm_efficiency, "gemm_efficiency", err) != SIM_OK ||
-        curve_init(&c->gemm_fp8, p, &fp8, fp8_name, err) != SIM_OK) {
+        curve_init(&c->gemm_fp8, p, &fp8, fp8_name, err) != SIM_OK ||
+        (grouped_fp8.n > 0 &&
+         (curve_init(&c->grouped, p, &p->grouped_gemm_efficiency, "grouped_gemm_efficiency", err) != SIM_OK ||
+          curve_init(&c->grouped_fp8, p, &grouped_fp8, "grouped_gemm_efficiency", err) != SIM_OK))) {
         cost_free(c);
         return NULL;
     }
@@ -153,6 +168,8 @@ void cost_free(cost_model *c)
     if (!c) return;
     if (c->gemm.interp) gsl_interp_free(c->gemm.interp);
     if (c->gemm_fp8.interp) gsl_interp_free(c->gemm_fp8.interp);
+    if (c->grouped.interp) gsl_interp_free(c->grouped.interp);
+    if (c->grouped_fp8.interp) gsl_interp_free(c->grouped_fp8.interp);
     free(c);
 }
 
@@ -192,17 +209,61 @@ double cost_gemm_s(const cost_model *c, double m, double n, double k, int dtype_
     return fmax(compute, memory_s(c, bytes)) + c->platform.kernel_overhead_s;
 }
 
-/* The same GEMM in FP8: the FP8 peak at the FP8 curve's efficiency, one
- * byte per operand element and a bf16 output.  The platform must have an
- * FP8 peak (asserted). */
-double cost_gemm_fp8_s(const cost_model *c, double m, double n, double k)
+/* An FP8 GEMM at `peak` (FP8 or MXFP8) and the FP8 curve's efficiency,
+ * one byte per operand element and a bf16 output. */
+static double fp8_gemm_s(const cost_model *c, double peak, double m, double n, double k)
 {
-    assert(c->platform.fp8_peak_flops_per_s > 0);
     double flops = 2.0 * m * n * k;
     double bytes = (m * k + k * n) * SIM_FP8_BYTES + m * n * COST_FP8_OUT_BYTES;
     double eff = cost_gemm_fp8_efficiency(c, flops);
-    double compute = flops > 0 ? flops / (c->platform.fp8_peak_flops_per_s * eff) : 0.0;
+    double compute = flops > 0 ? flops / (peak * eff) : 0.0;
     return fmax(compute, memory_s(c, bytes)) + c->platform.kernel_overhead_s;
+}
+
+/* The same GEMM in FP8.  The platform must have an FP8 peak (asserted). */
+double cost_gemm_fp8_s(const cost_model *c, double m, double n, double k)
+{
+    assert(c->platform.fp8_peak_flops_per_s > 0);
+    return fp8_gemm_s(c, c->platform.fp8_peak_flops_per_s, m, n, k);
+}
+
+/* The same GEMM in MXFP8.  The platform must have an MXFP8 peak (asserted). */
+double cost_gemm_mxfp8_s(const cost_model *c, double m, double n, double k)
+{
+    assert(c->platform.mxfp8_peak_flops_per_s > 0);
+    return fp8_gemm_s(c, c->platform.mxfp8_peak_flops_per_s, m, n, k);
+}
+
+double cost_gemm_typed_s(const cost_model *c, cost_gemm_type type, double m, double n, double k, int dtype_bytes)
+{
+    switch (type) {
+    case COST_GEMM_FP8: return cost_gemm_fp8_s(c, m, n, k);
+    case COST_GEMM_MXFP8: return cost_gemm_mxfp8_s(c, m, n, k);
+    default: return cost_gemm_s(c, m, n, k, dtype_bytes);
+    }
+}
+
+/* Seconds of `groups` same-shape GEMMs run as one kernel: the FLOPs of
+ * all at the grouped efficiency of one (the platform's grouped curve, or
+ * the dense or FP8 curve at one GEMM's FLOPs), or the time to move all
+ * their operands, plus one kernel overhead. */
+double cost_grouped_gemm_s(const cost_model *c, cost_gemm_type type, int groups, double m, double n, double k,
+                           int dtype_bytes)
+{
+    if (groups <= 0) return 0.0;
+    const cfg_platform *p = &c->platform;
+    double one = 2.0 * m * n * k, flops = groups * one, peak = p->peak_flops_per_s, eff, bytes;
+    if (type == COST_GEMM_BF16) {
+        eff = c->grouped.n > 0 ? curve_at(&c->grouped, one) : cost_gemm_efficiency(c, one);
+        bytes = (m * k + k * n + m * n) * (double)dtype_bytes;
+    } else {
+        assert(type == COST_GEMM_FP8 ? p->fp8_peak_flops_per_s > 0 : p->mxfp8_peak_flops_per_s > 0);
+        peak = type == COST_GEMM_FP8 ? p->fp8_peak_flops_per_s : p->mxfp8_peak_flops_per_s;
+        eff = c->grouped.n > 0 ? curve_at(&c->grouped_fp8, one) : cost_gemm_fp8_efficiency(c, one);
+        bytes = (m * k + k * n) * SIM_FP8_BYTES + m * n * COST_FP8_OUT_BYTES;
+    }
+    double compute = flops > 0 ? flops / (peak * eff) : 0.0;
+    return fmax(compute, memory_s(c, groups * bytes)) + p->kernel_overhead_s;
 }
 
 /* Seconds for a flash-attention core: roofline at the platform's attention

@@ -38,6 +38,28 @@ double cost_gemm_s(const cost_model *c, double m, double n, double k, int dtype_
  * (cfg_check refuses fp8 otherwise). Seconds. */
 double cost_gemm_fp8_s(const cost_model *c, double m, double n, double k);
 
+/* The same FP8 GEMM with MXFP8 operands (one E8M0 scale per 32
+ * elements) at the MXFP8 peak; only for a platform with one (cfg_check
+ * refuses fp8_recipe mxfp8 otherwise). Seconds. */
+double cost_gemm_mxfp8_s(const cost_model *c, double m, double n, double k);
+
+/* The precision a GEMM runs in. */
+typedef enum cost_gemm_type { COST_GEMM_BF16 = 0, COST_GEMM_FP8, COST_GEMM_MXFP8 } cost_gemm_type;
+
+/* One GEMM C[m,n] = A[m,k] B[k,n] of `type` (bf16: dtype_bytes elements):
+ * cost_gemm_s, cost_gemm_fp8_s or cost_gemm_mxfp8_s. Seconds. */
+double cost_gemm_typed_s(const cost_model *c, cost_gemm_type type, double m, double n, double k, int dtype_bytes);
+
+/* `groups` GEMMs of one shape C[m,n] = A[m,k] B[k,n] run as one grouped
+ * GEMM (the local experts', Megatron's --moe-grouped-gemm): all their
+ * FLOPs at the fraction of peak efficiency.grouped_gemm gives for one
+ * GEMM's FLOPs (without that curve: the dense GEMM curve at one GEMM's
+ * FLOPs, as if each ran alone; in FP8 the grouped curve at half the FLOPs,
+ * or the FP8 curve), or the time to move every operand if longer, plus one
+ * kernel overhead. Seconds; 0 for no groups. */
+double cost_grouped_gemm_s(const cost_model *c, cost_gemm_type type, int groups, double m, double n, double k,
+                           int dtype_bytes);
+
 /* Flash-style attention core of `flops` FLOPs moving `bytes` bytes. */
 double cost_attention_s(const cost_model *c, double flops, double bytes);
 

@@ -1,6 +1,7 @@
 /* internal.h - the model module's shape helpers, shared by its files:
- * model.c (FLOPs, activations, memory) and placement.c (parameter counts
- * and which of them a rank holds).
+ * model.c (FLOPs, activations, memory), placement.c (parameter counts
+ * and which of them a rank holds), fp8.c (the FP8 recipes' bytes) and
+ * moe.c (where a token's experts land).
  *
  * Notation as in model.c: h hidden, d head_dim, a heads, g kv_heads,
  * q = a*d, kv = g*d, f an MLP's width. */

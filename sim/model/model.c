@@ -185,7 +185,8 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
 
 /* Bytes of one layer for one micro-batch on one rank [K23 section 4],
  * generalised.  With e = activation bytes (2), sl = s/c and B = sl*b, and
- * g = the bytes of a saved GEMM input (e; 1 with fp8 [TE]):
+ * g = the bytes of a saved GEMM input (e; with fp8 the recipe's FP8 element
+ * and its scales, mdl_saved_gemm_input_bytes [TE]):
  *   replicated over TP unless sequence sharded:
  *     attention input gBh, attention dropout mask Bh, MLP input gBh,
  *     MLP dropout mask Bh, two norm inputs 2eBh          -> 10 sbh
@@ -216,7 +217,7 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
  * (/t with sequence parallel), whatever the kernel. */
 static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int layer, cfg_recompute mode)
 {
-    double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES, g = s->fp8 ? SIM_FP8_BYTES : e;
+    double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES, g = mdl_saved_gemm_input_bytes(m, s);
     double t = cfg_tp(s), c = cfg_cp(s);
     double t_seq = seq_sharded(s) ? t : 1.0;
     double h = m->hidden;
@@ -263,7 +264,7 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
  * (mdl_hardware_flops_per_step). */
 static double mtp_act_bytes(const cfg_model *m, const cfg_strategy *s)
 {
-    double e = mdl_dtype_bytes(m), g = s->fp8 ? SIM_FP8_BYTES : e, t_seq = seq_sharded(s) ? cfg_tp(s) : 1.0;
+    double e = mdl_dtype_bytes(m), g = mdl_saved_gemm_input_bytes(m, s), t_seq = seq_sharded(s) ? cfg_tp(s) : 1.0;
     double tok = (double)m->seq_len / cfg_cp(s) * at_least_one(s->micro_batch);
     double sum = 0.0;
     for (int k = 0; k < m->mtp_layers; k++)
@@ -378,7 +379,7 @@ static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stag
 
 /* Fills *out with the bytes per parameter of the strategy's precision:
  * weights in the model dtype, with fp8 an FP8 weight and its transpose
- * [TE]; main grads fp32, or in the model dtype with grad_reduce_in_bf16
+ * (their scales too: mdl_fp8_recipe_of) [TE]; main grads fp32, or in the model dtype with grad_reduce_in_bf16
  * [MDO]; fp32 master weights and two moments (fp32 or bf16).  One Adam step
  * reads the grad, the master and the moments and writes the master, the
  * moments and the weight (30 bytes with fp32 grads and moments, 22 with
@@ -388,7 +389,8 @@ void mdl_precision_of(const cfg_model *m, const cfg_strategy *s, mdl_precision *
     double w = mdl_dtype_bytes(m);
     double moment = s->optimizer_moments == CFG_MOMENTS_BF16 ? MDL_BF16_BYTES : MDL_FP32_BYTES;
     out->weight_bytes = w;
-    out->fp8_copy_bytes = s->fp8 ? 2.0 * SIM_FP8_BYTES : 0.0;
+    const mdl_fp8_recipe *r = mdl_fp8_recipe_of(s->fp8_recipe);
+    out->fp8_copy_bytes = s->fp8 ? r->layouts * r->weight_bytes : 0.0;
     out->grad_bytes = s->grad_reduce_in_bf16 ? w : MDL_FP32_BYTES;
     out->optimizer_bytes = MDL_FP32_BYTES + 2.0 * moment;
     out->step_bytes = out->grad_bytes + 2.0 * out->optimizer_bytes + w;

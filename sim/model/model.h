@@ -92,6 +92,37 @@ typedef struct mdl_precision {
 
 void mdl_precision_of(const cfg_model *m, const cfg_strategy *s, mdl_precision *out);
 
+/* What an FP8 recipe (cfg_fp8_recipe) keeps per element of a GEMM operand
+ * (fp8.c). */
+typedef struct mdl_fp8_recipe {
+    double act_bytes;    /* an activation or gradient element in FP8 with its share of the scales */
+    double weight_bytes; /* a weight element in FP8 with its share of the scales */
+    double layouts;      /* quantized layouts kept of each operand (rowwise and columnwise: 2) */
+    bool amax_pass;      /* the cast first reads the tensor for its amax (current scaling) */
+} mdl_fp8_recipe;
+
+/* The row of recipe r (an unknown value reads as delayed). */
+const mdl_fp8_recipe *mdl_fp8_recipe_of(cfg_fp8_recipe r);
+/* Bytes per element of a linear layer's saved input: the model dtype, or
+ * with fp8 the recipe's act_bytes. */
+double mdl_saved_gemm_input_bytes(const cfg_model *m, const cfg_strategy *s);
+/* HBM bytes per element of one FP8 operand cast from `dtype_bytes`
+ * elements: read (twice with an amax pass), write each layout with its
+ * scales. */
+double mdl_fp8_cast_bytes(const cfg_strategy *s, double dtype_bytes);
+
+/* {================================================================ MoE */
+
+/* Expected number of `parts` equal, consecutive slices of the routed
+ * experts (EP ranks, or the NVLink domains an EP group spans) that one
+ * token's top_k experts fall into, the routing balanced, with the model's
+ * group-limited routing (moe.groups, moe.group_top_k: the experts chosen
+ * among the group_top_k chosen groups): parts * (1 - P(a slice gets no
+ * expert)) (moe.c).  1 for parts <= 1; 0 for a dense model. */
+double mdl_moe_slices_reached(const cfg_model *m, int parts);
+
+/* }================================================================ MoE */
+
 /* Memory of one rank, by component. */
 typedef struct mdl_memory {
     double weights_bytes;       /* parameters held by the rank (model dtype), and with fp8 their FP8 copies */

@@ -268,6 +268,12 @@ void *rpt_run_to_json(const rpt_run *run)
     rpt_json_add_num(params, "total", par.total);
     rpt_json_add_num(params, "active", par.active);
     cJSON_AddItemToObject(root, "parameters", params);
+    if (run->model->moe.experts > 0) {
+        cJSON *moe = cJSON_CreateObject();
+        rpt_json_add_num(moe, "expert_load", cfg_expert_load(run->strategy));
+        rpt_json_add_num(moe, "dropped_fraction", cfg_expert_dropped(run->strategy));
+        cJSON_AddItemToObject(root, "moe", moe);
+    }
 
     if (run->est && !run->sim) cJSON_AddBoolToObject(root, "estimate", true);
     if (run->sim || run->est) {

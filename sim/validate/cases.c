@@ -9,7 +9,7 @@
  * strategy are then kept as the source states them, unchecked); it is
  * loaded with no runs and reported as skipped.  A model dtype that is the
  * precision of the GEMMs ("fp8", "mxfp8") runs as a bf16 model with the
- * strategy key fp8. */
+ * strategy key fp8 (and "mxfp8" with fp8_recipe mxfp8). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -173,9 +173,10 @@ static sim_rc get_number(const cJSON *obj, const char *key, double lo, double hi
 static const struct {
     const char *dtype;
     const char *key;
+    const char *recipe; /* the strategy's fp8_recipe, NULL: its own (default delayed) */
 } gemm_dtypes[] = {
-    {"fp8", "fp8"},   /* Transformer Engine FP8, per-tensor scaling */
-    {"mxfp8", "fp8"}, /* MXFP8 block scaling: the FP8 tensor-core rate; its scales (1 byte per 32) not counted */
+    {"fp8", "fp8", NULL},      /* Transformer Engine FP8, per-tensor scaling (the sources do not say which) */
+    {"mxfp8", "fp8", "mxfp8"}, /* MXFP8 block scaling: the MXFP8 peak, its scales (1 byte per 32) counted */
 };
 
 static void append_reason(char *out, size_t cap, const char *reason)
@@ -184,13 +185,13 @@ static void append_reason(char *out, size_t cap, const char *reason)
     if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", used ? "; " : "", reason);
 }
 
-/* The strategy key a case's model dtype stands for (gemm_dtypes), or NULL. */
-static const char *gemm_dtype_key(const cJSON *root)
+/* The row of gemm_dtypes a case's model dtype stands for, or -1. */
+static int gemm_dtype_row(const cJSON *root)
 {
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "model"), "dtype");
     for (size_t i = 0; cJSON_IsString(dt) && i < sizeof gemm_dtypes / sizeof *gemm_dtypes; i++)
-        if (strcmp(dt->valuestring, gemm_dtypes[i].dtype) == 0) return gemm_dtypes[i].key;
-    return NULL;
+        if (strcmp(dt->valuestring, gemm_dtypes[i].dtype) == 0) return (int)i;
+    return -1;
 }
 
 /* c->not_modelled from the case's "not_modelled" list.  *listed: the list
@@ -289,10 +290,11 @@ static sim_rc load_compare(val_run *r, const cJSON *jr, const char *origin, cons
 }
 
 /* Run `index` of the case: its comparisons, and its model and strategy
- * parsed and checked on the platform.  gemm_key (may be NULL): the model's
- * dtype is that of its GEMMs, run as bf16 with this strategy key true. */
+ * parsed and checked on the platform.  gemm (-1: none): the row of
+ * gemm_dtypes of the model's dtype, that of its GEMMs, run as bf16 with
+ * the row's strategy key true (and its recipe). */
 static sim_rc load_run(val_case *c, const cJSON *root, const cJSON *jr, int index, const val_load_opts *o,
-                       const cfg_platform *platform, const char *gemm_key, sim_err *err)
+                       const cfg_platform *platform, int gemm, sim_err *err)
 {
     const char *origin = c->path;
     char where[64];
@@ -305,10 +307,14 @@ static sim_rc load_run(val_case *c, const cJSON *root, const cJSON *jr, int inde
     /* model and strategy: the case's, with the run's "set" */
     cJSON *model = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "model"), true);
     cJSON *strategy = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "strategy"), true);
-    if (gemm_key) {
+    if (gemm >= 0) {
         cJSON_ReplaceItemInObjectCaseSensitive(model, "dtype", cJSON_CreateString("bf16"));
-        cJSON_DeleteItemFromObjectCaseSensitive(strategy, gemm_key);
-        cJSON_AddBoolToObject(strategy, gemm_key, true);
+        cJSON_DeleteItemFromObjectCaseSensitive(strategy, gemm_dtypes[gemm].key);
+        cJSON_AddBoolToObject(strategy, gemm_dtypes[gemm].key, true);
+        if (gemm_dtypes[gemm].recipe) {
+            cJSON_DeleteItemFromObjectCaseSensitive(strategy, "fp8_recipe");
+            cJSON_AddStringToObject(strategy, "fp8_recipe", gemm_dtypes[gemm].recipe);
+        }
     }
     char swhere[80];
     snprintf(swhere, sizeof swhere, "%s.set", where);
@@ -430,7 +436,7 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
             snprintf(where, sizeof where, ".runs[%d]", i);
             rc = load_compare(&c->runs[i], jr, origin, where, &layer, err);
         } else {
-            rc = load_run(c, root, jr, i, o, &platform, gemm_dtype_key(root), err);
+            rc = load_run(c, root, jr, i, o, &platform, gemm_dtype_row(root), err);
         }
         c->nruns = i + 1;
         for (int j = 0; j < i && rc == SIM_OK; j++)

@@ -1,5 +1,5 @@
 /* internal.h - the workload module's private structures, shared by its
- * files (layout.c, layer.c, ops.c, schedule.c, program.c, plan.c). */
+ * files (layout.c, layer.c, moe.c, ops.c, schedule.c, program.c, plan.c). */
 #ifndef HEPTASIM_WORKLOAD_INTERNAL_H
 #define HEPTASIM_WORKLOAD_INTERNAL_H
 
@@ -22,7 +22,7 @@ enum {
     WL_L_NONE = 0,
     WL_L_EMBED, WL_L_NORM, WL_L_QKV, WL_L_ATTN, WL_L_PROJ, WL_L_RESIDUAL, WL_L_FC1, WL_L_ACT, WL_L_FC2,
     WL_L_QKV_DOWN, WL_L_MTP_PROJ, WL_L_FP8_CAST,
-    WL_L_ROUTER, WL_L_EXPERTS, WL_L_SHARED, WL_L_LOGITS, WL_L_LOSS,
+    WL_L_ROUTER, WL_L_PERMUTE, WL_L_UNPERMUTE, WL_L_EXPERTS, WL_L_SHARED, WL_L_LOGITS, WL_L_LOSS,
     WL_L_TP_AG, WL_L_TP_RS, WL_L_TP_AR, WL_L_TP_A2A, WL_L_CP_KV, WL_L_CP_A2A, WL_L_EP_DISPATCH, WL_L_EP_COMBINE,
     WL_L_DP_GRAD, WL_L_DP_PARAM, WL_L_EDP_GRAD, WL_L_EDP_PARAM, WL_L_PP_ACT, WL_L_PP_GRAD,
     WL_L_OPTIMIZER, WL_L_WAIT,
@@ -92,6 +92,24 @@ typedef void (*wl_phase_sink)(void *ctx, const wl_instr *phase);
  * bytes of one ring over all members, in fewer steps.  Anything else is
  * handed over as it is; groups of one member give nothing. */
 void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sink, void *ctx);
+
+/* The traffic and memory passes of one MoE layer's token dispatch on one
+ * rank, for one micro-batch (moe.c; docs/model.md, "MoE dispatch"). */
+typedef struct wl_moe_dispatch {
+    wl_coll dispatch, combine;  /* ALLTOALL both, or ALLGATHER and REDUCESCATTER (allgather dispatcher) */
+    double bytes;               /* the dispatch's and the combine's buffer per rank (net_phase.bytes) */
+    double meta_bytes;          /* allgather: the routing map and probabilities gathered with the tokens */
+    bool permute_first;         /* the copies are made before the dispatch (alltoall), else after it */
+    double permute_bytes;       /* HBM bytes of the permutation into expert order; the unpermutation's too */
+    double router_bytes;        /* HBM bytes of the routing: scores, top-k, normalised probabilities */
+    double domains;             /* NVLink domains the EP group spans (1: inside one) */
+    double reached;             /* flex: domains (or, inside one, EP ranks) a token reaches */
+} wl_moe_dispatch;
+
+/* The dispatch of `tok` tokens routed by this rank, whose busiest expert
+ * rank receives `copies` routed copies (tok * top_k * cfg_expert_load),
+ * `dtype` bytes per element. */
+void wl_moe_dispatch_of(const wl_plan *plan, double tok, double copies, double dtype, wl_moe_dispatch *out);
 
 void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out);
 void wl_edge_ops_build(const wl_plan *plan, wl_edge_ops *out);

@@ -10,8 +10,9 @@
  * shards the sequence: Ulysses re-shards heads <-> sequence with an
  * all-to-all around core attention; ring attention gathers K and V blocks
  * round the ring, overlapped with blockwise attention.  Experts: router,
- * dispatch all-to-all over EP, the local experts' GEMMs on the routed
- * tokens, combine all-to-all.  Backward GEMMs cost twice the forward
+ * permutation and dispatch over EP by the strategy's dispatcher (moe.c),
+ * the local experts' grouped GEMMs on the routed tokens, combine and
+ * unpermutation.  Backward GEMMs cost twice the forward
  * (input and weight gradients); flash-attention backward 2.5x.  With fp8
  * the linear layers' GEMMs (QKV or MLA projections, output projection,
  * MLP, shared and routed experts, the prediction modules' projection:
@@ -169,21 +170,30 @@ static void emit_wait(emitter *e, wl_stream stream)
 }
 
 /* An FP8 GEMM's operand cast [TE]: a memory-bound pass that reads
- * `elements` in the activation dtype and writes them in FP8 with their
- * transpose (the weight or input gradient GEMM takes the other layout on
- * Hopper): e + 2 bytes each.  Transformer Engine fuses some of them into
- * the norm before the GEMM; they are all counted here. */
-#define FP8_CAST_OUT_BYTES (2.0 * SIM_FP8_BYTES)
-
+ * `elements` in the activation dtype (twice with current scaling: its
+ * amax first) and writes them in FP8 in both layouts (the weight or input
+ * gradient GEMM takes the other one) with the recipe's scales: e + 2
+ * bytes each with per-tensor scales (mdl_fp8_cast_bytes).  Transformer
+ * Engine fuses some of them into the norm before the GEMM; they are all
+ * counted here. */
 static void emit_fp8_cast(emitter *e, double elements)
 {
-    emit_compute(e, WL_L_FP8_CAST, cost_elementwise_s(e->plan->c, elements * (e->dtype + FP8_CAST_OUT_BYTES)));
+    double bytes = elements * mdl_fp8_cast_bytes(e->plan->s, e->dtype);
+    emit_compute(e, WL_L_FP8_CAST, cost_elementwise_s(e->plan->c, bytes));
+}
+
+/* The precision a linear layer's GEMMs run in: bf16, or with fp8 FP8 at
+ * the recipe's peak (MXFP8's own with fp8_recipe mxfp8). */
+static cost_gemm_type linear_gemm_type(const cfg_strategy *s, bool fp8)
+{
+    if (!fp8) return COST_GEMM_BF16;
+    return s->fp8_recipe == CFG_FP8_MXFP8 ? COST_GEMM_MXFP8 : COST_GEMM_FP8;
 }
 
 /* Seconds of one GEMM C[m,n] = A[m,k] B[k,n], in FP8 when fp8. */
 static double gemm_time_s(const wl_plan *plan, double m, double n, double k, bool fp8)
 {
-    return fp8 ? cost_gemm_fp8_s(plan->c, m, n, k) : cost_gemm_s(plan->c, m, n, k, plan->m->dtype_bytes);
+    return cost_gemm_typed_s(plan->c, linear_gemm_type(plan->s, fp8), m, n, k, plan->m->dtype_bytes);
 }
 
 /* A GEMM, or in backward its input and weight gradients; fp8: a linear
@@ -353,7 +363,8 @@ static void linear(emitter *e, const shape *sh, int label, double K, double N, b
     double din = second ? sh->x : sh->y, dout = second ? sh->y : sh->x; /* K and N splits */
     double in_bytes = sh->tok * K / din * db, out_bytes = sh->tok * N / dout * db;
     /* with fp8 the input is cast before it is gathered [TE linear.py] */
-    double gathered = e->plan->s->fp8 ? sh->tok * K / din * SIM_FP8_BYTES : in_bytes;
+    double gathered = e->plan->s->fp8 ? sh->tok * K / din * mdl_saved_gemm_input_bytes(e->plan->m, e->plan->s)
+                                      : in_bytes;
     if (!sh->sp) { /* 1D TP without sequence parallel */
         gin = gout = WL_G_TP;
         din = second ? sh->t : 1;
@@ -559,15 +570,19 @@ static void dense_mlp(emitter *e, const shape *sh, bool bwd)
 }
 
 /* Routed and shared experts. Tokens are split over the TP ranks before
- * routing (each routes tok/tp of them); the dispatch all-to-all sends each
- * routed copy to the EP rank of its expert; with etp > 1 an expert is split
- * over etp ranks, which gather each other's tokens for it and
- * reduce-scatter the result (Megatron's alltoall dispatcher with expert
- * tensor parallel).  The rank is costed as the busiest EP rank, whose
+ * routing (each routes tok/tp of them): the router GEMM and its top-k
+ * pass, the token dispatch of the strategy's dispatcher (wl_moe_dispatch_of:
+ * an all-to-all of the routed copies, an all-gather of the EP group's
+ * tokens, or DeepEP's deduplicated all-to-all) with the permutation into
+ * expert order before or after it; with etp > 1 an expert is split over
+ * etp ranks, which gather each other's tokens for it and reduce-scatter
+ * the result (Megatron's dispatchers with expert tensor parallel).  The
+ * local experts run as one grouped GEMM per projection
+ * (cost_grouped_gemm_s).  The rank is costed as the busiest EP rank, whose
  * experts receive top_k * cfg_expert_load copies per token routed
- * (capacity factor times load imbalance): every rank waits for it in the
- * combine, and with symmetric programs its all-to-all bytes stand for the
- * busiest rank's.
+ * (capacity and load imbalance): every rank waits for it in the combine,
+ * and with symmetric programs its dispatch bytes stand for the busiest
+ * rank's.
  *
  * overlap_shared_experts (Megatron's --moe-shared-expert-overlap): the
  * dispatch and the combine run on the EP stream while the shared experts'
@@ -588,18 +603,23 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     double per_expert = local_tok / local;
     double fe = (double)moe->ffn_hidden / s->etp;
     double up = cfg_mlp_gated(m) ? 2 * fe : fe;
-    double a2a = routed * sh->h * db;
+    wl_moe_dispatch d;
+    wl_moe_dispatch_of(e->plan, tok, routed, db, &d);
     double act_bytes = local_tok * fe * db * (cfg_mlp_gated(m) ? 3 : 2);
     double experts_s = 0, experts_w_s = 0;
-    const wl_plan *pl = e->plan;
-    if (!bwd)
-        experts_s = local * (gemm_time_s(pl, per_expert, up, sh->h, f8) + gemm_time_s(pl, per_expert, sh->h, fe, f8));
-    else if (!e->wgrad)
-        experts_s = local * (gemm_time_s(pl, per_expert, sh->h, up, f8) + gemm_time_s(pl, sh->h, up, per_expert, f8) +
-                             gemm_time_s(pl, per_expert, fe, sh->h, f8) + gemm_time_s(pl, fe, sh->h, per_expert, f8));
-    else { /* input gradients of the up and down GEMMs; their weight gradients apart */
-        experts_s = local * (gemm_time_s(pl, per_expert, sh->h, up, f8) + gemm_time_s(pl, per_expert, fe, sh->h, f8));
-        experts_w_s = local * (gemm_time_s(pl, sh->h, up, per_expert, f8) + gemm_time_s(pl, fe, sh->h, per_expert, f8));
+    const cost_model *c = e->plan->c;
+    cost_gemm_type gt = linear_gemm_type(s, f8);
+    /* the grouped GEMMs: forward up and down; backward their input and weight gradients */
+    if (!bwd) {
+        experts_s = cost_grouped_gemm_s(c, gt, local, per_expert, up, sh->h, db) +
+                    cost_grouped_gemm_s(c, gt, local, per_expert, sh->h, fe, db);
+    } else {
+        double dgrad = cost_grouped_gemm_s(c, gt, local, per_expert, sh->h, up, db) +
+                       cost_grouped_gemm_s(c, gt, local, per_expert, fe, sh->h, db);
+        double wgrad = cost_grouped_gemm_s(c, gt, local, sh->h, up, per_expert, db) +
+                       cost_grouped_gemm_s(c, gt, local, fe, sh->h, per_expert, db);
+        experts_s = e->wgrad ? dgrad : dgrad + wgrad;
+        experts_w_s = e->wgrad ? wgrad : 0.0;
     }
     bool shared = moe->shared_experts > 0;
     double sf = (double)moe->shared_experts * moe->shared_ffn_hidden;
@@ -611,24 +631,33 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     bool first_second = bwd, then_second = !bwd;
     double first_k = bwd ? sf : sh->h, first_n = bwd ? sh->h : sup;
     double then_k = bwd ? sh->h : sf, then_n = bwd ? sup : sh->h;
+    /* forward: dispatch, then combine; backward: the gradients' combine first */
+    wl_coll in_kind = d.dispatch, out_kind = d.combine; /* a reduce-scatter's gradient is an all-gather */
+    int in_label = bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, out_label = bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE;
+    double permute_s = cost_elementwise_s(c, d.permute_bytes);
 
     norm(e, sh, bwd);
     /* A hidden split over tp_y is gathered before routing (2D TP). */
     if (sh->y > 1) tp_gather(e, WL_G_TPY, tok * sh->y * sh->h * db);
     emit_gemm(e, WL_L_ROUTER, tok, moe->experts, sh->h, bwd, false);
-    emit_coll(e, bwd ? WL_L_EP_COMBINE : WL_L_EP_DISPATCH, WL_ALLTOALL, WL_G_EP, a2a, st);
+    emit_elementwise(e, WL_L_ROUTER, d.router_bytes, bwd);
+    if (d.permute_first) emit_compute(e, bwd ? WL_L_UNPERMUTE : WL_L_PERMUTE, permute_s);
+    if (d.meta_bytes > 0 && !bwd) emit_coll(e, in_label, WL_ALLGATHER, WL_G_EP, d.meta_bytes, WL_S_MAIN);
+    emit_coll(e, in_label, in_kind, WL_G_EP, d.bytes, st);
     if (overlap) {
         linear(e, sh, WL_L_SHARED, first_k, first_n, first_second, bwd);
         emit_wait(e, st);
     }
-    emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
+    if (!d.permute_first) emit_compute(e, bwd ? WL_L_UNPERMUTE : WL_L_PERMUTE, permute_s);
+    emit_coll(e, WL_L_TP_AG, WL_ALLGATHER, WL_G_ETP, routed * sh->h * db * s->etp, WL_S_MAIN);
     /* the experts' FP8 operands: FC1 and FC2 inputs, or their output gradients */
     if (f8) emit_fp8_cast(e, local_tok * (bwd ? up + sh->h : sh->h + fe));
     emit_compute(e, WL_L_EXPERTS, experts_s);
     if (bwd && e->wgrad) push_compute(e->wgrad, WL_PH_WGRAD, WL_L_EXPERTS, experts_w_s);
     emit_elementwise(e, WL_L_ACT, act_bytes, bwd);
-    emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_ETP, a2a * s->etp, WL_S_MAIN);
-    emit_coll(e, bwd ? WL_L_EP_DISPATCH : WL_L_EP_COMBINE, WL_ALLTOALL, WL_G_EP, a2a, st);
+    emit_coll(e, WL_L_TP_RS, WL_REDUCESCATTER, WL_G_ETP, routed * sh->h * db * s->etp, WL_S_MAIN);
+    if (!d.permute_first) emit_compute(e, bwd ? WL_L_PERMUTE : WL_L_UNPERMUTE, permute_s);
+    emit_coll(e, out_label, out_kind, WL_G_EP, d.bytes, st);
     if (overlap) {
         linear(e, sh, WL_L_SHARED, then_k, then_n, then_second, bwd);
         emit_wait(e, st);
@@ -636,6 +665,7 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
         linear(e, sh, WL_L_SHARED, sh->h, sup, false, bwd);
         linear(e, sh, WL_L_SHARED, sf, sh->h, true, bwd);
     }
+    if (d.permute_first) emit_compute(e, bwd ? WL_L_PERMUTE : WL_L_UNPERMUTE, permute_s);
     if (sh->y > 1) tp_reduce(e, WL_G_TPY, tok * sh->y * sh->h * db, true);
     residual(e, sh, bwd);
 }

@@ -157,7 +157,7 @@ const char *wl_label_name(int label)
     static const char *names[WL_NLABELS] = { /* ORDER WL_LABEL */
         "", "embedding", "norm", "qkv", "attention", "proj", "residual", "fc1", "activation", "fc2",
         "qkv_down", "mtp_proj", "fp8_cast",
-        "router", "experts", "shared_experts", "logits", "loss",
+        "router", "permute", "unpermute", "experts", "shared_experts", "logits", "loss",
         "tp_allgather", "tp_reducescatter", "tp_allreduce", "tp_alltoall", "cp_kv_ring", "cp_alltoall", "ep_dispatch", "ep_combine",
         "dp_grad_sync", "dp_param_gather", "edp_grad_sync", "edp_param_gather", "pp_activation", "pp_gradient",
         "optimizer", "wait"};

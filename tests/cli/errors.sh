@@ -14,6 +14,22 @@ expect 2 "'--comm-mode' takes 'flows' or 'steps'" -- run --comm-mode packets
 expect 2 "unexpected argument 'extra'" -- run extra
 expect 2 "model 'no-such-model' not found" -- run -m no-such-model
 expect 2 "platform 'no-such-platform' not found" -- memory -p no-such-platform
+# stragglers: one line naming the key and the fix, exit 2
+st='-m gpt-7.5b -p dgx-h100 -s gpt-310b-a3-megatron --devices 16 --set pp=2 --set dp=1 --set global_batch=8'
+# shellcheck disable=SC2086 # $st is a list of words
+expect 2 "platforms/dgx-h100.json: .stragglers\[0\].index: 16 is not a device of the platform's 16 \(use 0 to 15\)" \
+  -- run $st --set 'platform.stragglers=[{"kind": "device", "index": 16, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 "\.stragglers\[0\]\.index: 2 is not a node of the platform's 2" \
+  -- run $st --set 'platform.stragglers=[{"kind": "node", "index": 2, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 '\.stragglers\[0\]\.kind: expected one of "device", "node", "link", got "gpu"' \
+  -- run $st --set 'platform.stragglers=[{"kind": "gpu", "index": 1, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 '\.stragglers\[0\]\.speed: expected a number in \[0.01, 1\], got 0' \
+  -- run $st --set 'platform.stragglers=[{"kind": "device", "index": 1, "speed": 0}]'
+expect 2 "\.stragglers: the analytic estimate .* does not model stragglers" \
+  -- estimate -m gpt-7.5b -p dgx-h100 --devices 16 --set 'platform.stragglers=[{"kind": "node", "index": 0, "speed": 0.8}]'
 expect 2 "strategy 'no-such-strategy' not found" -- memory -s no-such-strategy
 
 printf '{"name": "broken", "layers": 4,' >"$tmp/broken.json"
@@ -25,6 +41,16 @@ expect 2 "\.tp_x" -- memory --set tp_x=3
 expect 2 "\.no_such_key: unknown key" -- memory --set no_such_key=1
 expect 2 "\.layers" -- memory --set model.layers=-4
 expect 2 "option '--devices' expects a whole number in \\[1, 131072\\]" -- memory --devices 1000000000
+
+# MoE dispatch and FP8 recipes a platform or a layout cannot run.
+expect 2 "\.fp8_recipe: \"mxfp8\" needs MXFP8 tensor cores" -- memory -m mixtral-8x22b -p dgx-h100 --devices 64 --set fp8=true --set fp8_recipe=mxfp8
+expect 2 "\.moe_dispatcher: \"flex\" .* got etp 8" -- memory -m mixtral-8x22b -s mixtral-8x22b-a3-megatron --set moe_dispatcher=flex
+expect 2 "\.moe_dispatcher: expected one of" -- memory --set moe_dispatcher=deepep
+expect 2 "\.moe.group_top_k: 9 is more than moe.groups=8" -- memory -m deepseek-v3 --set model.moe.group_top_k=9
+
+# A capacity below the load imbalance drops tokens: one note says how many.
+expect 0 "moe_capacity_factor: the busiest EP rank's experts drop 16.7 % of their routed copies" \
+  -- memory -m mixtral-8x22b -s mixtral-8x22b-a3-megatron --set moe_capacity_factor=1.25 --set moe_load_imbalance=1.5
 
 # An out-of-memory strategy is reported as such, not simulated.
 expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # seven_d.sh - every kind of 7D point simulates end to end on a small
 # platform: 2D TP, ring and Ulysses CP (with all-to-alls of more than two
-# ranks in several groups at once), fusion, experts, ZeRO 2/3, interleaving;
+# ranks in several groups at once), fusion, experts (the three dispatchers),
+# ZeRO 2/3, interleaving;
 # and the rank order changes the simulated time.  Each point also runs with
 # one actor per rank (--symmetry none): lockstep TP groups must not change it.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
@@ -45,6 +46,8 @@ check_point "experts ep 4" "${moe[@]}" --devices 8 --set ep=4 --set global_batch
 check_point "experts ep 2 etp 2 over tp 2" "${moe[@]}" --devices 8 --set ep=2 --set tp_x=2 --set etp=2 --set global_batch=8
 check_point "experts, ep = the whole data-parallel group" "${moe[@]}" --devices 16 --set tp_x=4 --set dp=4 --set ep=4 --set etp=1 --set global_batch=8
 check_point "experts with ulysses" "${moe[@]}" --devices 16 --set ep=4 --set cp_ulysses=2 --set tp_x=2 --set global_batch=8
+check_point "experts, allgather dispatcher" "${moe[@]}" --devices 8 --set ep=4 --set etp=1 --set moe_dispatcher=allgather --set global_batch=8
+check_point "experts, flex dispatcher across nodes" "${moe[@]}" --devices 16 --set ep=8 --set etp=1 --set order=tp_x-tp_y-cp_ulysses-cp_ring-dp-ep-pp --set moe_dispatcher=flex --set global_batch=16
 
 # Rank order: TP innermost keeps TP inside a node; TP outermost sends it
 # over the NICs, which must be slower.
