@@ -18,8 +18,10 @@
  * analytic.c (the closed-form surrogate used by the fit), stats.c (errors,
  * tables, JSON), fit.c (calibration with GSL nonlinear least squares),
  * calibration.c (its report, JSON and platform file), presets.c (the
- * uncalibrated presets against their calibrated relatives), golden.c (the
- * regression suite). */
+ * uncalibrated presets against their calibrated relatives), band.c (the
+ * error band of a platform, from its records and its relatives'), golden.c
+ * (the regression suite).  stats.c also measures how simulated step times
+ * keep the order and the ratios of the measured ones. */
 #ifndef HEPTASIM_VALIDATE_H
 #define HEPTASIM_VALIDATE_H
 
