@@ -29,6 +29,10 @@ bool cli_derives_strategy(const cli_args *a);
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
 
+/* The error band of platform p, against the shipped platforms
+ * (val_platform_band). */
+sim_rc cli_platform_band(const cfg_platform *p, cfg_band *out, sim_err *err);
+
 /* Simulations at once: --jobs, else the number of cores. */
 int cli_jobs(const cli_args *a);
 

@@ -84,7 +84,7 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
  * its figures, then the ranking's (alike, alike_of) and a failure's. */
 static const char *const record_head[] = {"index", "space", "megatron_style", NULL};
 static const char *const record_tail[] = {"estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s",
-                                          "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
+                                          "accuracy.relative_error", "accuracy.kind", "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
                                           "alike_of", "error", NULL};
 
 #define RECORD_MAX_COLUMNS 96
