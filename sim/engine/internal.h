@@ -219,6 +219,9 @@ bool eng_group_reduced(const eng_sim *sim, wl_group g);
  * when one of them is) and starts the mirror actors; before the ranks'
  * actors, once the platform is loaded and the ranks have their hosts. */
 void eng_symmetry_start(eng_sim *sim);
+/* symmetry.c: from r's actor, once the platform is sealed: records a
+ * failure unless SimGrid routes each of r's detours as declared. */
+void eng_detours_check(eng_rank *r);
 /* symmetry.c: after the run, give every rank the statistics of the rank
  * that stood for it. */
 void eng_symmetry_spread(eng_sim *sim);

@@ -92,7 +92,9 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
+#include <xbt/dynar.h>
 #include <xbt/log.h>
 
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
@@ -908,6 +910,29 @@ void eng_symmetry_start(eng_sim *sim)
             if (sim->mirrors & ENG_MIRROR_NIC(k)) r->nmirror[k] = mirror_start(r, "nmirror", k, &r->nmirror_host[k]);
     }
     XBT_DEBUG("%d of %d ranks simulated", sim->world / stand_for, sim->world);
+}
+
+void eng_detours_check(eng_rank *r)
+{
+    eng_sim *sim = r->sim;
+    sg_link_t pad = NULL;
+    xbt_dynar_t links = NULL;
+    for (int k = 0; k < sim->tiers.ndetours && !sim->failed; k++) {
+        const eng_detour *d = &sim->tiers.detour[k];
+        if (d->from != r->rank) continue;
+        if (!links) {
+            links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+            pad = sg_link_by_name("dpad0");
+        }
+        xbt_dynar_reset(links);
+        sg_host_get_route(sim->hosts[d->from], sim->hosts[d->to], links);
+        bool taken = false;
+        for (unsigned long i = 0; i < xbt_dynar_length(links) && !taken; i++)
+            taken = xbt_dynar_get_as(links, i, sg_link_t) == pad;
+        if (!taken) eng_fail(sim, "rank %d: the route to rank %d is not its detour of route class %d", d->from, d->to,
+                             d->route_class);
+    }
+    if (links) xbt_dynar_free(&links);
 }
 
 void eng_symmetry_spread(eng_sim *sim)
