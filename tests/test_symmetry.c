@@ -359,6 +359,13 @@ START_TEST(test_straggler_node_exact)
     const char *link[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
                           "global_batch=8", "platform.stragglers=[{\"kind\": \"link\", \"index\": 9, \"speed\": 0.5}]"};
     ck_assert_int_eq(h100("a NIC link at 50 %", 16, link, 9), 1);
+    /* a slow node of TP 2 on a data-parallel ring of 130: the places of the
+     * ring are told apart by their distance to it, 65 refinement rounds;
+     * one class per TP group */
+    const char *ring[] = {"model.layers=1", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=2", "pp=1", "dp=130",
+                          "global_batch=130", "platform.node.devices=2", "platform.supernode.devices=2",
+                          "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]"};
+    ck_assert_int_eq(h100("a node at 80 % on a ring of 130", 260, ring, 11), 2);
 }
 END_TEST
 

@@ -316,7 +316,7 @@ static void uplink_shares(eng_sim *sim, int *m)
  * by offset. */
 enum { EDGE_PAIR = 2 * NET_NRINGS, EDGE_KINDS = 2 * NET_NRINGS + 1 };
 #define LAYOUT_KEYS (9 + 2 * (NET_NRINGS + 1)) /* per group kind: a member's layout, see layout_key */
-#define MAX_REFINE_ROUNDS 64      /* colour refinement rounds before giving up */
+#define MAX_REFINE_ROUNDS 1024    /* colour refinement rounds before giving up (a ring of n with one odd rank takes n/2) */
 #define MAX_EDGES (1LL << 25)     /* edges of the rank graph before giving up */
 
 /* The rank graph: per rank its edges (label << 32 | neighbour), CSR. */
