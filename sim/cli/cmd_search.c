@@ -49,7 +49,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     if (rc != SIM_OK) return rc;
     cfg_strategy *base = &rq->search.base;
     if (a->strategy)
-        rc = cfg_load_strategy(a->strategy, &ov, base, err);
+        rc = srch_load_strategy(a->strategy, &ov, base, err);
     else
         rc = srch_base_strategy(&ov, "search", base, err);
     if (rc != SIM_OK) return rc;
@@ -69,6 +69,9 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->shard_count = a->shard_count;
     rq->out_path = a->out_path;
     rq->resume = a->resume;
+    if ((a->save_best || a->save_top) && a->shard_count > 1)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' with '--shard': a shard sees part of the ranking (merge "
+                        "the shards, then run -s ID@MERGED.jsonl)", cmd, a->save_best ? "save-best" : "save-top");
     if (a->resume && !a->out_path)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--resume' needs '--out FILE', the file of the sweep to carry on",
                         cmd);
@@ -90,6 +93,9 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
         rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
         cJSON_Delete(all);
     }
+    if (rc == SIM_OK && a->save_best && s->cmp.best) rc = srch_save_strategy(a->save_best, s->cmp.best, err);
+    int saved;
+    if (rc == SIM_OK && a->save_top) rc = srch_save_top(a->save_top, &s->ranking, &saved, err);
     if (rc == SIM_OK && a->report_path) {
         char title[256];
         srch_sweep_title(&x->rq, compare, title, sizeof title);

@@ -496,6 +496,29 @@ bool srch_speedup_text(const srch_comparison *c, char *out, int cap);
  * failed). */
 sim_rc srch_compare_check(const srch_comparison *c, sim_err *err);
 
+/* ------------------------------------------- the strategies -s names */
+
+/* The strategy -s names (named.c): a compact form as a sweep prints it
+ * (words apart by spaces, or one word starting "dp<N>": the generic base
+ * strategy of srch_base_strategy with the tokens' values,
+ * cfg_strategy_read_compact; named "compact"); ID@RECORDS, the strategy
+ * of the record of candidate ID ("7d-6", its strategy's name) in the
+ * records file RECORDS of a sweep's --out; else a file or a name from
+ * strategies/ (cfg_load_strategy).  The overrides of ov apply to each and
+ * name it as cfg_parse_strategy does.  SIM_EINVAL with one line naming the
+ * word, the id or the file. */
+sim_rc srch_load_strategy(const char *spec, const cfg_overrides *ov, cfg_strategy *out, sim_err *err);
+
+/* The strategy of candidate c as a strategy file at path, described by
+ * its compact form (save.c; rpt_write_json_doc: no truncated file). */
+sim_rc srch_save_strategy(const char *path, const srch_candidate *c, sim_err *err);
+
+/* One strategy file per row of the ranked table r (its simulated
+ * candidates in order, alike ones once: srch_fold_alike) in the folder dir
+ * (created when missing), named NN-ID.json (01-7d-6.json); *saved gets how
+ * many.  SIM_EIO naming the folder or file that cannot be written. */
+sim_rc srch_save_top(const char *dir, const srch_ranking *r, int *saved, sim_err *err);
+
 /* ------------------------------------------------------------ summaries */
 
 /* The text summaries (summary.c): what was searched, simulated, the ranked
