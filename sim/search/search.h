@@ -82,6 +82,14 @@ bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_base
  * out; "" when s is Megatron-style. */
 void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_baseline b, char *out, size_t cap);
 
+/* What the device count's factors leave of the space (enumerate.c), for
+ * the messages of a search that finds nothing: "1000 = 2^3 x 5^3 limits
+ * dp to 8 (a divisor of the global batch 1024), tp_x to 8 (a divisor of
+ * the 64 heads), ep to 8 (a divisor of the 128 experts)", naming each
+ * dimension whose largest value (the greatest common divisor of the
+ * devices and what it must divide) is below both; "" when none is. */
+void srch_device_limits(const cfg_model *m, int devices, int global_batch, char *out, size_t cap);
+
 /* ----------------------------------------------------------- candidates */
 
 typedef enum srch_sim_state {
@@ -119,6 +127,7 @@ typedef struct srch_counts {
     long long estimated_megatron; /* of those, the Megatron-style ones */
     long long estimated_twin_megatron; /* and the Megatron-style ones under the other baseline (twin_too) */
     long long probes;         /* workload probes the estimates needed */
+    double least_pruned_bytes;/* the smallest peak memory of the pruned ones (0: none pruned) */
 } srch_counts;
 
 /* Called now and then while searching: done of total dimension tuples. */
@@ -168,6 +177,11 @@ typedef struct srch_result {
  * srch_result_free), SIM_EINVAL when the request is unusable (message names
  * the option), or an estimator error. */
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err);
+
+/* Why a search of rq with counts k kept no candidate, for its message:
+ * the least memory a pruned candidate needs against the usable memory,
+ * and what the device count's factors limit (srch_device_limits). */
+void srch_pruned_reason(const srch_request *rq, const srch_counts *k, char *out, size_t cap);
 void srch_result_free(srch_result *r);
 
 /* The result the same search gives under the other baseline, from one that
