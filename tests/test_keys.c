@@ -240,6 +240,19 @@ END_TEST
 /* A searched or printed key changes the compact string whenever it takes
  * another of its values where it matters: every candidate of a search has
  * its own name. */
+/* The values a search tries of k for s (none for a key it does not
+ * search), from a base strategy that allows the lower precisions, which a
+ * search tries only then. */
+static int search_values(const cfg_key *k, const cfg_strategy *s, cfg_value *v)
+{
+    if (!k->choices) return 0;
+    cfg_strategy allow = *s;
+    allow.fp8 = allow.grad_reduce_in_bf16 = true;
+    allow.optimizer_moments = CFG_MOMENTS_BF16;
+    cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
+    return k->choices(k, &sp, s, v);
+}
+
 START_TEST(compact_names_tell_values_apart)
 {
     cfg_strategy b[2];
@@ -253,17 +266,8 @@ START_TEST(compact_names_tell_values_apart)
             cfg_strategy_compact(&b[i], c0, sizeof c0);
             cfg_value now, v[CFG_MAX_CHOICES];
             cfg_key_get(k, &b[i], &now);
-            int n = 0;
-            if (k->choices) {
-                /* a base strategy that allows the lower precisions, which a search tries only then */
-                cfg_strategy allow = b[i];
-                allow.fp8 = allow.grad_reduce_in_bf16 = true;
-                allow.optimizer_moments = CFG_MOMENTS_BF16;
-                cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
-                n = k->choices(k, &sp, &b[i], v);
-            } else {
-                v[n++] = (cfg_value){.i = now.i + 1};
-            }
+            int n = search_values(k, &b[i], v);
+            if (!k->choices) v[n++] = (cfg_value){.i = now.i + 1};
             for (int j = 0; j < n; j++) {
                 if (cfg_value_same(k, &v[j], &now)) continue;
                 cfg_strategy t = b[i];
@@ -322,14 +326,7 @@ START_TEST(compact_strings_read_back)
         for (int i = 0; i < 2; i++) {
             cfg_value now, v[CFG_MAX_CHOICES + 1];
             cfg_key_get(k, &b[i], &now);
-            int n = 0;
-            if (k->choices) {
-                cfg_strategy allow = b[i];
-                allow.fp8 = allow.grad_reduce_in_bf16 = true;
-                allow.optimizer_moments = CFG_MOMENTS_BF16;
-                cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
-                n = k->choices(k, &sp, &b[i], v);
-            }
+            int n = search_values(k, &b[i], v);
             v[n++] = (cfg_value){.i = now.i + 1, .with = now.with + 1, .order = {0}};
             if (k->type == CFG_K_ORDER) n--; /* its choices are every order it has a name for */
             for (int j = 0; j < n; j++) {
