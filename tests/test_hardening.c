@@ -248,10 +248,13 @@ START_TEST(layer_steps_count_simulated_ranks)
     eng_footprint dp = footprint(items, 5, 8, ENG_SYM_DP);
     ck_assert_int_eq(dp.ranks_simulated, 1);
     ck_assert_int_eq(dp.replicas, 4);
-    /* every device costs its host; every simulated rank its actors */
-    double per_device = ENG_DEVICE_RESIDENT_BYTES * 8 + ENG_BASE_RESIDENT_BYTES;
-    ck_assert_double_eq_tol(none.resident_bytes, per_device + 8 * ENG_RANK_RESIDENT_BYTES, 1e-6);
-    ck_assert_double_eq_tol(tp.resident_bytes, per_device + ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES, 1e-6);
+    /* every device in the platform costs its host (reduced to classes:
+     * the simulated ranks' devices alone); every simulated rank its actors */
+    double host = ENG_DEVICE_RESIDENT_BYTES, base = ENG_BASE_RESIDENT_BYTES;
+    ck_assert_double_eq_tol(none.resident_bytes, base + 8 * (host + ENG_RANK_RESIDENT_BYTES), 1e-6);
+    ck_assert_double_eq_tol(tp.resident_bytes, base + host + ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES, 1e-6);
+    ck_assert_double_eq_tol(dp.resident_bytes, base + 8 * host + ENG_RANK_RESIDENT_BYTES + ENG_MIRROR_RESIDENT_BYTES,
+                            1e-6);
 }
 END_TEST
 

@@ -1,5 +1,6 @@
 /* test_report.c - derived metrics, the JSON document (keys, types, values,
- * determinism, memory-only form, write errors) and the text summaries. */
+ * determinism, memory-only form, write errors), the text summaries, a sweep
+ * record read back with the caller's space names, and a study's rows. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/keys.h"
 #include "report/report.h"
 #include "lib/check_run.h"
 
@@ -473,6 +475,74 @@ START_TEST(test_memory_table)
 }
 END_TEST
 
+/* ------------------------------------------------------------- records */
+
+/* A simulated record of the fixture's strategy in the space named "a". */
+static void fill_record(rpt_record *r, const sim_enum_name *spaces)
+{
+    memset(r, 0, sizeof *r);
+    r->index = 7;
+    r->space = spaces[0].name;
+    strcpy(r->inputs_id, "0123456789abcdef");
+    sim_err err = {{0}};
+    const char *json = "{\"name\": \"t\", \"tp_x\": 2, \"dp\": 8, \"global_batch\": 64}";
+    ck_assert_msg(cfg_parse_strategy(json, "t.json", NULL, &r->strategy, &err) == SIM_OK, "%s", err.msg);
+    r->strategy.path[0] = '\0';
+    r->est.step_s = 1.5;
+    r->est.compute_s = 1.0;
+    r->state = RPT_ROW_SIMULATED;
+    r->step_time_s = 1.25;
+    r->mfu = 0.4;
+    r->tokens_per_s = 1e5;
+    r->compute_s = 0.9;
+    for (int d = 0; d < WL_NDIMS; d++) r->exposed_s[d] = r->comm_s[d] = 0.01 * (d + 1);
+    r->peak_bytes = 30e9;
+    r->capacity_bytes = 76e9;
+}
+
+/* The space names are the caller's: report knows none of its own. */
+START_TEST(test_record_round_trip_with_given_spaces)
+{
+    static const sim_enum_name spaces[] = {{0, "a"}, {1, "b"}};
+    rpt_record r, back;
+    fill_record(&r, spaces);
+    cJSON *o = rpt_record_to_json(&r);
+    sim_err err = {{0}};
+    ck_assert_msg(rpt_record_from_json(o, "r.jsonl: line 1", spaces, 2, &back, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_ptr_eq(back.space, spaces[0].name);
+    ck_assert_int_eq(back.index, 7);
+    ck_assert_int_eq(back.state, RPT_ROW_SIMULATED);
+    ck_assert(near(back.step_time_s, 1.25) && near(back.est.step_s, 1.5) && near(back.comm_s[WL_NDIMS - 1], 0.05));
+    ck_assert_str_eq(back.inputs_id, r.inputs_id);
+    ck_assert(cfg_strategy_same(&back.strategy, &r.strategy) && back.strategy.tp_x == 2);
+
+    static const sim_enum_name others[] = {{0, "x"}, {1, "y"}};
+    ck_assert_int_eq(rpt_record_from_json(o, "r.jsonl: line 1", others, 2, &back, &err), SIM_EINVAL);
+    ck_assert_str_eq(err.msg, "r.jsonl: line 1: 'space': expected \"x\" or \"y\"");
+    cJSON_Delete(o);
+}
+END_TEST
+
+/* A failed cell of the sensitivity part: its error, no reason, empty bests. */
+START_TEST(test_study_rows_failed_cell)
+{
+    rpt_study_row w = {.cell = "c1", .sensitivity = true, .model = "m", .platform = "p", .devices = 16,
+                       .seq_len = 1024, .global_batch = 32, .hbm_gib = 40, .megatron_cp = "ring",
+                       .study_model = "m", .study_platform = "p", .command = "heptasim compare", .axis = "k",
+                       .axis_value = 12.5, .axis_factor = 0.5, .state = "failed", .speedup = NAN,
+                       .error = "it broke"};
+    cJSON *arr = rpt_study_rows_json(&w, 1);
+    const cJSON *o = cJSON_GetArrayItem(arr, 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "part")->valuestring, "sensitivity");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "error")->valuestring, "it broke");
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(o, "reason"));
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(o, "speedup"));
+    ck_assert_ptr_null(obj(o, "megatron")->child);
+    ck_assert(near(num(o, "axis_factor"), 0.5));
+    cJSON_Delete(arr);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -494,6 +564,11 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_summary_fits);
     tcase_add_test(tc, test_summary_oom);
     tcase_add_test(tc, test_memory_table);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("records");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_record_round_trip_with_given_spaces);
+    tcase_add_test(tc, test_study_rows_failed_cell);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -215,6 +215,168 @@ START_TEST(test_hierarchical_data_parallel)
 }
 END_TEST
 
+/* {========================================================== tiers */
+
+/* A network of tiers above the nodes of 8, innermost first: devices per
+ * domain, oversubscription of its uplink, latency in microseconds, rails. */
+typedef struct tier_spec {
+    int devices;
+    double over, lat_us;
+    bool rails;
+} tier_spec;
+
+/* MODEL on `devices` H100s in nodes of 8 with tiers ts[0..nt) and the items
+ * sets[0..n) (the Megatron strategy file); returns the ranks one simulated
+ * rank stood for, after checking the figures against every rank's. */
+static int tiered(const char *name, const char *model, int devices, const tier_spec *ts, int nt,
+                  const char *const *sets, int n)
+{
+    run_case *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(c, model, "dgx-h100", devices, "gpt-310b-a3-megatron", sets, n);
+    c->platform.ntiers = nt;
+    for (int t = 0; t < nt; t++)
+        c->platform.tiers[t] = (cfg_tier){.devices = ts[t].devices, .oversubscription = ts[t].over,
+                                          .latency_s = ts[t].lat_us * 1e-6, .rails = ts[t].rails};
+    sim_err err = {{0}};
+    ck_assert_msg(cfg_check(&c->model, &c->platform, &c->strategy, &err) == SIM_OK, "%s", err.msg);
+    int k = check_exact(name, c);
+    free(c);
+    return k;
+}
+
+/* gpt-7.5b cut to 4 layers, TP 8 in a node, PP 2, DP `dp` with the extra
+ * items: the layout of Llama 3 on a SuperPOD, small. */
+#define DENSE_ON_TIERS(dp)                                                                                           \
+    "model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=" #dp,                      \
+        "global_batch=" #dp "0", "sequence_parallel=true"
+
+START_TEST(test_rails_two_tiers)
+{
+    /* SuperPOD-like: rail-optimised leaves of 32, a spine of 64, no tier
+     * latency, 1:1: the data-parallel rings cross the spine at unit
+     * boundaries at no cost, every stage is one class */
+    const tier_spec pod[] = {{32, 1, 0, true}, {64, 1, 0, false}};
+    const char *sets[] = {DENSE_ON_TIERS(8)};
+    ck_assert_int_eq(tiered("rails, two tiers", "gpt-7.5b", 128, pod, 2, sets, 9), 64);
+    /* tier latencies: a stage per unit, the pipeline transfers leave it
+     * and pay the leaf's latency, every stage still one class */
+    const tier_spec slow[] = {{64, 1, 0.3, true}, {128, 1, 0.5, false}};
+    ck_assert_int_eq(tiered("rails, two tiers with latencies", "gpt-7.5b", 128, slow, 2, sets, 9), 64);
+    /* ... but rings whose edges leave units of 32 at a cost: the classes
+     * are the ranks at one place of the ring in every unit, and one rank
+     * per class cannot both stay in its unit and leave it as the ring's
+     * edges do (a ring of simulated ranks leaves a unit an even number of
+     * times): refused, every rank simulated */
+    const tier_spec cross[] = {{32, 1, 0.3, true}, {64, 1, 0.5, false}};
+    ck_assert_int_eq(tiered("rails, rings leaving units at a cost", "gpt-7.5b", 128, cross, 2, sets, 9), 1);
+    /* without rails, an oversubscribed spine (2:1 above units of 32):
+     * classes stay inside one unit */
+    const tier_spec over[] = {{32, 2, 0.3, false}, {64, 1, 0.5, false}};
+    ck_assert_int_ge(tiered("two tiers, 2:1 above the leaves", "gpt-7.5b", 128, over, 2, sets, 9), 2);
+}
+END_TEST
+
+START_TEST(test_rails_three_tiers_oversubscribed)
+{
+    /* three tiers, 2:1 above the rail-optimised leaves, 1:1 above: the
+     * data-parallel rings of 8 stay in one leaf (a class per stage and
+     * rail), or leave it, where the uplinks are shared */
+    const tier_spec three[] = {{64, 2, 0, true}, {128, 1, 0.2, false}, {256, 1, 0.4, false}};
+    const char *sets[] = {DENSE_ON_TIERS(8)};
+    ck_assert_int_eq(tiered("rails, three tiers, 2:1 leaves", "gpt-7.5b", 128, three, 3, sets, 9), 8);
+    /* rings through 2:1 leaf uplinks: the ranks whose edges cross them
+     * share them with everyone else's traffic, no two ranks alike */
+    const tier_spec small[] = {{16, 2, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
+    ck_assert_int_eq(tiered("rails, three tiers, rings over 2:1 leaves", "gpt-7.5b", 128, small, 3, sets, 9), 1);
+    /* 2:1 above the spine, three tiers, no rails */
+    const tier_spec spine[] = {{32, 1, 0, false}, {64, 2, 0, false}, {128, 1, 0, false}};
+    ck_assert_int_ge(tiered("three tiers, 2:1 spine", "gpt-7.5b", 256, spine, 3,
+                            (const char *const[]){DENSE_ON_TIERS(16)}, 9),
+                     2);
+}
+END_TEST
+
+START_TEST(test_experts_and_tp_on_tiers)
+{
+    /* an expert all-to-all across rails and leaves (EP 8 over nodes, one
+     * expert rank per node), 1:1 and 2:1 leaves */
+    const char *moe[] = {"model.layers=2", "model.seq_len=2048", "tp_x=2", "pp=2", "dp=8", "ep=8", "vpp=1",
+                         "schedule=1f1b", "global_batch=16", "micro_batch=1", "etp=1"};
+    const tier_spec pod[] = {{16, 1, 0.2, true}, {32, 1, 0, false}};
+    ck_assert_int_ge(tiered("experts over rails", "mixtral-8x22b", 32, pod, 2, moe, 11), 2);
+    /* leaves of one node, 2:1: the all-to-all across nodes shares the
+     * leaf uplinks, classes inside one node */
+    const tier_spec over[] = {{8, 2, 0.2, false}, {32, 1, 0, false}};
+    ck_assert_int_ge(tiered("experts over 2:1 leaves", "mixtral-8x22b", 32, over, 2, moe, 11), 2);
+    /* TP 16 over two nodes of one rail-optimised leaf: the class's own
+     * flows cross the NICs, on routes between rails that leave the leaf
+     * (a NIC mirror at the latency of that route) */
+    const char *tp[] = {"model.layers=2", "tp_x=16", "pp=1", "dp=2", "vpp=1", "schedule=1f1b", "global_batch=4",
+                        "micro_batch=1", "sequence_parallel=true"};
+    const tier_spec lat[] = {{16, 1, 0.4, true}, {32, 1, 0, false}};
+    ck_assert_int_eq(tiered("TP 16 over rails", "gpt-7.5b", 32, lat, 2, tp, 9), 32);
+}
+END_TEST
+
+/* }========================================================== */
+
+/* {========================================================== stragglers */
+
+/* Simulates c (default symmetry) into *out; fails the test on an error. */
+static void simulate(run_case *c, eng_result *out)
+{
+    sim_err err = {{0}};
+    ck_assert_int_eq(runner_simulate_all(c, 1, 1, NULL, NULL, &err), SIM_OK);
+    ck_assert_msg(c->rc == SIM_OK, "%s", c->msg);
+    *out = c->result;
+}
+
+/* A slow node: its ranks form classes of their own, still exact. */
+START_TEST(test_straggler_node_exact)
+{
+    const char *sets[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
+                          "global_batch=8", "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]"};
+    /* the slow node is stage 0, the other stage 1: one rank per stage */
+    ck_assert_int_eq(h100("a node at 80 %", 16, sets, 9), 8);
+    /* a slow NIC link: its rank alone, every figure as with one actor per rank */
+    const char *link[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
+                          "global_batch=8", "platform.stragglers=[{\"kind\": \"link\", \"index\": 9, \"speed\": 0.5}]"};
+    ck_assert_int_eq(h100("a NIC link at 50 %", 16, link, 9), 1);
+}
+END_TEST
+
+/* One GPU at 80 % in TP 2 x DP 2 without overlap: every collective waits
+ * for it, so its computes and its optimizer step are all on the critical
+ * path, and the step is longer by (1 / 0.8 - 1) x their time in the
+ * uniform run, communication unchanged. */
+START_TEST(test_straggler_critical_path)
+{
+    const char *base[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=2", "pp=1", "dp=2",
+                          "global_batch=8", "overlap_grad_reduce=false", "overlap_param_gather=false",
+                          "platform.stragglers=[{\"kind\": \"device\", \"index\": 0, \"speed\": 0.8}]"};
+    run_case *c = calloc(2, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(&c[0], "gpt-7.5b", "dgx-h100", 4, "gpt-310b-a3-megatron", base, 10);
+    load(&c[1], "gpt-7.5b", "dgx-h100", 4, "gpt-310b-a3-megatron", base, 11);
+    ck_assert_int_eq(c[1].platform.nstragglers, 1);
+    eng_result uniform, slow;
+    simulate(&c[0], &uniform);
+    simulate(&c[1], &slow);
+    double local = uniform.critical.compute_s; /* the optimizer step included */
+    ck_assert(local > 0.5 * uniform.step_time_s);
+    assert_close(slow.step_time_s - uniform.step_time_s, (1 / 0.8 - 1) * local, "step time added", "one GPU at 80 %");
+    for (int d = 0; d < WL_NDIMS; d++)
+        assert_close(slow.critical.exposed_comm_s[d] + uniform.step_time_s,
+                     uniform.critical.exposed_comm_s[d] + uniform.step_time_s, "exposed comm", "one GPU at 80 %");
+    /* and with one actor per rank, the same figures */
+    ck_assert_int_eq(check_exact("one GPU at 80 %", &c[1]), 1);
+    free(c);
+}
+END_TEST
+
+/* }========================================================== */
+
 int main(void)
 {
     Suite *s = suite_create("symmetry");
@@ -226,6 +388,11 @@ int main(void)
     tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_experts);
     tcase_add_test(tc, test_hierarchical_data_parallel);
+    tcase_add_test(tc, test_rails_two_tiers);
+    tcase_add_test(tc, test_rails_three_tiers_oversubscribed);
+    tcase_add_test(tc, test_experts_and_tp_on_tiers);
+    tcase_add_test(tc, test_straggler_node_exact);
+    tcase_add_test(tc, test_straggler_critical_path);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

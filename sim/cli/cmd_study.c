@@ -109,7 +109,7 @@ int cmd_study(const cli_args *a)
     if (table && rc == SIM_OK) {
         void *rows = stdy_rows_json(st, &res);
         snprintf(path, sizeof path, "%s/study.csv", dir);
-        rc = rpt_write_csv(path, rows, stdy_csv_columns, "study table", &err);
+        rc = rpt_write_csv(path, rows, rpt_study_csv_columns, "study table", &err);
         cJSON_Delete(rows);
     }
     if (rc == SIM_OK && !a->quiet) {

@@ -32,6 +32,8 @@
 #define CFG_SET_MAX_PART 64         /* characters of one part of a --set key, terminator included */
 #define CFG_CURVE_MAX 16            /* points of an efficiency curve */
 #define CFG_MAX_TIERS 4             /* network tiers above the supernode (leaf, spine, ...) */
+#define CFG_MAX_STRAGGLERS 16       /* slow devices, nodes or NIC links of a platform (stragglers) */
+#define CFG_STRAGGLER_SPEED_MIN 0.01 /* a straggler's speed, a fraction of the others' (up to 1) */
 #define CFG_MAX_BASES 8             /* platform files a platform inherits from through "base" */
 
 /* -------------------------------------------------------- model values */

@@ -177,6 +177,13 @@ static const cfg_key calibration_rows[] = {
     ROW_END,
 };
 
+static const cfg_key straggler_rows[] = {
+    ROW_ENUM("kind", cfg_straggler, kind, cfg_straggler_kind_names, NULL, "device"),
+    ROW_INT("index", cfg_straggler, index, 0, MAXDIM, 0, REQ),
+    ROW_DBL("speed", cfg_straggler, speed, CFG_STRAGGLER_SPEED_MIN, 1, 0, 1, REQ),
+    ROW_END,
+};
+
 static const cfg_key platform_rows[] = {
     ROW_STR("name", cfg_platform, name, DRV),
     ROW_STR("description", cfg_platform, description, 0),
@@ -188,6 +195,9 @@ static const cfg_key platform_rows[] = {
     ROW_OBJ("efficiency", cfg_platform, gemm_efficiency, efficiency_rows, REQ),
     {.key = "calibration", .type = CFG_K_OBJECT, .flags = CFG_KF_OMIT_ZERO,
      .offset = offsetof(cfg_platform, calibration.cases), .sub = calibration_rows},
+    {.key = "stragglers", .type = CFG_K_LIST, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_platform, stragglers),
+     .size = sizeof(cfg_straggler), .max = CFG_MAX_STRAGGLERS, .count = offsetof(cfg_platform, nstragglers),
+     .sub = straggler_rows},
     ROW_END,
 };
 
@@ -938,6 +948,15 @@ sim_rc cfg_platform_sanity(const cfg_platform *p, sim_err *err)
         if (tr->rails && t > 0)
             return sim_fail(err, SIM_EINVAL,
                             "%s: .network.tiers[%d].rails: only the first tier can be rail-optimised (remove it)", f, t);
+    }
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        int nodes = (p->devices + p->devices_per_node - 1) / p->devices_per_node;
+        int limit = s->kind == CFG_STRAGGLER_NODE ? nodes : p->devices;
+        if (s->index >= limit)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .stragglers[%d].index: %d is not a %s of the platform's %d (use 0 to %d)", f, i,
+                            s->index, s->kind == CFG_STRAGGLER_NODE ? "node" : "device", limit, limit - 1);
     }
     if (p->ntiers > 0 && p->tiers[0].rails && p->oversubscription > 1)
         return sim_fail(err, SIM_EINVAL,

@@ -136,6 +136,22 @@ typedef struct cfg_tier {
     bool rails;                    /* first tier only: a switch per node-local index */
 } cfg_tier;
 
+/* A part of the platform slower than the others (stragglers): a device
+ * (its computes take 1/speed as long), every device of a node, or the NIC
+ * link of a device (its bandwidth, both ways, times speed).  ORDER
+ * CFG_STRAGGLER: cfg_straggler_kind_names in names.c. */
+typedef enum cfg_straggler_kind {
+    CFG_STRAGGLER_DEVICE = 0,
+    CFG_STRAGGLER_NODE,
+    CFG_STRAGGLER_LINK,
+    CFG_NSTRAGGLER_KINDS
+} cfg_straggler_kind;
+typedef struct cfg_straggler {
+    int kind;                      /* cfg_straggler_kind */
+    int index;                     /* the device, node or device of the link, from 0 */
+    double speed;                  /* fraction of the others' speed, (0, 1] */
+} cfg_straggler;
+
 typedef struct cfg_platform {
     char name[CFG_NAME_LEN];
     char description[CFG_TEXT_LEN];
@@ -162,6 +178,8 @@ typedef struct cfg_platform {
     double oversubscription;       /* >= 1: supernode uplink = NICs / oversubscription */
     int ntiers;                    /* tiers of switches above the supernodes; 0: one spine joins them */
     cfg_tier tiers[CFG_MAX_TIERS]; /* innermost first */
+    int nstragglers;               /* stragglers: 0 for a uniform platform */
+    cfg_straggler stragglers[CFG_MAX_STRAGGLERS];
 
     /* efficiencies (dimensionless fractions of peak) */
     cfg_curve gemm_efficiency;     /* x = FLOPs of one GEMM, y = fraction of peak */
@@ -426,6 +444,12 @@ int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+/* The compute speed of device d, a fraction of the platform's peak (the
+ * product of the stragglers naming it or its node; 1 on a uniform
+ * platform), and the bandwidth factor of its NIC link. */
+double cfg_device_speed(const cfg_platform *p, int d);
+double cfg_nic_speed(const cfg_platform *p, int d);
+
 /* Without a curve of its own, an FP8 GEMM of CFG_FP8_GEMM_SHIFT * F FLOPs
  * reaches the fraction of the FP8 peak a bf16 GEMM of F FLOPs reaches of
  * the bf16 peak: at twice the peak the two take the same time, so a GEMM

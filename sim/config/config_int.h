@@ -103,6 +103,7 @@ void cfg_json_repr(const cJSON *node, char *buf, size_t cap);
  * ORDER CFG_WINDOW; NULL-terminated, as the schema reads them). */
 extern const char *const cfg_activation_names[];
 extern const char *const cfg_window_kind_names[];
+extern const char *const cfg_straggler_kind_names[];
 
 /* The candidate closest to word (ignoring case; at most 1 edit for words
  * shorter than 6 characters, 2 otherwise), or NULL when none is close. */

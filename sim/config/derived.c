@@ -1,5 +1,6 @@
 /* derived.c - what a strategy implies: the group sizes and products, the
- * micro-batch count, usable memory, where the layers sit on the pipeline,
+ * micro-batch count, usable memory, a device's speed among stragglers,
+ * where the layers sit on the pipeline,
  * and which layers are MoE or windowed.  One function per quantity; every
  * module calls these rather than spelling the arithmetic again.  A leaf of
  * the module: it calls no other file of it. */
@@ -72,6 +73,26 @@ int cfg_micro_batches(const cfg_strategy *s)
 double cfg_usable_hbm_bytes(const cfg_platform *p)
 {
     return p->hbm_bytes - p->hbm_reserved_bytes;
+}
+
+double cfg_device_speed(const cfg_platform *p, int d)
+{
+    double f = 1.0;
+    int node = p->devices_per_node > 0 ? d / p->devices_per_node : d;
+    for (int i = 0; i < p->nstragglers; i++) {
+        const cfg_straggler *s = &p->stragglers[i];
+        if ((s->kind == CFG_STRAGGLER_DEVICE && s->index == d) || (s->kind == CFG_STRAGGLER_NODE && s->index == node))
+            f *= s->speed;
+    }
+    return f;
+}
+
+double cfg_nic_speed(const cfg_platform *p, int d)
+{
+    double f = 1.0;
+    for (int i = 0; i < p->nstragglers; i++)
+        if (p->stragglers[i].kind == CFG_STRAGGLER_LINK && p->stragglers[i].index == d) f *= p->stragglers[i].speed;
+    return f;
 }
 
 void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out)

@@ -15,6 +15,9 @@ const char *const cfg_activation_names[] = {"gelu", "swiglu", "geglu", "relu", "
 _Static_assert(sizeof cfg_activation_names / sizeof *cfg_activation_names == CFG_NACTIVATIONS + 1, "one name per activation");
 const char *const cfg_window_kind_names[] = {"sliding", "chunked", NULL}; /* ORDER CFG_WINDOW */
 _Static_assert(sizeof cfg_window_kind_names / sizeof *cfg_window_kind_names == CFG_NWINDOW_KINDS + 1, "one name per kind");
+const char *const cfg_straggler_kind_names[] = {"device", "node", "link", NULL}; /* ORDER CFG_STRAGGLER */
+_Static_assert(sizeof cfg_straggler_kind_names / sizeof *cfg_straggler_kind_names == CFG_NSTRAGGLER_KINDS + 1,
+               "one name per kind");
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
 _Static_assert(sizeof dim_names / sizeof *dim_names == CFG_NDIMS + 1, "one name per dimension");
 

@@ -214,7 +214,7 @@ static bool step(eng_rank *r, const wl_instr *in)
 {
     eng_sim *sim = r->sim;
     if (in->op == WL_COMPUTE) {
-        double s = in->seconds > 0 ? in->seconds : 0.0;
+        double s = in->seconds > 0 ? in->seconds / r->speed : 0.0; /* a straggler's speed < 1 */
         double t0 = simgrid_get_clock() + r->debt_s;
         r->debt_s += s;
         r->st.compute_s += s;

@@ -82,14 +82,14 @@ static int stand_in(const eng_sim *sim, int x)
 }
 
 /* Where r's flows to member y go when y's class is r's: the mirror behind
- * r's link of the plane the full step's flow takes; NULL after recording
- * a failure when the platform has no such mirror. */
+ * r's link of the plane the full step's flow takes, at its route's class;
+ * NULL after recording a failure when the platform has no such mirror. */
 static sg_mailbox_t mirror_of(eng_rank *r, int y, sg_host_t *host)
 {
-    bool fabric = net_plane_between(r->sim->p, r->rank, y) == NET_FABRIC;
-    sg_mailbox_t mb = fabric ? r->mirror : r->nmirror;
-    if (host) *host = fabric ? r->mirror_host : r->nmirror_host;
-    if (!mb) eng_fail(r->sim, "rank %d: no %s mirror for its flow to rank %d", r->rank, fabric ? "fabric" : "NIC", y);
+    int c = eng_route_class(r->sim->p, r->rank, y);
+    sg_mailbox_t mb = c == 0 ? r->mirror : r->nmirror[c];
+    if (host) *host = c == 0 ? r->mirror_host : r->nmirror_host[c];
+    if (!mb) eng_fail(r->sim, "rank %d: no mirror of route class %d for its flow to rank %d", r->rank, c, y);
     return mb;
 }
 
@@ -116,8 +116,8 @@ static void ring_target(const eng_sim *sim, eng_view *v, net_ring_kind k)
 {
     const net_ring *nr = &v->lo.ring[k];
     if (nr->n <= 1) return;
-    v->ring[k].to = eng_device(nr->succ);
-    v->ring[k].from = sim->rep[nr->pred] == nr->pred ? NULL : eng_device(nr->pred);
+    v->ring[k].to = sim->hosts[nr->succ];
+    v->ring[k].from = sim->rep[nr->pred] == nr->pred ? NULL : sim->hosts[nr->pred];
 }
 
 /* The actor of a reduced view that plays the incoming flows: waits for a

@@ -3,8 +3,9 @@
  * plan).
  *
  * The cost is counted on what the engine really builds: every device of
- * the platform is a SimGrid host with its links and routes, but only the
- * simulated ranks (one per exact class of alike ranks, one data-parallel
+ * the platform is a SimGrid host with its links and routes (in a run
+ * reduced to classes without replicas, the simulated ranks' devices
+ * alone: platform.c leaves the others out), but only the simulated ranks (one per exact class of alike ranks, one data-parallel
  * replica with ENG_SYM_DP: symmetry.c decides) get actors, stacks and
  * mirrors (one per plane their class's own flows take).  The per-item sizes are the measured ones of engine.h. */
 #include "internal.h"
@@ -46,8 +47,9 @@ void eng_footprint_of(const eng_sim *sim, eng_footprint *out)
 {
     const eng_workload *w = sim->w;
     int stand_for = sim->lockstep * sim->replicas;
-    double ranks = sim->world / stand_for, devices = sim->p->devices;
-    double mirrors = ranks * (((sim->mirrors & ENG_MIRROR_FABRIC) != 0) + ((sim->mirrors & ENG_MIRROR_NIC) != 0));
+    double ranks = sim->world / stand_for;
+    double devices = sim->rep && sim->replicas == 1 ? ranks : sim->p->devices;
+    double mirrors = ranks * __builtin_popcount(sim->mirrors & (ENG_MIRROR_FABRIC | ENG_MIRROR_NIC_ANY));
     out->devices = sim->world;
     out->ranks_simulated = sim->world / stand_for;
     out->lockstep = sim->lockstep;

@@ -19,6 +19,10 @@
 #include "../net/net.h"
 #include "engine.h"
 
+/* Route classes (eng_route_class): 0 the fabric, 1 + k a NIC route that
+ * leaves k tiers that matter. */
+#define ENG_ROUTE_CLASSES (CFG_MAX_TIERS + 2)
+
 /* The SimGrid side of one ring of a view; the ring itself (size, position,
  * successor, predecessor, plane) is in the view's net_layout. */
 typedef struct eng_ring {
@@ -83,8 +87,8 @@ typedef struct eng_rank {
     int nmates;
     sg_mailbox_t mirror;                /* lockstep: the sink of its class's fabric flows, */
     sg_host_t mirror_host;              /* on this host (behind its fabric link) */
-    sg_mailbox_t nmirror;               /* exact classes: the sink of its class's NIC flows, */
-    sg_host_t nmirror_host;             /* on this host (behind its NIC link) */
+    sg_mailbox_t nmirror[ENG_ROUTE_CLASSES]; /* exact classes: the sink of its class's NIC flows of */
+    sg_host_t nmirror_host[ENG_ROUTE_CLASSES]; /* each route class, on this host (behind its NIC link) */
     void *prog;                         /* the workload's program cursor */
     eng_view *views[WL_NGROUPS][WL_NSTREAMS];
     eng_stream *streams[WL_NSTREAMS];
@@ -95,6 +99,7 @@ typedef struct eng_rank {
     long long flows;                    /* comms it started */
     long long pc;                       /* instructions read from its program */
     wl_instr cur;                       /* the instruction the rank actor is on */
+    double speed;                       /* its device's compute speed, a fraction of peak (stragglers) */
     double debt_s;                      /* local time not yet simulated: computes and
                                            collective latency tails (see actors.c) */
     bool started, draining, done;
@@ -115,6 +120,7 @@ typedef struct eng_sim {
     int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
     double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */
     eng_rank *ranks;
+    sg_host_t *hosts;                   /* world hosts, by device (eng_device_hosts) */
     int *scratch;                       /* world ints: group members */
     int *sn_count;                      /* nsn ints, kept at zero between uses (net_layout_of) */
     bool failed;                        /* an invalid program was met */
@@ -125,16 +131,33 @@ typedef struct eng_sim {
  * link of each simulated rank, behind its NIC link, and whether the links
  * joining group zones are left unlimited (classes spread over supernodes:
  * the simulated ranks' flows no longer share them as the full step's do,
- * and in the full step they never limit a flow). */
-enum { ENG_MIRROR_FABRIC = 1u, ENG_MIRROR_NIC = 2u, ENG_MIRROR_OPEN_SPINE = 4u };
+ * and in the full step they never limit a flow).  ENG_ONLY_SIMULATED: no
+ * flow touches an unsimulated rank's device (no replica reduction), whose
+ * host and links are then left out of the platform. */
+enum { ENG_MIRROR_FABRIC = 1u, ENG_MIRROR_OPEN_SPINE = 4u, ENG_ONLY_SIMULATED = 8u };
+/* The NIC mirror of route class c (1 <= c < ENG_ROUTE_CLASSES): behind the
+ * NIC link, at the latency of that class's routes. */
+#define ENG_MIRROR_NIC(c) (16u << (c))
+#define ENG_MIRROR_NIC_ANY (((16u << ENG_ROUTE_CLASSES) - 1u) & ~31u)
 
-/* platform.c: the host of a device (a lookup by name: not per message). */
-sg_host_t eng_device(int device);
+/* symmetry.c: the class of the route from device a to device b: 0 on the
+ * fabric, else 1 + the tiers it leaves, up to the last that changes what
+ * its flows meet (a latency, or oversubscribed uplinks).  Routes of one
+ * class have one latency and cross the same kinds of limiting links. */
+int eng_route_class(const cfg_platform *p, int a, int b);
+/* platform.c: the name of rank's mirror host of route class c into out:
+ * "<kind><rank>", or "<kind><rank>r<c>" for c > 1. */
+void eng_mirror_name(char *out, size_t cap, const char *kind, int rank, int c);
+
+/* platform.c: the hosts of devices [0, devices) of the loaded platform,
+ * indexed by device (NULL for one it lacks); the caller frees the array. */
+sg_host_t *eng_device_hosts(int devices);
 
 /* platform.c: the XML of p as eng_platform_xml, for a reduced run when
  * rep is not NULL: with mirrors (ENG_MIRROR_* bits), a host "mirror<i>"
  * behind the fabric link of every simulated rank i (rep[i] == i, i <
- * world), a host "nmirror<i>" behind its NIC link; the links shared by
+ * world), hosts "nmirror<i>" (route class 1) and "nmirror<i>r<c>" behind its
+ * NIC link; the links shared by
  * several devices get 1/stand_for of their bandwidth, or with up_share and
  * down_share (not NULL), supernode k's uplink becomes two links, one per
  * direction, with those shares of its bandwidth (see symmetry.c). */

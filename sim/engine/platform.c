@@ -39,8 +39,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <simgrid/host.h>
+#include <xbt/sysdep.h>
 
 /* Bandwidth of the pad and group links: far above any device link. */
 #define ENG_PAD_BYTES_PER_S 1e15
@@ -48,11 +51,23 @@
 /* Devices per group zone (whole supernodes; at least one supernode). */
 #define ENG_GROUP_DEVICES 512
 
-sg_host_t eng_device(int device)
+/* One pass over SimGrid's host list: looking each device up by name walks
+ * the zones' hosts, which made a run's set-up quadratic in the devices
+ * (a third of a 131,072-device run). */
+sg_host_t *eng_device_hosts(int devices)
 {
-    char name[32];
-    snprintf(name, sizeof name, "npu%d", device);
-    return sg_host_by_name(name);
+    sg_host_t *out = sim_xcalloc((size_t)devices, sizeof *out);
+    sg_host_t *all = sg_host_list();
+    size_t n = sg_host_count();
+    for (size_t k = 0; k < n; k++) {
+        const char *name = sg_host_get_name(all[k]);
+        char *end = NULL;
+        if (strncmp(name, "npu", 3) != 0) continue;
+        long d = strtol(name + 3, &end, 10);
+        if (end != name + 3 && *end == '\0' && d >= 0 && d < devices) out[d] = all[k];
+    }
+    xbt_free(all);
+    return out;
 }
 
 static sim_rc check_value(const cfg_platform *p, const char *key, double v, bool zero_ok, sim_err *err)
@@ -97,13 +112,33 @@ typedef struct mirrors {
     int stand_for;   /* shared links carry 1/stand_for of the devices' flows */
     const double *up_share, *down_share; /* per supernode, or NULL */
     bool uplinks;    /* false: devices' NIC links reach the group spine directly */
-    bool fabric, nic; /* mirror hosts behind the fabric, behind the NIC link */
+    bool fabric;     /* mirror hosts behind the fabric link */
+    unsigned nic;    /* ENG_MIRROR_NIC(c) bits: mirror hosts behind the NIC link, per route class */
     bool open_spine; /* links between group zones unlimited */
+    bool only_simulated; /* the devices of unsimulated ranks left out */
 } mirrors;
 
 static bool simulated(const mirrors *mr, int i)
 {
     return !mr->rep || (i < mr->world && mr->rep[i] == i);
+}
+
+/* Whether device i is in the platform: every device, or in a reduced run
+ * whose flows touch only simulated ranks' devices, those alone (a
+ * 131,072-device platform of which 16 devices are used then loads in
+ * milliseconds, not seconds: SimGrid checks each new host's name against
+ * every host before it). */
+static bool kept(const mirrors *mr, int i)
+{
+    return !mr->only_simulated || simulated(mr, i);
+}
+
+/* Whether devices [first, last) hold a kept one. */
+static bool kept_any(const mirrors *mr, int first, int last)
+{
+    for (int i = first; i < last; i++)
+        if (kept(mr, i)) return true;
+    return false;
 }
 
 /* Device i's two routes: fabric link up to its supernode's switch, NIC and
@@ -131,27 +166,69 @@ static void emit_device_routes(const cfg_platform *p, const mirrors *mr, FILE *o
 static void emit_hosts(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int first, int last)
 {
     int dps = p->devices_per_supernode;
-    for (int i = first; i < last; i++) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
+    for (int i = first; i < last; i++)
+        if (kept(mr, i)) fprintf(out, "   <host id=\"npu%d\" speed=\"%.15gf\"/>\n", i, p->peak_flops_per_s);
     for (int i = first; i < last; i++)
         if (mr->rep && mr->fabric && simulated(mr, i)) fprintf(out, "   <host id=\"mirror%d\" speed=\"1f\"/>\n", i);
     for (int i = first; i < last; i++)
-        if (mr->rep && mr->nic && simulated(mr, i)) fprintf(out, "   <host id=\"nmirror%d\" speed=\"1f\"/>\n", i);
+        for (int c = 1; c < ENG_ROUTE_CLASSES; c++)
+            if (mr->rep && (mr->nic & ENG_MIRROR_NIC(c)) && simulated(mr, i)) {
+                char name[32];
+                eng_mirror_name(name, sizeof name, "nmirror", i, c);
+                fprintf(out, "   <host id=\"%s\" speed=\"1f\"/>\n", name);
+            }
     for (int i = first; i < last; i++)
         if (mr->rep && mr->fabric && simulated(mr, i))
             fprintf(out,
                     "   <route src=\"sn%d-fab\" dst=\"mirror%d\" symmetrical=\"NO\">"
                     "<link_ctn id=\"fab%d\" direction=\"DOWN\"/></route>\n",
                     i / dps, i, i);
-    /* a NIC mirror is reached from group zone j's spine through a pad of
-     * its own and the device's NIC link down: a flow to it crosses the
-     * links and pays the latency of a route between supernodes (exact
-     * classes use it only without uplinks or tiers, see symmetry.c) */
+    /* a NIC mirror is reached from where the device's NIC route ends
+     * (group zone j's spine, or with tiers its first-tier switch) through
+     * a pad of its own and the device's NIC link down: a flow to it
+     * crosses the links and pays the latency of the routes of its class,
+     * and no shared uplink (exact classes use it only without supernode
+     * uplinks, see symmetry.c) */
     for (int i = first; i < last; i++)
-        if (mr->rep && mr->nic && simulated(mr, i))
+        for (int c = 1; c < ENG_ROUTE_CLASSES; c++) {
+            if (!mr->rep || !(mr->nic & ENG_MIRROR_NIC(c)) || !simulated(mr, i)) continue;
+            char name[32], pad[32], from[32];
+            eng_mirror_name(name, sizeof name, "nmirror", i, c);
+            eng_mirror_name(pad, sizeof pad, "npad", i, c);
+            if (p->ntiers > 0)
+                snprintf(from, sizeof from, "t0-%d", net_tier_domain_of(p, 0, i));
+            else
+                snprintf(from, sizeof from, "g%d-spine", j);
             fprintf(out,
-                    "   <route src=\"g%d-spine\" dst=\"nmirror%d\" symmetrical=\"NO\"><link_ctn id=\"npad%d\"/>"
+                    "   <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\"><link_ctn id=\"%s\"/>"
                     "<link_ctn id=\"nic%d\" direction=\"DOWN\"/></route>\n",
-                    j, i, i, i);
+                    from, name, pad, i);
+        }
+}
+
+void eng_mirror_name(char *out, size_t cap, const char *kind, int rank, int c)
+{
+    if (c > 1)
+        snprintf(out, cap, "%s%dr%d", kind, rank, c);
+    else
+        snprintf(out, cap, "%s%d", kind, rank);
+}
+
+/* The pads of device i's NIC mirrors (simulated ranks only): the latency
+ * that, after its NIC route up, makes a route of class c: the spine's
+ * second half (none behind supernode uplinks, which carry it) and the
+ * latency of the tiers such a route leaves. */
+static void emit_mirror_pads(const cfg_platform *p, const mirrors *mr, FILE *out, int i)
+{
+    for (int c = 1; c < ENG_ROUTE_CLASSES; c++) {
+        if (!mr->rep || !(mr->nic & ENG_MIRROR_NIC(c)) || !simulated(mr, i)) continue;
+        double lat = mr->uplinks ? 0.0 : p->spine_latency_s / 2;
+        for (int t = 0; t < c - 1; t++) lat += p->tiers[t].latency_s;
+        char pad[32];
+        eng_mirror_name(pad, sizeof pad, "npad", i, c);
+        fprintf(out, "   <link id=\"%s\" bandwidth=\"%.15gBps\" latency=\"%.15gs\" sharing_policy=\"FATPIPE\"/>\n",
+                pad, ENG_PAD_BYTES_PER_S, lat);
+    }
 }
 
 /* Supernodes [k0, k1) in group zone j. */
@@ -159,16 +236,20 @@ static void emit_group(const cfg_platform *p, const mirrors *mr, FILE *out, int 
 {
     int dps = p->devices_per_supernode;
     fprintf(out, "  <zone id=\"g%d\" routing=\"DijkstraCache\">\n   <router id=\"g%d-spine\"/>\n", j, j);
-    for (int k = k0; k < k1; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
-    for (int k = k0; k < k1 && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
+    for (int k = k0; k < k1; k++)
+        if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
+    for (int k = k0; k < k1 && mr->uplinks; k++)
+        if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
     int first = k0 * dps, last = k1 * dps < p->devices ? k1 * dps : p->devices;
     emit_hosts(p, mr, out, j, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
     for (int i = first; i < last; i++)
-        if (!simulated(mr, i)) emit_device_routes(p, mr, out, j, i);
+        if (!simulated(mr, i) && kept(mr, i)) emit_device_routes(p, mr, out, j, i);
     for (int k = k0; k < k1 && mr->uplinks; k++)
-        if (mr->up_share)
+        if (!kept_any(mr, k * dps, (k + 1) * dps))
+            continue;
+        else if (mr->up_share)
             fprintf(out,
                     "   <route src=\"sn%d-gw\" dst=\"g%d-spine\" symmetrical=\"NO\"><link_ctn id=\"up%d\"/></route>\n"
                     "   <route src=\"g%d-spine\" dst=\"sn%d-gw\" symmetrical=\"NO\"><link_ctn id=\"down%d\"/></route>\n",
@@ -246,14 +327,34 @@ static void emit_tier_links(const cfg_platform *p, const mirrors *mr, FILE *out)
             if (n == 0) continue;
             char id[32];
             snprintf(id, sizeof id, "u%d-", t);
-            emit_link(out, id, d, n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for,
-                      p->tiers[t].latency_s / 2, "SPLITDUPLEX");
+            /* an uplink that is not oversubscribed never limits a flow: its
+             * flows leave or enter by its devices' NICs, which carry no more
+             * than it does.  It gets twice that: a link full exactly when
+             * its NICs are would leave the order of equal-time events to
+             * rounding.  (Not the pads' 1e15 B/s, nor FATPIPE: SimGrid
+             * 3.32's selective update then lets flows through a link that
+             * many devices share go unlimited.)  In a reduced run the
+             * simulated ranks gathered under one domain are at most its
+             * devices, whose NICs still bound them */
+            double bw = p->tiers[t].oversubscription > 1
+                            ? n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for
+                            : 2 * n * p->nic_bytes_per_s;
+            emit_link(out, id, d, bw, p->tiers[t].latency_s / 2, "SPLITDUPLEX");
         }
     if (net_rails(p))
         for (int i = 0; i < p->devices; i++) {
+            if (!kept(mr, i)) continue;
             emit_link(out, "fpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
             emit_link(out, "rpad", i, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
         }
+}
+
+/* The uplink of domain d of tier t in a route (upwards), into buf. */
+static const char *uplink_ctn(const cfg_platform *p, int t, int d, char *buf, size_t cap)
+{
+    (void)p;
+    snprintf(buf, cap, "<link_ctn id=\"u%d-%d\" direction=\"UP\"/>", t, d);
+    return buf;
 }
 
 /* Device i's routes in the tiered layout. */
@@ -290,23 +391,25 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
     for (int t = 0; t <= tau; t++)
         for (int d = 0; d < net_tier_domains(p, t); d++)
             if (domain_in(p, t, d, first, last)) fprintf(out, "   <router id=\"t%d-%d\"/>\n", t, d);
-    for (int k = first / dps; k * dps < last; k++) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
-    for (int k = first / dps; k * dps < last && mr->uplinks; k++) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
-    emit_hosts(p, mr, out, j, first, last); /* no NIC mirrors with tiers */
+    for (int k = first / dps; k * dps < last; k++)
+        if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-fab\"/>\n", k);
+    for (int k = first / dps; k * dps < last && mr->uplinks; k++)
+        if (kept_any(mr, k * dps, (k + 1) * dps)) fprintf(out, "   <router id=\"sn%d-gw\"/>\n", k);
+    emit_hosts(p, mr, out, j, first, last);
     for (int i = first; i < last; i++)
         if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int i = first; i < last; i++)
-        if (!simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
+        if (!simulated(mr, i) && kept(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int k = first / dps; k * dps < last && mr->uplinks; k++)
-        fprintf(out, "   <route src=\"sn%d-gw\" dst=\"t0-%d\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
+        if (kept_any(mr, k * dps, (k + 1) * dps))
+            fprintf(out, "   <route src=\"sn%d-gw\" dst=\"t0-%d\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
                 net_tier_domain_of(p, 0, k * dps), k);
     for (int t = 0; t <= tau; t++)
         for (int d = 0; d < net_tier_domains(p, t); d++) {
             if (!domain_in(p, t, d, first, last)) continue;
-            char up[32];
+            char up[32], ctn[64];
             parent_router(p, t, d, tau, up, sizeof up);
-            fprintf(out, "   <route src=\"t%d-%d\" dst=\"%s\"><link_ctn id=\"u%d-%d\" direction=\"UP\"/></route>\n", t, d,
-                    up, t, d);
+            fprintf(out, "   <route src=\"t%d-%d\" dst=\"%s\">%s</route>\n", t, d, up, uplink_ctn(p, t, d, ctn, sizeof ctn));
         }
     fputs("  </zone>\n", out);
 }
@@ -340,17 +443,15 @@ static void emit_tiered_top(const cfg_platform *p, FILE *out, int ngroups, int t
     for (int t = tau + 1; t < p->ntiers; t++)
         for (int d = 0; d < net_tier_domains(p, t); d++) {
             int dev = domain_device(p, t, d);
+            char ctn[64];
             if (t + 1 < p->ntiers) {
                 int up = net_tier_domain_of(p, t + 1, dev);
                 fprintf(out,
-                        "  <zoneRoute src=\"z%d-%d\" dst=\"z%d-%d\" gw_src=\"t%d-%d\" gw_dst=\"t%d-%d\">"
-                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
-                        t, d, t + 1, up, t, d, t + 1, up, t, d);
+                        "  <zoneRoute src=\"z%d-%d\" dst=\"z%d-%d\" gw_src=\"t%d-%d\" gw_dst=\"t%d-%d\">%s</zoneRoute>\n",
+                        t, d, t + 1, up, t, d, t + 1, up, uplink_ctn(p, t, d, ctn, sizeof ctn));
             } else {
-                fprintf(out,
-                        "  <zoneRoute src=\"z%d-%d\" dst=\"core\" gw_src=\"t%d-%d\" gw_dst=\"spine\">"
-                        "<link_ctn id=\"u%d-%d\" direction=\"UP\"/></zoneRoute>\n",
-                        t, d, t, d, t, d);
+                fprintf(out, "  <zoneRoute src=\"z%d-%d\" dst=\"core\" gw_src=\"t%d-%d\" gw_dst=\"spine\">%s</zoneRoute>\n",
+                        t, d, t, d, uplink_ctn(p, t, d, ctn, sizeof ctn));
             }
         }
 }
@@ -369,12 +470,15 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
     fputs("<platform version=\"4.1\">\n <zone id=\"world\" routing=\"DijkstraCache\">\n", out);
     fputs("  <zone id=\"links\" routing=\"Full\">\n", out);
     for (int i = 0; i < p->devices; i++) {
+        if (!kept(mr, i)) continue;
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s * cfg_nic_speed(p, i), p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr->uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+        emit_mirror_pads(p, mr, out, i);
     }
     for (int k = 0; k < nsn && mr->uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
+        if (!kept_any(mr, k * dps, k * dps + n)) continue;
         emit_link(out, "up", k, n * p->nic_bytes_per_s / p->oversubscription / mr->stand_for, p->spine_latency_s / 2,
                   "SPLITDUPLEX");
     }
@@ -402,9 +506,9 @@ sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, unsigned with_mirrors, int stand_for,
                             const double *up_share, const double *down_share, FILE *out, sim_err *err)
 {
-    mirrors mr = {with_mirrors ? rep : NULL, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true,
-                  (with_mirrors & ENG_MIRROR_FABRIC) != 0, (with_mirrors & ENG_MIRROR_NIC) != 0,
-                  (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0};
+    mirrors mr = {rep, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true,
+                  (with_mirrors & ENG_MIRROR_FABRIC) != 0, with_mirrors & ENG_MIRROR_NIC_ANY,
+                  (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0, rep && (with_mirrors & ENG_ONLY_SIMULATED) != 0};
     if (up_share && down_share) {
         mr.up_share = up_share;
         mr.down_share = down_share;
@@ -419,8 +523,8 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
     if (p->ntiers > 0 && mr.up_share)
         return sim_fail(err, SIM_EINVAL, "%s: network.tiers: a replica-reduced run cannot share tier uplinks (run with "
                         "--symmetry tp or none)", p->path[0] ? p->path : p->name);
-    if (p->ntiers > 0 && (mr.nic || mr.open_spine))
-        return sim_fail(err, SIM_EINTERNAL, "platform XML: NIC mirrors on a network with tiers");
+    if (p->ntiers > 0 && mr.nic && mr.uplinks)
+        return sim_fail(err, SIM_EINTERNAL, "platform XML: NIC mirrors behind shared supernode uplinks");
     if (p->ntiers > 0) return tiered_xml(p, &mr, out, err);
     int dps = p->devices_per_supernode;
     int nsn = (p->devices + dps - 1) / dps;
@@ -435,14 +539,15 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
     fputs("<platform version=\"4.1\">\n <zone id=\"world\" routing=\"DijkstraCache\">\n", out);
     fputs("  <zone id=\"links\" routing=\"Full\">\n", out);
     for (int i = 0; i < p->devices; i++) {
+        if (!kept(&mr, i)) continue;
         emit_link(out, "fab", i, p->fabric_bytes_per_s, p->fabric_latency_s / 2, "SPLITDUPLEX");
-        emit_link(out, "nic", i, p->nic_bytes_per_s, p->nic_latency_s / 2, "SPLITDUPLEX");
+        emit_link(out, "nic", i, p->nic_bytes_per_s * cfg_nic_speed(p, i), p->nic_latency_s / 2, "SPLITDUPLEX");
         emit_link(out, "pad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
-        if (mr.nic && simulated(&mr, i))
-            emit_link(out, "npad", i, ENG_PAD_BYTES_PER_S, mr.uplinks ? 0.0 : p->spine_latency_s / 2, "FATPIPE");
+        emit_mirror_pads(p, &mr, out, i);
     }
     for (int k = 0; k < nsn && mr.uplinks; k++) {
         int n = (k + 1) * dps <= p->devices ? dps : p->devices - k * dps;
+        if (!kept_any(&mr, k * dps, k * dps + n)) continue;
         double bw = n * p->nic_bytes_per_s / p->oversubscription;
         if (mr.up_share) {
             emit_link(out, "up", k, bw * mr.up_share[k], p->spine_latency_s / 2, "SHARED");
@@ -452,21 +557,25 @@ sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, un
         }
     }
     fputs("  </zone>\n", out);
-    for (int j = 0; j < ngroups; j++) emit_group(p, &mr, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
+    for (int j = 0; j < ngroups; j++)
+        if (kept_any(&mr, j * spg * dps, (j + 1) * spg * dps))
+            emit_group(p, &mr, out, j, j * spg, (j + 1) * spg < nsn ? (j + 1) * spg : nsn);
     fputs("  <zone id=\"core\" routing=\"Full\"><router id=\"spine\"/></zone>\n", out);
     for (int j = 0; j < ngroups; j++) {
         /* all the group's uplinks together: never the bottleneck */
         int first = j * spg * dps, last = (j + 1) * spg * dps < p->devices ? (j + 1) * spg * dps : p->devices;
+        if (!kept_any(&mr, first, last)) continue;
         double bw = mr.open_spine ? ENG_PAD_BYTES_PER_S
                                   : (last - first) * p->nic_bytes_per_s / p->oversubscription / mr.stand_for;
         fprintf(out, "  <link id=\"grp%d\" bandwidth=\"%.15gBps\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
                 j, bw);
     }
     for (int j = 0; j < ngroups; j++)
-        fprintf(out,
-                "  <zoneRoute src=\"g%d\" dst=\"core\" gw_src=\"g%d-spine\" gw_dst=\"spine\">"
-                "<link_ctn id=\"grp%d\" direction=\"UP\"/></zoneRoute>\n",
-                j, j, j);
+        if (kept_any(&mr, j * spg * dps, (j + 1) * spg * dps))
+            fprintf(out,
+                    "  <zoneRoute src=\"g%d\" dst=\"core\" gw_src=\"g%d-spine\" gw_dst=\"spine\">"
+                    "<link_ctn id=\"grp%d\" direction=\"UP\"/></zoneRoute>\n",
+                    j, j, j);
     fputs(" </zone>\n</platform>\n", out);
     if (fflush(out) != 0 || ferror(out))
         return sim_fail(err, SIM_EIO, "platform XML: write failed (check disk space and permissions)");

@@ -9,11 +9,14 @@
  * the same layout (sizes, spread over supernodes, rings) and, for every
  * kind of edge (successor and predecessor on each ring of a group,
  * pairwise partner of an all-to-all, pipeline peer at a given stage
- * offset) and every plane, as many partners in each class.  Colour
- * refinement (Weisfeiler-Leman) computes it: start from (stage, layouts),
- * split classes by the multiset of (edge, plane, partner's class) until
- * none splits.  With shared uplinks (oversubscription > 1) the supernode
- * is part of the starting colour: classes stay inside one.
+ * offset) and every route class (eng_route_class: the plane, and the
+ * tiers the route leaves that add latency or oversubscribed uplinks), as
+ * many partners in each class.  Colour refinement (Weisfeiler-Leman)
+ * computes it: start from (stage, layouts, compute and NIC speeds), split
+ * classes by the multiset of (edge, route class, partner's class) until
+ * none splits.  With shared uplinks (oversubscription > 1) the supernode,
+ * and the domain of every oversubscribed tier, are part of the starting
+ * colour: classes stay inside one.
  *
  * Why one rank may stand for its class.  Under SimGrid's max-min sharing
  * (CM02, no correction factors) a flow's rate is set by progressive
@@ -31,32 +34,35 @@
  * simulated rank and, per flow class, the same number of flows on them:
  *
  *  - a flow to a member of the sender's own class goes to the sender's
- *    mirror for the plane the full step's flow takes, a host behind the
- *    device's fabric link ("mirror<i>") or behind its NIC link through a
- *    pad of its own ("nmirror<i>"): it crosses the device's link up and
+ *    mirror for the route class the full step's flow takes, a host behind
+ *    the device's fabric link ("mirror<i>") or behind its NIC link through
+ *    a pad of its own ("nmirror<i>", "nmirror<i>r<c>"), which carries the
+ *    rest of the class's latency: it crosses the device's link up and
  *    its link down, which in the full step carries as many such flows
  *    received (each member receives as many, and the class receives what
  *    it sends), at the route latency of that plane;
  *  - a flow to another class goes to that class's simulated rank, which
  *    receives it (it has as many such partners, the classes being of one
- *    size), on the plane of the full step's flow: refused otherwise;
+ *    size), on a route of the full step's route class: refused otherwise;
  *  - a link shared by several devices carries one flow where the full
- *    step has one per member: a supernode's uplink (classes inside the
- *    supernode) gets 1/size of its bandwidth; the links joining group
- *    zones, which in the full step carry no more than the NICs below them,
- *    are left unlimited when classes spread over supernodes.
+ *    step has one per member: a supernode's uplink, or an oversubscribed
+ *    tier's (classes inside the supernode, the domain), gets 1/size of its
+ *    bandwidth; uplinks that are not oversubscribed and the links joining
+ *    group zones, which in the full step carry no more than the NICs
+ *    below them, are left unlimited when classes spread over them.
  *
  * Classes must have one size; the run must use flow mode (in step mode
- * the pairwise steps pair partners by index) on a network without tiers
- * above the supernodes (routes between supernodes then differ in latency
- * and shared tier uplinks, which the classes do not tell apart).
+ * the pairwise steps pair partners by index).  See docs/network.md for
+ * what this cannot reduce (rings through oversubscribed uplinks, rings
+ * leaving a domain at a cost in some places only).
  * Otherwise the TP groups are tried as before: TP groups of one size,
  * each inside one supernode, and every other group kind the programs use
  * made of simulated ranks only, on a network whose first tier is not
  * rail-optimised (net_rails: the members of a TP group then reach the
  * spine through different switches, and the links of one rail would
  * carry the simulated rank's flows only, undivided, while those above
- * carry everyone's).  Tier uplinks above the supernodes are shared links
+ * carry everyone's), and without stragglers (the members of a TP group
+ * may differ in speed).  Tier uplinks above the supernodes are shared links
  * like the supernode uplinks: all members of a TP group cross the same
  * ones.  Else the tp_x part of 2D TP groups, then their tp_y part; else
  * every rank gets an actor.  The argument for TP groups is the one above
@@ -297,11 +303,12 @@ static void uplink_shares(eng_sim *sim, int *m)
 
 /* {=========================================================== exact classes */
 
-/* Edge labels of the rank graph (label << 1 | plane): per group kind, the
- * successor and predecessor on each ring of its layout and its pairwise
- * partners; then the pipeline's other stages by offset. */
+/* Edge labels of the rank graph (label * ENG_ROUTE_CLASSES + the route's
+ * class): per group kind, the successor and predecessor on each ring of
+ * its layout and its pairwise partners; then the pipeline's other stages
+ * by offset. */
 enum { EDGE_PAIR = 2 * NET_NRINGS, EDGE_KINDS = 2 * NET_NRINGS + 1 };
-#define LAYOUT_KEYS 9             /* per group kind: a member's layout, see layout_key */
+#define LAYOUT_KEYS (9 + 2 * (NET_NRINGS + 1)) /* per group kind: a member's layout, see layout_key */
 #define MAX_REFINE_ROUNDS 64      /* colour refinement rounds before giving up */
 #define MAX_EDGES (1LL << 25)     /* edges of the rank graph before giving up */
 
@@ -360,8 +367,18 @@ static int recolour(int world, const uint64_t *sig, const int *off, const int *l
     return world > 0 ? c + 1 : 0;
 }
 
+/* A double as two ints (its bits): equal keys, equal values. */
+static void bits_key(double v, int *k)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    k[0] = (int)(uint32_t)(b >> 32);
+    k[1] = (int)(uint32_t)b;
+}
+
 /* The layout of a member as LAYOUT_KEYS ints: what its collectives' phases
- * depend on besides the bytes (sizes, spread, rings). */
+ * depend on besides the bytes (sizes, spread, rings, and the step
+ * latencies, which differ between rings with network tiers). */
 static void layout_key(const net_layout *lo, int *k)
 {
     k[0] = lo->n;
@@ -370,12 +387,31 @@ static void layout_key(const net_layout *lo, int *k)
     k[3] = lo->L;
     k[4] = lo->K;
     k[5] = lo->local;
-    for (int r = 0; r < NET_NRINGS; r++) k[6 + r] = lo->ring[r].n;
+    for (int r = 0; r < NET_NRINGS; r++) {
+        k[6 + r] = lo->ring[r].n;
+        bits_key(lo->ring[r].lat_s, k + 9 + 2 * r);
+    }
+    bits_key(lo->remote_lat_s, k + 9 + 2 * NET_NRINGS);
 }
 
-static int edge_label(int g, int kind, net_plane pl)
+/* Whether tier t changes what a flow leaving its domains meets. */
+static bool tier_matters(const cfg_platform *p, int t)
 {
-    return (g * EDGE_KINDS + kind) << 1 | (int)pl;
+    return p->tiers[t].latency_s > 0 || p->tiers[t].oversubscription > 1;
+}
+
+int eng_route_class(const cfg_platform *p, int a, int b)
+{
+    if (net_plane_between(p, a, b) == NET_FABRIC) return 0;
+    int k = 0;
+    for (int t = 0, n = net_route_tiers(p, a, b); t < n; t++)
+        if (tier_matters(p, t)) k = t + 1;
+    return 1 + k;
+}
+
+static int edge_label(const eng_sim *sim, int g, int kind, int a, int b)
+{
+    return (g * EDGE_KINDS + kind) * ENG_ROUTE_CLASSES + eng_route_class(sim->p, a, b);
 }
 
 /* Adds, in pass 0, one to rank x's edge count; in pass 1 the edge. */
@@ -400,7 +436,7 @@ static bool pipeline_edges(eng_sim *sim, rgraph *gr, int pass, int *m)
         for (int j = 0; j < n; j++) {
             if (j == me) continue;
             if (m[j] < 0 || m[j] >= sim->world) return false;
-            edge_put(gr, pass, x, edge_label(WL_NGROUPS, j - me + n, net_plane_between(sim->p, x, m[j])), m[j]);
+            edge_put(gr, pass, x, edge_label(sim, WL_NGROUPS, j - me + n, x, m[j]), m[j]);
         }
     }
     return true;
@@ -438,12 +474,12 @@ static bool group_edges_with(eng_sim *sim, rgraph *gr, int pass, int g, bool rin
                 for (int k = 0; k < NET_NRINGS; k++) {
                     const net_ring *rg = &lo.ring[k];
                     if (rg->n <= 1 || (k == NET_RING_FLAT) == lo.hier) continue;
-                    edge_put(gr, pass, d, edge_label(g, 2 * k, net_plane_between(sim->p, d, rg->succ)), rg->succ);
-                    edge_put(gr, pass, d, edge_label(g, 2 * k + 1, net_plane_between(sim->p, rg->pred, d)), rg->pred);
+                    edge_put(gr, pass, d, edge_label(sim, g, 2 * k, d, rg->succ), rg->succ);
+                    edge_put(gr, pass, d, edge_label(sim, g, 2 * k + 1, rg->pred, d), rg->pred);
                 }
             if (pair)
                 for (int j = 0; j < n; j++)
-                    if (j != i) edge_put(gr, pass, d, edge_label(g, EDGE_PAIR, net_plane_between(sim->p, d, m[j])), m[j]);
+                    if (j != i) edge_put(gr, pass, d, edge_label(sim, g, EDGE_PAIR, d, m[j]), m[j]);
         }
     }
     free(done);
@@ -484,20 +520,27 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
     bool ok = true, p2p = (w->groups_used & 1u << WL_G_PP) != 0;
     int nused = 0;
     for (int g = 0; g < WL_NGROUPS; g++) nused += ((ring | pair) >> g & 1u) != 0;
-    int nkey = 2 + LAYOUT_KEYS * nused;
+    int ntiers = net_tiers(sim->p), nkey = 6 + ntiers + LAYOUT_KEYS * nused;
     rgraph gr = {world, sim_xcalloc((size_t)world, sizeof(int)), sim_xcalloc((size_t)world, sizeof(int)), NULL, 0, 0,
                  sim_xcalloc((size_t)world, sizeof(int))};
     int *key = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *key);
     int *m = sim_xcalloc((size_t)world, sizeof *m), *seen = sim_xcalloc((size_t)world, sizeof *seen);
-    /* shared uplinks carry the flows of a supernode: classes stay inside one */
+    /* shared uplinks carry the flows of a supernode, or of a domain of an
+     * oversubscribed tier: classes stay inside one */
     bool uplinks = sim->p->oversubscription > 1;
     for (int i = 0; i < world; i++) {
-        key[(size_t)i * nkey] = stage[i];
-        key[(size_t)i * nkey + 1] = uplinks ? net_supernode_of(sim->p, i) : 0;
+        int *k = key + (size_t)i * nkey;
+        k[0] = stage[i];
+        k[1] = uplinks ? net_supernode_of(sim->p, i) : 0;
+        for (int t = 0; t < ntiers; t++)
+            k[2 + t] = sim->p->tiers[t].oversubscription > 1 ? net_tier_domain_of(sim->p, t, i) : 0;
+        /* stragglers: a slow device or NIC link in a class of its own */
+        bits_key(cfg_device_speed(sim->p, i), k + 2 + ntiers);
+        bits_key(cfg_nic_speed(sim->p, i), k + 4 + ntiers);
     }
     /* pass 0 counts the edges (and keys the layouts), pass 1 stores them */
     for (int pass = 0; pass < 2 && ok; pass++) {
-        int slot = 2;
+        int slot = 6 + ntiers;
         for (int g = 0; g < WL_NGROUPS && ok; g++) {
             bool r = ring >> g & 1u, q = pair >> g & 1u;
             if (!r && !q) continue;
@@ -617,17 +660,17 @@ static bool exact_plan(eng_sim *sim)
     free(count);
     free(cls);
     /* the flows of the simulated ranks: to their own class (a mirror of the
-     * plane), or to another's simulated rank on the plane of the full step */
+     * route's class), or to another's simulated rank on a route of the
+     * class of the full step's: the same plane, latency and limiting links */
     for (int r = 0; r < world && ok; r++) {
         if (rep[r] != r) continue;
         for (int k = 0; k < gr.len[r] && ok; k++) {
             uint64_t e = gr.e[gr.off[r] + k];
-            int y = (int)(uint32_t)e;
-            net_plane pl = (net_plane)(e >> 32 & 1u);
+            int y = (int)(uint32_t)e, c = (int)((e >> 32) % ENG_ROUTE_CLASSES);
             if (rep[y] == r)
-                mirrors |= pl == NET_FABRIC ? ENG_MIRROR_FABRIC : ENG_MIRROR_NIC;
+                mirrors |= c == 0 ? ENG_MIRROR_FABRIC : ENG_MIRROR_NIC(c);
             else
-                ok = net_plane_between(sim->p, r, rep[y]) == pl;
+                ok = eng_route_class(sim->p, r, rep[y]) == c;
         }
     }
     rgraph_release(&gr);
@@ -655,8 +698,12 @@ void eng_symmetry_plan(eng_sim *sim)
     sim->lockstep = sim->replicas = 1;
     sim->lockstep_dims = sim->mirrors = 0;
     if (sim->opt.symmetry == ENG_SYM_NONE || sim->world < 2) return;
-    if (sim->opt.symmetry == ENG_SYM_TP && net_tiers(sim->p) == 0 && exact_plan(sim)) return;
-    if (!sim->w->tp_lockstep || net_rails(sim->p)) return;
+    if (sim->opt.symmetry == ENG_SYM_TP && exact_plan(sim)) return;
+    /* replicas are not reduced on a network with tiers: the exact classes */
+    if (sim->opt.symmetry == ENG_SYM_DP && net_tiers(sim->p) > 0 && exact_plan(sim)) return;
+    /* TP groups and replicas stand for ranks that may not be alike: not
+     * with stragglers (exact classes tell the slow ones apart) */
+    if (!sim->w->tp_lockstep || net_rails(sim->p) || sim->p->nstragglers > 0) return;
     size_t n = (size_t)sim->world;
     int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
     for (int i = 0; i < sim->world; i++) rep[i] = i;
@@ -712,12 +759,13 @@ static void mirror_main(int argc, char *argv[])
     for (;;) sg_mailbox_get(mb);
 }
 
-/* Starts the mirror actor "<kind><rank>" of r on the host of that name;
- * returns its mailbox and host. */
-static sg_mailbox_t mirror_start(eng_rank *r, const char *kind, sg_host_t *host)
+/* Starts the mirror actor "<kind><rank>" (route class c > 1:
+ * "<kind><rank>r<c>") of r on the host of that name; returns its mailbox
+ * and host. */
+static sg_mailbox_t mirror_start(eng_rank *r, const char *kind, int c, sg_host_t *host)
 {
     char name[32];
-    snprintf(name, sizeof name, "%s%d", kind, r->rank);
+    eng_mirror_name(name, sizeof name, kind, r->rank, c);
     sg_mailbox_t mb = sg_mailbox_by_name(name);
     *host = sg_host_by_name(name);
     sg_actor_t a = sg_actor_init(name, *host);
@@ -735,8 +783,9 @@ void eng_symmetry_start(eng_sim *sim)
         r->mates = &sim->mates[c];
         r->nmates = stand_for;
         for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim->ranks[r->mates[k]].traced;
-        if (sim->mirrors & ENG_MIRROR_FABRIC) r->mirror = mirror_start(r, "mirror", &r->mirror_host);
-        if (sim->mirrors & ENG_MIRROR_NIC) r->nmirror = mirror_start(r, "nmirror", &r->nmirror_host);
+        if (sim->mirrors & ENG_MIRROR_FABRIC) r->mirror = mirror_start(r, "mirror", 0, &r->mirror_host);
+        for (int k = 1; k < ENG_ROUTE_CLASSES; k++)
+            if (sim->mirrors & ENG_MIRROR_NIC(k)) r->nmirror[k] = mirror_start(r, "nmirror", k, &r->nmirror_host[k]);
     }
     XBT_DEBUG("%d of %d ranks simulated", sim->world / stand_for, sim->world);
 }

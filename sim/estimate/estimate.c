@@ -502,6 +502,12 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
 
 est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
 {
+    if (p && p->nstragglers > 0) {
+        sim_fail(err, SIM_EINVAL,
+                 "%s: .stragglers: the analytic estimate (estimate, sweep, compare, a run without -s) does not model "
+                 "stragglers (simulate a strategy with 'heptasim run -s', or remove them)", p->path[0] ? p->path : p->name);
+        return NULL;
+    }
     cost_model *cost = cost_new(p, err);
     if (!cost) return NULL;
     est_estimator *e = sim_xcalloc(1, sizeof *e);

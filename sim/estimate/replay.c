@@ -635,6 +635,10 @@ static void describe(const rp_sim *s, int rank, char *out, size_t cap)
 sim_rc est_replay_programs(const cfg_platform *p, const wl_programs *w, est_replay_result *res, sim_err *err)
 {
     if (!p || !w || !res) return sim_fail(err, SIM_EINVAL, "replay: missing platform, programs or result");
+    if (p->nstragglers > 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .stragglers: the contention-free replay does not model stragglers (simulate with "
+                        "'heptasim run -s', or remove them)", p->path[0] ? p->path : p->name);
     sim_rc rc = wl_programs_check(w, p, "replay", err);
     if (rc != SIM_OK) return rc;
     rp_sim s;

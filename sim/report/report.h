@@ -2,12 +2,15 @@
  * derived metrics (MFU, HFU, tokens/s), the text summary and the JSON
  * document of a run (report.c, run_text.c), the CSV writer (csv.c), the
  * Chrome trace (trace.c, views.c), the HTML reports (html.c,
- * sweep_html.c, svg.c), the ranked table of a search (ranking.c),
- * study.md (study.c) and the JSONL files of sweep records, read and
- * appended (records.c).  Other
- * modules hand it rows (cJSON objects or the plain structs below); it
- * includes no header of the modules that drive simulations (search,
- * study), which call it.
+ * sweep_html.c, svg.c), the ranked table of a search (ranking.c), the
+ * text and JSON summaries of sweep, compare and merge (search_text.c,
+ * search_json.c), a study's
+ * study.csv, study.md and cell definitions (study.c), and sweep records:
+ * one as JSON and back, and the JSONL files of them, read and appended
+ * (records.c).  Other modules hand it rows (the plain structs below, or
+ * cJSON objects); it includes no header of the modules that drive
+ * simulations (search, study), which call it and map its rows to their
+ * own structs.
  *
  * It takes const pointers and never frees what it did not allocate. */
 #ifndef HEPTASIM_REPORT_H
@@ -97,16 +100,6 @@ void rpt_json_add_num(void *obj, const char *key, double v);
  * an object that is not a whole strategy gives its description, if any. */
 void rpt_record_strategy_text(const void *strategy, char *out, size_t cap);
 
-/* study.md (study.c) from the document of a study (a cJSON object): name,
- * description, command (the one that regenerates it), top, symmetry (the
- * engine's: "tp", "dp", "none") and cells, the rows of study.csv in the
- * study's order (main grid, then sensitivity: "part"), each with
- * study_model and study_platform (the stems of the files the study
- * names), command (the compare that reruns the cell) and its two bests as
- * sweep records.  Written through a sim_out.  SIM_OK or SIM_EIO naming
- * the path. */
-sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err);
-
 /* ------------------------------------------------- ranking (ranking.c) */
 
 typedef enum rpt_row_state {
@@ -141,25 +134,210 @@ typedef struct rpt_skipped {
     int torn;                     /* 1: the last line has no newline (an interrupted write), one of lines */
 } rpt_skipped;
 
-/* Called with each JSON object of a records file (a cJSON object, freed
- * after the call) and its origin ("a.jsonl: line 3"); anything but SIM_OK
- * ends the read with that error. */
-typedef sim_rc (*rpt_record_fn)(void *ctx, const void *record, const char *origin, sim_err *err);
+/* One sweep record: a candidate of a search as the search hands it over
+ * (search maps its candidates to and from these). */
+typedef struct rpt_record {
+    int index;                    /* the candidate's place in the enumeration of its space */
+    const char *space;            /* the name of that space (static: a row of the search's name table) */
+    char inputs_id[17];           /* 16 hex digits: the fingerprint of the search's inputs */
+    bool megatron_style;
+    cfg_strategy strategy;        /* checked */
+    est_result est;               /* the analytic estimate */
+    rpt_row_state state;
+    bool approximate;             /* simulated with one data-parallel replica for all */
+    double step_time_s, mfu, tokens_per_s;    /* simulated (RPT_ROW_SIMULATED) */
+    double compute_s, bubble_s, optimizer_s;  /* simulated, critical rank */
+    double exposed_s[WL_NDIMS];   /* simulated, critical rank, by dimension */
+    double comm_s[WL_NDIMS];      /* simulated: time collectives of the dimension were in flight */
+    double peak_bytes;            /* memory of the peak stage */
+    double capacity_bytes;        /* HBM minus the reserved part */
+    char error[SIM_ERR_LEN];      /* RPT_ROW_FAILED: why */
+} rpt_record;
+
+/* The record as a JSON object (a cJSON tree the caller deletes): the keys
+ * of docs/outputs.md, figures through rpt_json_add_num. */
+void *rpt_record_to_json(const rpt_record *r);
+
+/* The record in json (a cJSON object) into *out, strictly: every key
+ * known, every figure finite and in range, space one of the nspaces names
+ * of spaces (out->space points at it), the strategy read and checked as a
+ * strategy file is.  SIM_EINVAL naming origin and the key otherwise. */
+sim_rc rpt_record_from_json(const void *json, const char *origin, const sim_enum_name *spaces, int nspaces,
+                            rpt_record *out, sim_err *err);
+
+/* Called with each record of a records file and its origin ("a.jsonl:
+ * line 3"); anything but SIM_OK ends the read with that error. */
+typedef sim_rc (*rpt_record_fn)(void *ctx, const rpt_record *r, const char *origin, sim_err *err);
 
 /* The one reader of a JSONL file of sweep records: every line of the
  * file, NULs or not; a line that is not a JSON object is skipped and
  * counted in *skipped (when not NULL), and so is a last line without its
- * newline; every other line goes to each, in file order.  Returns
- * SIM_EINVAL (a missing or unreadable file, too large), each's error, or
- * SIM_OK. */
-sim_rc rpt_jsonl_read(const char *path, rpt_record_fn each, void *ctx, rpt_skipped *skipped, sim_err *err);
+ * newline; every other line is decoded (rpt_record_from_json, with the
+ * space names) and goes to each, in file order.  Returns SIM_EINVAL (a
+ * missing or unreadable file, too large, a line that is not a record),
+ * each's error, or SIM_OK. */
+sim_rc rpt_records_read(const char *path, const sim_enum_name *spaces, int nspaces, rpt_record_fn each, void *ctx,
+                        rpt_skipped *skipped, sim_err *err);
+
+/* -------------------- search summaries (search_json.c, search_text.c) */
+
+/* Records in ranked order, alike ones folded by the search's rule:
+ * same_as[i] is the position of the row rows[i] is alike to (i itself
+ * when none). */
+typedef struct rpt_record_list {
+    const rpt_record *rows;
+    const int *same_as;
+    int n;
+} rpt_record_list;
+
+/* The agreement of the estimate with the simulation over a ranking. */
+typedef struct rpt_agreement {
+    int n;                        /* simulated candidates */
+    double spearman;              /* rank correlation (NaN: undefined) */
+    double largest_gap;           /* largest relative gap of estimate and simulation */
+    int largest_gap_index;        /* its candidate (-1: none) */
+} rpt_agreement;
+
+typedef struct rpt_search_counts {
+    long long rejected, enumerated, pruned_memory, estimated, estimated_megatron, probes;
+    int selected, simulated, failed, resumed, borrowed;
+    int records;                  /* merge: records read */
+} rpt_search_counts;
+
+/* What a summary document of sweep, compare or merge holds, as the search
+ * hands it over (the parts a command does not have left 0 or NULL). */
+typedef struct rpt_search_doc {
+    const char *command;          /* "sweep", "compare", "merge" */
+    const char *model, *platform, *space;
+    int devices, global_batch, top;
+    int shard_index, shard_count; /* shard_count <= 1: no shard */
+    rpt_search_counts counts;
+    double search_s, simulate_s;  /* wall times (the "timing" object) */
+    int search_processes, jobs;
+    bool search_from_twin;
+    const rpt_record *megatron, *best; /* compare: both bests (NULL: none) */
+    double speedup;               /* compare */
+    const char *const *files;     /* merge: the files read */
+    int nfiles;
+    rpt_agreement agreement;
+    rpt_record_list ranking;
+    rpt_record_list estimated_only; /* sweep: the next best estimates */
+    /* what the text summaries say besides */
+    const char *baseline_text;    /* compare: what counts as Megatron-style */
+    const char *out_path, *twin_path; /* the records file and the twin's (NULL: none) */
+    int best_estimates;           /* sweep: the best estimates the shards share */
+    int approximate;              /* simulated with one data-parallel replica for all */
+    int ignored;                  /* records of other candidates left in out_path */
+    const char *speedup_text;     /* compare: the speedup in words (NULL: none) */
+    double usable_hbm_bytes;      /* compare: of a device */
+    const rpt_ranked_row *table;  /* the ranked table's rows */
+    int ntable;
+    const rpt_ranked_row *next_table; /* sweep: the rows of the first next best estimates */
+    int nnext;
+} rpt_search_doc;
+
+/* The JSON summaries (cJSON trees the caller deletes): command, inputs,
+ * counts, timing, agreement, ranking, and estimated_only (sweep), both
+ * bests and the speedup (compare), files and counts (merge). */
+void *rpt_sweep_doc_json(const rpt_search_doc *d);
+void *rpt_compare_doc_json(const rpt_search_doc *d);
+void *rpt_merge_doc_json(const rpt_search_doc *d);
+
+/* The text summaries (search_text.c) on f: what was searched, simulated
+ * and resumed, the ranked table (and the next best estimates, or both
+ * bests side by side), the agreement of the estimate with the simulation. */
+void rpt_print_sweep(FILE *f, const rpt_search_doc *d);
+void rpt_print_compare(FILE *f, const rpt_search_doc *d);
+void rpt_print_merge(FILE *f, const rpt_search_doc *d);
+
+/* The records of a, then of b (may be NULL), as one cJSON array with
+ * alike and alike_of marked (rpt_write_sweep_html's candidates). */
+void *rpt_records_json(const rpt_record_list *a, const rpt_record_list *b);
+
+/* ------------------------------------------------ studies (study.c) */
+
+/* One cell of a study as the study hands it over: a row of study.csv and
+ * of study.md.  The strings are the study's, valid for the call. */
+typedef struct rpt_study_row {
+    const char *cell;             /* its slug */
+    bool sensitivity;             /* a cell of the sensitivity part, not of the main grid */
+    const char *model, *platform; /* the names of the cell's model and platform */
+    int devices, seq_len;
+    long long global_batch;
+    double hbm_gib;
+    const char *megatron_cp;      /* the baseline's name */
+    const char *study_model, *study_platform; /* the stems of the files the study names */
+    const char *command;          /* the compare that reruns the cell */
+    const char *axis;             /* sensitivity: the platform key ("" in the main grid) */
+    double axis_value, axis_factor; /* its value; the factor of the shipped value (0: none) */
+    const char *state;            /* "not run", "done", "failed" */
+    const rpt_record *megatron, *best; /* done: the two bests (NULL: the side has none) */
+    double speedup;               /* done: NaN without both */
+    const char *reason, *seven_d_keys; /* done */
+    const char *error;            /* failed */
+} rpt_study_row;
+
+/* What study.md says above and in its tables. */
+typedef struct rpt_study_doc {
+    const char *name, *description;
+    const char *command;          /* the one that regenerates it (NULL: none) */
+    int top;
+    const char *symmetry;         /* the engine's: "tp", "dp", "none" */
+    const rpt_study_row *rows;    /* in the study's order: main grid, then sensitivity */
+    int nrows;
+} rpt_study_doc;
+
+/* The rows as a cJSON array (the caller deletes it) of objects with the
+ * keys of rpt_study_csv_columns, each best a sweep record (an empty object
+ * when there is none), for rpt_write_csv. */
+void *rpt_study_rows_json(const rpt_study_row *rows, int n);
+extern const char *const rpt_study_csv_columns[];
+
+/* study.md: the main grid, the sensitivity cells, the fast cells and each
+ * cell's breakdown.  Written through a sim_out.  SIM_OK or SIM_EIO naming
+ * the path. */
+sim_rc rpt_write_study_markdown(const char *path, const rpt_study_doc *d, sim_err *err);
+
+/* What defines a study cell, as its summary stores it under "study_cell"
+ * and a resume compares it. */
+typedef struct rpt_cell_def {
+    const char *slug;             /* NULL: left out */
+    const cfg_model *model;       /* loaded; description and path left out of the definition */
+    const cfg_platform *platform; /* the same */
+    long long global_batch;
+    const cfg_strategy *base;     /* its fingerprint (cfg_strategy_fingerprint_json) */
+    unsigned pinned;
+    const char *megatron_cp;      /* the baseline's name (NULL: left out) */
+    int top;
+    const char *symmetry;
+    const char *const *sets;      /* the --set items */
+    int nsets;
+} rpt_cell_def;
+
+/* The definition as a cJSON object the caller deletes. */
+void *rpt_cell_def_json(const rpt_cell_def *d);
+
+/* The bests of a compare summary (rpt_compare_doc_json; a cJSON object):
+ * whether each side has one (*has_megatron, *has_best), the records read
+ * back strictly (rpt_record_from_json with the space names) and the
+ * speedup (NaN when missing).  SIM_EINVAL naming origin for a bad record. */
+sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
+                             rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                             double *speedup, sim_err *err);
+
+/* A study cell's summary file at path read back, when it is there, holds
+ * definition def (a cJSON object, rpt_cell_def_json) under "study_cell"
+ * and its bests read (rpt_compare_doc_bests): true.  False otherwise. */
+bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
+                           rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                           double *speedup);
 
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);
 
-/* Append the record (a cJSON object) as one line to f and flush it.
- * Returns SIM_EIO naming path on a write error, SIM_ENOMEM. */
-sim_rc rpt_jsonl_append(FILE *f, const char *path, const void *record, sim_err *err);
+/* Append the record as one JSON line to f and flush it.  Returns SIM_EIO
+ * naming path on a write error, SIM_ENOMEM. */
+sim_rc rpt_record_append(FILE *f, const char *path, const rpt_record *r, sim_err *err);
 
 /* The one CSV writer (csv.c): a header line of the columns, then one line
  * per object of rows (a cJSON array; void* keeps cJSON.h out of this

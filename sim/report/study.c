@@ -1,16 +1,138 @@
-/* study.c - study.md, the Markdown table of a study, from the document the
- * study module hands over (study/table.c): the main grid, the sensitivity
- * cells, the cells where the 7D best is more than 5 % faster, and each
- * cell's breakdown side by side.  The rows are those of study.csv; each
- * side's best is its sweep record. */
+/* study.c - the tables of a study from the rows the study module hands
+ * over (study/table.c): study.csv's rows and columns, and study.md, the
+ * Markdown table: the main grid, the sensitivity cells, the cells where the
+ * 7D best is more than 5 % faster, and each cell's breakdown side by side.
+ * study.md is rendered from the rows of study.csv; each side's best is its
+ * sweep record. */
+#define _DEFAULT_SOURCE /* stat */
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
+#include "../config/keys.h"
+
 #define FAST_GAIN 1.05 /* a speed-up the summary lists ("more than 5 %") */
+
+/* {----------------------------------------------------------- the CSV */
+
+/* A side's best: its record, or an empty object. */
+static cJSON *best_json(const rpt_record *r)
+{
+    return r ? rpt_record_to_json(r) : cJSON_CreateObject();
+}
+
+void *rpt_study_rows_json(const rpt_study_row *rows, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const rpt_study_row *w = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cell", w->cell);
+        cJSON_AddStringToObject(o, "part", w->sensitivity ? "sensitivity" : "main");
+        cJSON_AddStringToObject(o, "model", w->model);
+        cJSON_AddStringToObject(o, "platform", w->platform);
+        cJSON_AddNumberToObject(o, "devices", w->devices);
+        cJSON_AddNumberToObject(o, "seq_len", w->seq_len);
+        cJSON_AddNumberToObject(o, "global_batch", (double)w->global_batch);
+        cJSON_AddNumberToObject(o, "hbm_GiB", w->hbm_gib);
+        cJSON_AddStringToObject(o, "megatron_cp", w->megatron_cp);
+        cJSON_AddStringToObject(o, "study_model", w->study_model);
+        cJSON_AddStringToObject(o, "study_platform", w->study_platform);
+        cJSON_AddStringToObject(o, "command", w->command);
+        if (w->axis[0]) {
+            cJSON_AddStringToObject(o, "axis", w->axis);
+            cJSON_AddNumberToObject(o, "axis_value", w->axis_value);
+            if (w->axis_factor > 0) cJSON_AddNumberToObject(o, "axis_factor", w->axis_factor);
+        }
+        cJSON_AddStringToObject(o, "state", w->state);
+        bool done = w->reason != NULL;
+        cJSON_AddItemToObject(o, "megatron", best_json(w->megatron));
+        cJSON_AddItemToObject(o, "7d", best_json(w->best));
+        if (done && isfinite(w->speedup)) cJSON_AddNumberToObject(o, "speedup", w->speedup);
+        if (done) cJSON_AddStringToObject(o, "reason", w->reason);
+        if (done) cJSON_AddStringToObject(o, "seven_d_keys", w->seven_d_keys);
+        if (w->error) cJSON_AddStringToObject(o, "error", w->error);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+#define BEST_COLUMNS(side)                                                                                            \
+    side ".strategy.description", side ".index", side ".step_time_s", side ".mfu", side ".memory.peak_bytes",       \
+        side ".breakdown.compute_s", side ".breakdown.bubble_s", side ".breakdown.optimizer_s",                       \
+        side ".dimensions.tp.exposed_s", side ".dimensions.cp.exposed_s", side ".dimensions.ep.exposed_s",            \
+        side ".dimensions.dp.exposed_s", side ".dimensions.pp.exposed_s"
+
+const char *const rpt_study_csv_columns[] = {
+    "cell", "part", "model", "platform", "devices", "seq_len", "global_batch", "hbm_GiB", "megatron_cp", "axis",
+    "axis_factor", "axis_value", "state", BEST_COLUMNS("megatron"), BEST_COLUMNS("7d"), "speedup", "reason",
+    "seven_d_keys", "error", NULL};
+
+/* }----------------------------------------------------------- the CSV */
+
+/* {----------------------------------------------------------- the cells */
+
+void *rpt_cell_def_json(const rpt_cell_def *d)
+{
+    cfg_model m = *d->model;
+    m.description[0] = m.path[0] = '\0';
+    cfg_platform p = *d->platform;
+    p.description[0] = p.path[0] = '\0';
+    cJSON *o = cJSON_CreateObject();
+    if (d->slug) cJSON_AddStringToObject(o, "slug", d->slug);
+    cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));
+    cJSON_AddItemToObject(o, "platform", cfg_platform_to_json(&p));
+    cJSON_AddNumberToObject(o, "global_batch", (double)d->global_batch);
+    cJSON_AddItemToObject(o, "base", cfg_strategy_fingerprint_json(d->base));
+    cJSON_AddNumberToObject(o, "pinned", d->pinned);
+    if (d->megatron_cp) cJSON_AddStringToObject(o, "megatron_cp", d->megatron_cp);
+    cJSON_AddNumberToObject(o, "top", d->top);
+    cJSON_AddStringToObject(o, "symmetry", d->symmetry);
+    cJSON *sets = cJSON_AddArrayToObject(o, "set");
+    for (int i = 0; i < d->nsets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(d->sets[i]));
+    return o;
+}
+
+sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
+                             rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                             double *speedup, sim_err *err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "megatron"), *b = cJSON_GetObjectItemCaseSensitive(doc, "7d");
+    sim_rc rc = SIM_OK;
+    *has_megatron = m && cJSON_IsObject(m);
+    *has_best = b && cJSON_IsObject(b);
+    if (*has_megatron) rc = rpt_record_from_json(m, origin, spaces, nspaces, megatron, err);
+    if (rc == SIM_OK && *has_best) rc = rpt_record_from_json(b, origin, spaces, nspaces, best, err);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "speedup");
+    *speedup = cJSON_IsNumber(s) ? s->valuedouble : NAN;
+    return rc;
+}
+
+bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
+                           rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
+                           double *speedup)
+{
+    char *text = NULL;
+    sim_err quiet;
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sim_read_text(path, CFG_MAX_RECORDS_BYTES, "cell summary", &text, &quiet) != SIM_OK)
+        return false;
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *have = doc ? cJSON_GetObjectItemCaseSensitive(doc, "study_cell") : NULL;
+    bool same = have && cJSON_Compare(have, def, 1) &&
+                rpt_compare_doc_bests(doc, path, spaces, nspaces, megatron, has_megatron, best, has_best, speedup,
+                                      &quiet) == SIM_OK;
+    cJSON_Delete(doc);
+    return same;
+}
+
+/* }----------------------------------------------------------- the cells */
 
 static double num(const cJSON *o, const char *path)
 {
@@ -116,7 +238,7 @@ static void md_breakdown(FILE *f, const cJSON *row)
 #undef ROW
 }
 
-sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *err)
+static sim_rc write_markdown(const char *path, const cJSON *study, sim_err *err)
 {
     const cJSON *doc = study, *cells = cJSON_GetObjectItemCaseSensitive(doc, "cells"), *row;
     sim_out o;
@@ -170,4 +292,18 @@ sim_rc rpt_write_study_markdown(const char *path, const void *study, sim_err *er
     cJSON_ArrayForEach(row, cells)
         if (has_results(row)) md_breakdown(f, row);
     return sim_out_commit(&o, err);
+}
+
+sim_rc rpt_write_study_markdown(const char *path, const rpt_study_doc *d, sim_err *err)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "name", d->name);
+    cJSON_AddStringToObject(doc, "description", d->description);
+    if (d->command) cJSON_AddStringToObject(doc, "command", d->command);
+    cJSON_AddNumberToObject(doc, "top", d->top);
+    cJSON_AddStringToObject(doc, "symmetry", d->symmetry);
+    cJSON_AddItemToObject(doc, "cells", rpt_study_rows_json(d->rows, d->nrows));
+    sim_rc rc = write_markdown(path, doc, err);
+    cJSON_Delete(doc);
+    return rc;
 }

@@ -373,7 +373,7 @@ sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_
         c->alike = (int)num(o, "alike", 1);
         const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "space");
         c->megatron = flag(o, "megatron_style", false);
-        c->space = cJSON_IsString(sp) ? sp->valuestring : (c->megatron ? "megatron" : "7d");
+        c->space = cJSON_IsString(sp) ? sp->valuestring : "?"; /* the row names its space */
         c->simulated = flag(o, "simulated", false) && num(o, "step_time_s", 0) > 0;
         c->estimate_s = num(o, "estimate_step_time_s", 0);
         c->step_s = num(o, "step_time_s", 0);

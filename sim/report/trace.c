@@ -104,23 +104,27 @@ sim_rc rpt_trace_ranks(const char *list, const cfg_strategy *s, bool *ranks, sim
 
 /* ------------------------------------------------------------------ names */
 
+static const char *const phase_names[] = {"fwd", "bwd", "recomp", "grad", "opt", "wgrad"}; /* ORDER WL_PHASE */
+_Static_assert(sizeof phase_names / sizeof *phase_names == WL_NPHASES, "one name per phase");
+static const char *const stream_names[] = {"main (compute)", "tp stream", "cp stream", "ep stream",
+                                           "dp stream"}; /* ORDER WL_STREAM */
+_Static_assert(sizeof stream_names / sizeof *stream_names == WL_NSTREAMS, "one name per stream");
+static const char *const stream_keys[] = {"main", "tp", "cp", "ep", "dp"}; /* ORDER WL_STREAM */
+_Static_assert(sizeof stream_keys / sizeof *stream_keys == WL_NSTREAMS, "one key per stream");
+
 static const char *phase_short(int ph)
 {
-    static const char *const names[WL_NPHASES] = {"fwd", "bwd", "recomp", "grad", "opt", "wgrad"}; /* ORDER WL_PHASE */
-    return ph >= 0 && ph < WL_NPHASES ? names[ph] : "?";
+    return ph >= 0 && ph < WL_NPHASES ? phase_names[ph] : "?";
 }
 
 static const char *stream_name(int stream)
 {
-    static const char *const names[WL_NSTREAMS] = {/* ORDER WL_STREAM */ "main (compute)", "tp stream", "cp stream", "ep stream",
-                                                   "dp stream"};
-    return stream >= 0 && stream < WL_NSTREAMS ? names[stream] : "stream";
+    return stream >= 0 && stream < WL_NSTREAMS ? stream_names[stream] : "stream";
 }
 
 static const char *stream_key(int stream)
 {
-    static const char *const keys[WL_NSTREAMS] = {"main", "tp", "cp", "ep", "dp"}; /* ORDER WL_STREAM */
-    return stream >= 0 && stream < WL_NSTREAMS ? keys[stream] : "?";
+    return stream >= 0 && stream < WL_NSTREAMS ? stream_keys[stream] : "?";
 }
 
 /* Writes the slice name of in into out: "fc1 L12 mb3 fwd",

@@ -1,5 +1,5 @@
 /* internal.h - the search module's private helpers, shared by its files
- * (enumerate.c, search.c, record.c, resume.c, sweep.c, table.c). */
+ * (enumerate.c, search.c, candidate.c, resume.c, sweep.c, table.c). */
 #ifndef HEPTASIM_SEARCH_INTERNAL_H
 #define HEPTASIM_SEARCH_INTERNAL_H
 

@@ -1,7 +1,7 @@
 /* resume.c - carry on an interrupted sweep: the results already in its
  * --out file go back to the candidates they belong to.
  *
- * The file is the sweep's own JSONL stream (record.c, report/records.c),
+ * The file is the sweep's own JSONL stream (candidate.c, report/records.c),
  * one record per finished simulation.  Its records must come from the same search (space
  * and inputs_id), or the file belongs to another sweep and is refused
  * rather than mixed in; a record of a candidate not chosen this time (a

@@ -8,15 +8,16 @@
  * reported as a simulated result: records keep the two in separate keys.
  *
  * Files: enumerate.c (the space), search.c (enumerate + prune + rank,
- * srch_run), record.c (a candidate as a JSON record and back; the files
- * of records are report/records.c's), sweep.c (simulation of the chosen
+ * srch_run), candidate.c (a candidate as report's record row and back;
+ * the records' JSON and files are report/records.c's), sweep.c (simulation of the chosen
  * candidates, ranking and ties, agreement, reasons), table.c (alike
  * candidates, the rows of the ranked tables report/ranking.c prints),
  * shard.c (a shard's candidates),
  * resume.c (results taken back from a records file), merge.c (shards
  * joined), compare.c (compare's candidates, the bests and the speedup),
- * session.c (a sweep or compare from search to ranking), summary.c (their
- * text and JSON summaries), default.c (the strategy of a run that names
+ * session.c (a sweep or compare from search to ranking), summary.c (the rows
+ * of their text and JSON summaries, which report/search_text.c and
+ * search_json.c write), default.c (the strategy of a run that names
  * none). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
@@ -237,12 +238,7 @@ sim_rc srch_simulate(srch_candidate **cands, int n, const cfg_model *m, const cf
  * (gsl_stats_spearman; NAN with fewer than 2), and the largest relative gap
  * |estimate - simulated| / simulated with the index of its candidate (-1
  * when none). */
-typedef struct srch_agreement {
-    int n;
-    double spearman;
-    double largest_gap;
-    int largest_gap_index;
-} srch_agreement;
+typedef rpt_agreement srch_agreement; /* report.h */
 
 void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out);
 
@@ -260,16 +256,23 @@ void srch_reason(const srch_candidate *a, const srch_candidate *b, const cfg_pla
  * step_time_s, mfu, tokens_per_s, breakdown, dimensions (these five when
  * simulated), final (true when simulated: a failed simulation is not final
  * and --resume retries it), memory, error (when the simulation failed),
- * inputs_id. */
+ * inputs_id (rpt_record_to_json). */
 void *srch_record_to_json(const srch_candidate *c);
 
-/* Read a record back into *out; origin names it in messages ("a.jsonl:
+/* The row of c that report writes as its record (rpt_record_to_json),
+ * and the candidate of a row report read back (its space through
+ * srch_space_names). */
+void srch_candidate_record(const srch_candidate *c, rpt_record *r);
+void srch_candidate_from_record(const rpt_record *r, srch_candidate *c);
+
+/* Read a record back into *out (rpt_record_from_json, with the space
+ * names of srch_space_names); origin names it in messages ("a.jsonl:
  * line 3").  Returns SIM_EINVAL with a message naming the key when the
  * record is incomplete or invalid. */
 sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidate *out, sim_err *err);
 
 /* Read every record of a JSONL file through the one reader of records
- * (rpt_jsonl_read: junk lines skipped and counted in *skipped), appending
+ * (rpt_records_read: junk lines skipped and counted in *skipped), appending
  * to *arr (grown, *n and *cap updated; the caller frees *arr).  A
  * JSON object that is not a valid record (a missing or unknown key, a
  * figure that is not finite and positive, another fingerprint format) is
@@ -277,7 +280,7 @@ sim_rc srch_record_from_json(const void *json, const char *origin, srch_candidat
  * content, missing file), or SIM_OK. */
 sim_rc srch_jsonl_read(const char *path, srch_candidate **arr, int *n, int *cap, rpt_skipped *skipped, sim_err *err);
 
-/* Append the record of c as a line to f and flush it (rpt_jsonl_append).
+/* Append the record of c as a line to f and flush it (rpt_record_append).
  * Returns SIM_EIO naming path on a write error. */
 sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_err *err);
 
@@ -308,6 +311,10 @@ void srch_fold_alike(const srch_candidate *const *rows, int n, int *same_as);
  * (srch_fold_alike) are one row, whose strategy says how many it stands
  * for ("(+2 alike)"); ranks count the rows printed. */
 void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p);
+
+/* The rows of that table into *out (allocated, the caller frees it);
+ * returns how many. */
+int srch_ranked_rows(const srch_candidate *const *rows, int n, const cfg_platform *p, rpt_ranked_row **out);
 
 /* ------------------------------------------------------------- rankings */
 
@@ -535,9 +542,9 @@ sim_rc srch_save_top(const char *dir, const srch_ranking *r, int *saved, sim_err
 
 /* ------------------------------------------------------------ summaries */
 
-/* The text summaries (summary.c): what was searched, simulated, the ranked
- * table, the next best estimates, the agreement and, for compare, both
- * bests side by side. */
+/* The text summaries (summary.c hands report/search_text.c the rows):
+ * what was searched, simulated, the ranked table, the next best estimates,
+ * the agreement and, for compare, both bests side by side. */
 void srch_print_sweep(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
 void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep *s);
 void srch_print_merge(FILE *f, const srch_merged *m, int nfiles);

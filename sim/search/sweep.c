@@ -203,7 +203,7 @@ static void knob_text(const cfg_strategy *s, knob k, char *out, int cap)
     switch (k) {
     case K_VPP: snprintf(out, (size_t)cap, "%d", s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1); break;
     case K_MICROS: snprintf(out, (size_t)cap, "%d", cfg_micro_batches(s)); break;
-    case K_TP: snprintf(out, (size_t)cap, "%d", s->tp_x * s->tp_y); break;
+    case K_TP: snprintf(out, (size_t)cap, "%d", cfg_tp(s)); break;
     default: {
         const cfg_key *row = (unsigned)k < NKNOBS ? knob_row(k) : NULL;
         if (row)
@@ -221,7 +221,7 @@ static double knob_value(const cfg_strategy *s, knob k)
     switch (k) {
     case K_VPP: return s->schedule == CFG_SCHED_INTERLEAVED ? s->vpp : 1;
     case K_MICROS: return cfg_micro_batches(s);
-    case K_TP: return s->tp_x * s->tp_y;
+    case K_TP: return cfg_tp(s);
     case K_ORDER: return 0;
     default: {
         const cfg_key *row = knob_row(k);
@@ -272,7 +272,7 @@ static const because explain[NCOMP + 1][NBECAUSE] = {
 
 static bool tp_in_node(const cfg_strategy *s, const cfg_platform *p)
 {
-    int t = s->tp_x * s->tp_y;
+    int t = cfg_tp(s);
     return p && t <= p->devices_per_node && p->devices_per_node % t == 0;
 }
 

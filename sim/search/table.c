@@ -76,7 +76,7 @@ static void row_name(const srch_candidate *c, int alike, char *out, size_t cap)
         snprintf(out, cap, "%s", name);
 }
 
-void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p)
+int srch_ranked_rows(const srch_candidate *const *rows, int n, const cfg_platform *p, rpt_ranked_row **out)
 {
     int *same_as = sim_xcalloc((size_t)n + 1, sizeof *same_as), *alike = sim_xcalloc((size_t)n + 1, sizeof *alike);
     rpt_ranked_row *table = sim_xcalloc((size_t)n + 1, sizeof *table);
@@ -102,8 +102,16 @@ void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const
         else if (next < n && rows[next]->state != SRCH_SIM_FAILED)
             srch_reason(c, rows[next], p, r->why, sizeof r->why);
     }
-    rpt_print_ranking(out, table, nrows);
-    free(table);
     free(same_as);
     free(alike);
+    *out = table;
+    return nrows;
+}
+
+void srch_print_table(FILE *out, const srch_candidate *const *rows, int n, const cfg_platform *p)
+{
+    rpt_ranked_row *table;
+    int nrows = srch_ranked_rows(rows, n, p, &table);
+    rpt_print_ranking(out, table, nrows);
+    free(table);
 }

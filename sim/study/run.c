@@ -1,7 +1,8 @@
 /* run.c - a study run: each cell one srch_compare_run with its own records
  * file (cells/SLUG.jsonl, so an interrupted cell resumes as compare does)
  * and, once finished, its JSON summary (cells/SLUG.json), which holds the
- * cell's definition under "study_cell".  A rerun with resume skips a cell
+ * cell's definition under "study_cell" (that object, and the bests read
+ * back from a summary, are report/study.c's).  A rerun with resume skips a cell
  * whose summary holds the same definition; the shards of a study write
  * disjoint cells into one folder, and a last run with resume finds them all
  * finished and writes the table.  A run of some cells alone (their slugs'
@@ -9,78 +10,38 @@
  * the others "not run".  A cell and its twin (the same cell under the
  * other CP baseline) share one search and the simulations they have in
  * common. */
-#define _DEFAULT_SOURCE /* stat */
 #include <fnmatch.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "internal.h"
 
-/* The definition of a cell that its summary stores and a resume compares:
- * the loaded model and platform (descriptions and paths left out), the
- * batch, the baseline and the search budget. */
-static cJSON *cell_json(const stdy_study *st, const stdy_cell *c)
+/* The definition of a cell that its summary stores and a resume compares
+ * (rpt_cell_def_json): the loaded model and platform, the batch, the
+ * baseline and the search budget; without the slug and the baseline when
+ * named is false. */
+static cJSON *cell_json(const stdy_study *st, const stdy_cell *c, bool named)
 {
-    cfg_model m = c->model;
-    m.description[0] = m.path[0] = '\0';
-    cfg_platform p = c->platform;
-    p.description[0] = p.path[0] = '\0';
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "slug", c->slug);
-    cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));
-    cJSON_AddItemToObject(o, "platform", cfg_platform_to_json(&p));
-    cJSON_AddNumberToObject(o, "global_batch", (double)c->global_batch);
-    cJSON_AddItemToObject(o, "base", cfg_strategy_fingerprint_json(&c->base));
-    cJSON_AddNumberToObject(o, "pinned", c->pinned);
-    cJSON_AddStringToObject(o, "megatron_cp", srch_baseline_name(c->baseline));
-    cJSON_AddNumberToObject(o, "top", st->top);
-    cJSON_AddStringToObject(o, "symmetry", eng_symmetry_name(st->symmetry));
-    cJSON *sets = cJSON_AddArrayToObject(o, "set");
-    for (int i = 0; i < c->nsets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(c->sets[i]));
-    return o;
-}
-
-/* A row's two bests and speed-up from a compare summary document. */
-static sim_rc row_from_doc(const cJSON *doc, const char *origin, stdy_row *row, sim_err *err)
-{
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "megatron"), *b = cJSON_GetObjectItemCaseSensitive(doc, "7d");
-    sim_rc rc = SIM_OK;
-    row->has_megatron = m && cJSON_IsObject(m);
-    row->has_best = b && cJSON_IsObject(b);
-    if (row->has_megatron) rc = srch_record_from_json(m, origin, &row->megatron, err);
-    if (rc == SIM_OK && row->has_best) rc = srch_record_from_json(b, origin, &row->best, err);
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "speedup");
-    row->speedup = cJSON_IsNumber(s) ? s->valuedouble : NAN;
-    return rc;
+    const char *sets[STDY_MAX_SETS];
+    for (int i = 0; i < c->nsets; i++) sets[i] = c->sets[i];
+    rpt_cell_def d = {named ? c->slug : NULL, &c->model, &c->platform, c->global_batch, &c->base, c->pinned,
+                      named ? srch_baseline_name(c->baseline) : NULL, st->top, eng_symmetry_name(st->symmetry), sets,
+                      c->nsets};
+    return rpt_cell_def_json(&d);
 }
 
 /* The summary of a finished cell, when it holds definition def: its row
  * filled, true.  False when there is none, or another definition. */
 static bool finished(const char *path, const cJSON *def, stdy_row *row)
 {
-    char *text = NULL;
-    sim_err quiet;
-    struct stat sb;
-    if (stat(path, &sb) != 0 || sim_read_text(path, CFG_MAX_RECORDS_BYTES, "cell summary", &text, &quiet) != SIM_OK)
+    rpt_record m, b;
+    if (!rpt_cell_summary_read(path, def, srch_space_names, SRCH_NSPACES, &m, &row->has_megatron, &b, &row->has_best,
+                               &row->speedup))
         return false;
-    cJSON *doc = cJSON_Parse(text);
-    free(text);
-    const cJSON *have = doc ? cJSON_GetObjectItemCaseSensitive(doc, "study_cell") : NULL;
-    bool same = have && cJSON_Compare(have, def, 1) && row_from_doc(doc, path, row, &quiet) == SIM_OK;
-    cJSON_Delete(doc);
-    return same;
-}
-
-/* Cell c's definition without what names its baseline. */
-static cJSON *cell_json_but_baseline(const stdy_study *st, const stdy_cell *c)
-{
-    cJSON *o = cell_json(st, c);
-    cJSON_DeleteItemFromObjectCaseSensitive(o, "slug");
-    cJSON_DeleteItemFromObjectCaseSensitive(o, "megatron_cp");
-    return o;
+    if (row->has_megatron) srch_candidate_from_record(&m, &row->megatron);
+    if (row->has_best) srch_candidate_from_record(&b, &row->best);
+    return true;
 }
 
 /* The cell of the study that differs from cell i in its baseline alone
@@ -88,11 +49,11 @@ static cJSON *cell_json_but_baseline(const stdy_study *st, const stdy_cell *c)
  * -1. */
 static int twin_of(const stdy_study *st, int i)
 {
-    cJSON *mine = cell_json_but_baseline(st, &st->cells[i]);
+    cJSON *mine = cell_json(st, &st->cells[i], false);
     int twin = -1;
     for (int j = 0; j < st->ncells && twin < 0; j++) {
         if (st->cells[j].baseline == st->cells[i].baseline) continue;
-        cJSON *other = cell_json_but_baseline(st, &st->cells[j]);
+        cJSON *other = cell_json(st, &st->cells[j], false);
         if (cJSON_Compare(mine, other, true)) twin = j;
         cJSON_Delete(other);
     }
@@ -153,7 +114,13 @@ static sim_rc run_cell(const stdy_run_request *rq, const stdy_cell *c, const cha
         snprintf(title, sizeof title, "%s, sequence %d, %lld sequences, HBM %.4g GiB, %s CP baseline%s", base,
                  c->seq_len, c->global_batch, c->hbm_gib, srch_baseline_name(c->baseline), ax);
         rc = rq->write_cell(rq->ctx, json_path, doc, html_path, &s, title, err);
-        if (rc == SIM_OK) rc = row_from_doc(doc, json_path, row, err);
+        if (rc == SIM_OK) {
+            rpt_record m, b;
+            rc = rpt_compare_doc_bests(doc, json_path, srch_space_names, SRCH_NSPACES, &m, &row->has_megatron, &b,
+                                       &row->has_best, &row->speedup, err);
+            if (rc == SIM_OK && row->has_megatron) srch_candidate_from_record(&m, &row->megatron);
+            if (rc == SIM_OK && row->has_best) srch_candidate_from_record(&b, &row->best);
+        }
         cJSON_Delete(doc);
     }
     srch_sweep_free(&s);
@@ -227,7 +194,7 @@ sim_rc stdy_run(const stdy_run_request *rq, stdy_result *out, sim_err *err)
         }
         tw.records = t >= 0 ? twin : NULL;
         tw.keep = t > i && chosen[t]; /* the twin runs next: search for it too */
-        cJSON *def = cell_json(st, c);
+        cJSON *def = cell_json(st, c, true);
         done += chosen[i];
         /* a cell not named is in the table if it finished earlier */
         if ((rq->resume || !chosen[i]) && finished(json, def, row)) {

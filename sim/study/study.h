@@ -8,8 +8,8 @@
  * into cells, each cell's inputs loaded), files.c (the folder: creating it,
  * copies of the inputs, command.txt), run.c (the cells run as compares,
  * resumed, sharded, a twin's search and simulations shared), explain.c
- * (what makes the 7D best faster), table.c (study.md and the rows of
- * study.csv). */
+ * (what makes the 7D best faster), table.c (the rows of study.csv and
+ * study.md, which report/study.c writes). */
 #ifndef HEPTASIM_STUDY_H
 #define HEPTASIM_STUDY_H
 
@@ -131,13 +131,14 @@ void stdy_result_free(stdy_result *r);
 /* Fill row->reason and row->keys from its bests, on platform p. */
 void stdy_explain(stdy_row *row, const cfg_platform *p);
 
-/* study.md: the table of the main grid, the sensitivity table, the cells
- * where the 7D best is more than 5 % faster, and each cell's breakdown. */
+/* study.md (rpt_write_study_markdown): the table of the main grid, the
+ * sensitivity table, the cells where the 7D best is more than 5 % faster,
+ * and each cell's breakdown. */
 sim_rc stdy_write_markdown(const char *path, const stdy_study *st, const stdy_result *r,
                                  const char *command, sim_err *err);
 
-/* The rows as a cJSON array (for rpt_write_csv) and its columns. */
+/* The rows as a cJSON array (rpt_study_rows_json), for rpt_write_csv
+ * with rpt_study_csv_columns. */
 void *stdy_rows_json(const stdy_study *st, const stdy_result *r);
-extern const char *const stdy_csv_columns[];
 
 #endif

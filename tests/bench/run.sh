@@ -8,7 +8,11 @@
 # 16, 2 at a time), TP 16 on GB200 NVL72 racks (576 GPUs: the TP groups
 # straddle the 72-GPU NVLink domains), and DeepSeek-V3 on 2,048 H100s with
 # EP 64, PP 16 and no TP.  With --large, also 65,536 H100s: Llama 3 405B
-# with TP 8 (DP 512) and DeepSeek-V3 with EP 64 (DP 4,096).  With --curve,
+# with TP 8 (DP 512) and DeepSeek-V3 with EP 64 (DP 4,096), and Llama 3 405B
+# on 131,072.  With --fabric, the fabrics people build: Llama 3 405B and
+# DeepSeek-V3 on the rail-optimised two-tier dgx-h100-superpod (1,024 to
+# 16,384 GPUs) and on the three-tier dgx-h100-superpod-3tier (2:1 above
+# the leaves), and Llama 3 405B on 16,384 H100s with one GPU at 80 %.  With --curve,
 # the default strategy on 256 to 16,384 dies, DP growing with the devices
 # and 64 micro-batches per replica, so that only the number of ranks
 # changes.
@@ -17,15 +21,16 @@
 # (the JSON's simulator.ranks_simulated), exact or approximate
 # (simulator.approximate), wall time, CPU time (user + system) and peak
 # RSS (of heptasim and its children: getrusage), simulated events (program
-# instructions and flows) and events per second of wall time, and the
-# step time.  On a shared machine the CPU time is the steadier figure.  A case still running after
+# instructions and flows), the flows among them, events per second of
+# wall time, and the step time.  On a shared machine the CPU time is the steadier figure.  A case still running after
 # the timeout is stopped and reported with how far it got (its --progress
 # line); the script never waits longer.
 #
 # usage: tests/bench/run.sh [options] path/to/heptasim
 #   --cases LIST   only the cases whose names match one of the comma-separated
 #                  shell patterns of LIST (e.g. 'default,sweep*'); any group
-#   --large        also the 65,536-device cases (slow)
+#   --large        also the 65,536- and 131,072-device cases (slow)
+#   --fabric       also the rail-optimised, multi-tier and straggler cases
 #   --curve        also the scaling curve of the default strategy
 #   --timeout S    seconds per case (default 900)
 #   --out FILE     also write the table (with its machine line) to FILE
@@ -38,11 +43,12 @@ usage() {
   sed -n '/^# usage:/,/^#   HEPTASIM_BENCH_ARGS=/s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
-filter="" large=0 curve=0 timeout=900 out="" smoke=0 list=0 bin=""
+filter="" large=0 fabric=0 curve=0 timeout=900 out="" smoke=0 list=0 bin=""
 while [ $# -gt 0 ]; do
   case $1 in
     --cases) filter=${2:?--cases needs a LIST}; shift ;;
     --large) large=1 ;;
+    --fabric) fabric=1 ;;
     --curve) curve=1 ;;
     --timeout) timeout=${2:?--timeout needs seconds}; shift ;;
     --out) out=${2:?--out needs a FILE}; shift ;;
@@ -68,6 +74,17 @@ nvl72-tp16|std|gpt-310b, TP 16 PP 4 DP 9 on gb200-nvl72 (TP groups straddle the 
 deepseek-v3|std|deepseek-v3, EP 64 PP 16 no TP (full recompute), 2,048 H100|run -m deepseek-v3 -p dgx-h100 --devices 2048 -s deepseek-v3-h800 --set recompute=full
 llama3-65k|large|llama3-405b, TP 8 PP 16 DP 512, 65,536 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 65536 --set dp=512 --set global_batch=8192
 deepseek-v3-65k|large|deepseek-v3, EP 64 PP 16 DP 4,096 (full recompute), 65,536 H100|run -m deepseek-v3 -p dgx-h100 --devices 65536 -s deepseek-v3-h800 --set recompute=full --set dp=4096 --set global_batch=65536
+llama3-131k|large|llama3-405b, TP 8 PP 16 DP 1,024, 131,072 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 131072 --set dp=1024 --set global_batch=16384
+pod-llama3-1k|fabric|llama3-405b, TP 8 PP 16 DP 8, 1,024 H100 on dgx-h100-superpod (rails, two tiers)|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 1024 --set dp=0 --set global_batch=128
+pod-llama3-1k-none|fabric|the same, `--symmetry none` (every rank simulated)|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 1024 --set dp=0 --set global_batch=128 --symmetry none
+pod-llama3-16k|fabric|llama3-405b-h100-16k (TP 8 PP 16 DP 128), 16,384 H100 on dgx-h100-superpod|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 16384
+pod-deepseek-1k|fabric|deepseek-v3, EP 64 PP 8 no TP (full recompute), 1,024 H100 on dgx-h100-superpod|run -m deepseek-v3 -p dgx-h100-superpod --devices 1024 -s deepseek-v3-h800 --set recompute=full --set pp=8 --set last_stage_layers=5 --set dp=0 --set global_batch=1024
+pod-deepseek-2k|fabric|deepseek-v3, EP 64 PP 8 no TP (full recompute), 2,048 H100 on dgx-h100-superpod|run -m deepseek-v3 -p dgx-h100-superpod --devices 2048 -s deepseek-v3-h800 --set recompute=full --set pp=8 --set last_stage_layers=5 --set dp=0 --set global_batch=2048
+pod3-llama3-2k|fabric|llama3-405b, TP 8 PP 16 DP 16, 2,048 H100 on dgx-h100-superpod-3tier (2:1 above the leaves; rings inside a leaf)|run -m llama3-405b -p dgx-h100-superpod-3tier -s llama3-405b-h100-16k --devices 2048 --set dp=0 --set global_batch=256
+pod3-llama3-2k-none|fabric|the same, `--symmetry none`|run -m llama3-405b -p dgx-h100-superpod-3tier -s llama3-405b-h100-16k --devices 2048 --set dp=0 --set global_batch=256 --symmetry none
+pod3-llama3-16k|fabric|llama3-405b-h100-16k, 16,384 H100 on dgx-h100-superpod-3tier (DP rings through 2:1 leaf uplinks)|run -m llama3-405b -p dgx-h100-superpod-3tier -s llama3-405b-h100-16k --devices 16384
+straggler-node-16k|fabric|llama3-405b-h100-16k, 16,384 H100 (dgx-h100), node 0 at 80 %|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384 --set platform.stragglers=[{"kind":"node","index":0,"speed":0.8}]
+straggler-gpu-16k|fabric|llama3-405b-h100-16k, 16,384 H100 (dgx-h100), GPU 0 at 80 %|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384 --set platform.stragglers=[{"kind":"device","index":0,"speed":0.8}]
 smoke|smoke|gpt-1.7b, TP 2 PP 2 DP 2, 8 A100|run -m gpt-1.7b -p dgx-a100 --devices 8 --set model.layers=4 --set tp_x=2 --set pp=2 --set dp=2 --set vpp=1 --set schedule=1f1b --set global_batch=16
 EOF
   local n dp
@@ -89,7 +106,8 @@ selected() {
     done
     return 1
   fi
-  [ "$2" = std ] || { [ "$2" = large ] && [ "$large" = 1 ]; } || { [ "$2" = curve ] && [ "$curve" = 1 ]; }
+  [ "$2" = std ] || { [ "$2" = large ] && [ "$large" = 1 ]; } || { [ "$2" = curve ] && [ "$curve" = 1 ]; } ||
+    { [ "$2" = fabric ] && [ "$fabric" = 1 ]; }
 }
 
 if [ "$list" = 1 ]; then
@@ -137,9 +155,9 @@ def last_progress():
     except OSError:
         return ""
     return lines[-1].split(": ", 1)[-1] if lines else ""
-def row(devices="–", actors="–", mode="–", wall_cell="–", events="–", rate="–", step="–"):
+def row(devices="–", actors="–", mode="–", wall_cell="–", events="–", flows="–", rate="–", step="–"):
     print(f"| {desc} | {devices} | {actors} | {mode} | {wall_cell} | {cpu:,.1f} s | {rss:,.0f} MiB | {events} | "
-          f"{rate} | {step} |", flush=True)
+          f"{flows} | {rate} | {step} |", flush=True)
 if late:
     row(wall_cell=f"stopped after {timeout:,.0f} s ({last_progress() or 'no progress line'})")
     sys.exit(0)
@@ -152,7 +170,7 @@ if "simulator" in d:  # run
     s = d["simulator"]
     events = s["instructions"] + s["flows"]
     row(f"{d['devices']:,}", f"{s['ranks_simulated']:,}", "approximate" if s.get("approximate") else "exact",
-        f"{wall:,.1f} s", f"{events:,}", f"{events / wall / 1e6:,.2f} M/s", f"{d['step_time_s']:.4f} s")
+        f"{wall:,.1f} s", f"{events:,}", f"{s['flows']:,}", f"{events / wall / 1e6:,.2f} M/s", f"{d['step_time_s']:.4f} s")
 else:  # sweep: the best simulated candidate's step
     best = next((r for r in d.get("ranking", []) if r.get("simulated")), None)
     c, t = d.get("counts", {}), d.get("timing", {})
@@ -170,8 +188,8 @@ header() {
     "$(nproc)" "${machine:-unknown CPU}" "$(free -g 2>/dev/null | awk '/^Mem:/ { print $2 " GiB" }')" \
     "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)" \
     "$("$bin" --version)" "$(date -u +%F)" "$timeout" "${HEPTASIM_BENCH_ARGS:+, options $HEPTASIM_BENCH_ARGS}"
-  echo "| case | devices | actors | mode | wall | CPU | peak RSS | events | events/s | step time |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| case | devices | actors | mode | wall | CPU | peak RSS | events | flows | events/s | step time |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 }
 
 {

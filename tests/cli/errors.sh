@@ -14,6 +14,22 @@ expect 2 "'--comm-mode' takes 'flows' or 'steps'" -- run --comm-mode packets
 expect 2 "unexpected argument 'extra'" -- run extra
 expect 2 "model 'no-such-model' not found" -- run -m no-such-model
 expect 2 "platform 'no-such-platform' not found" -- memory -p no-such-platform
+# stragglers: one line naming the key and the fix, exit 2
+st='-m gpt-7.5b -p dgx-h100 -s gpt-310b-a3-megatron --devices 16 --set pp=2 --set dp=1 --set global_batch=8'
+# shellcheck disable=SC2086 # $st is a list of words
+expect 2 "platforms/dgx-h100.json: .stragglers\[0\].index: 16 is not a device of the platform's 16 \(use 0 to 15\)" \
+  -- run $st --set 'platform.stragglers=[{"kind": "device", "index": 16, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 "\.stragglers\[0\]\.index: 2 is not a node of the platform's 2" \
+  -- run $st --set 'platform.stragglers=[{"kind": "node", "index": 2, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 '\.stragglers\[0\]\.kind: expected one of "device", "node", "link", got "gpu"' \
+  -- run $st --set 'platform.stragglers=[{"kind": "gpu", "index": 1, "speed": 0.8}]'
+# shellcheck disable=SC2086
+expect 2 '\.stragglers\[0\]\.speed: expected a number in \[0.01, 1\], got 0' \
+  -- run $st --set 'platform.stragglers=[{"kind": "device", "index": 1, "speed": 0}]'
+expect 2 "\.stragglers: the analytic estimate .* does not model stragglers" \
+  -- estimate -m gpt-7.5b -p dgx-h100 --devices 16 --set 'platform.stragglers=[{"kind": "node", "index": 0, "speed": 0.8}]'
 expect 2 "strategy 'no-such-strategy' not found" -- memory -s no-such-strategy
 # a mistyped shipped name gets the name it was close to
 expect 2 "model 'qwen3-235b' not found" "did you mean 'qwen3-235b-a22b'\?" -- memory -m qwen3-235b
