@@ -335,7 +335,10 @@ START_TEST(test_json_memory_only)
     mdl_count_params(run.model, &par);
     ck_assert_double_eq(num(obj(j, "parameters"), "total"), par.total);
     ck_assert_double_eq(num(obj(j, "parameters"), "active"), par.active);
-    ck_assert_int_eq(cJSON_GetArraySize(j), 11);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "overrides")), 0);
+    ck_assert_double_eq(num(obj(j, "resolved_model"), "layers"), run.model->layers);
+    ck_assert_double_eq(num(obj(obj(j, "resolved_platform"), "device"), "hbm_TBps"), run.platform->hbm_bytes_per_s / 1e12);
+    ck_assert_int_eq(cJSON_GetArraySize(j), 14);
     cJSON_Delete(j);
 }
 END_TEST

@@ -29,10 +29,11 @@ int cmd_memory(const cli_args *a)
     sim_rc rc = cli_load_inputs(a, true, &in, &err);
     rpt_run run;
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        cli_run_init(&run, a, &in.model, &in.platform, &in.strategy);
         rc = write_views(a, &run, NULL, &err);
         if (rc == SIM_OK && a->csv_path) {
             void *rows = rpt_memory_stages_json(&in.model, &in.strategy, &in.platform);
+            rpt_rows_add_overrides(rows, &run.overrides);
             rc = rpt_write_csv(a->csv_path, rows, rpt_memory_csv_columns, "CSV table", &err);
             cJSON_Delete(rows);
         }
@@ -54,7 +55,7 @@ int cmd_estimate(const cli_args *a)
         est_free(e);
     }
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        cli_run_init(&run, a, &in.model, &in.platform, &in.strategy);
         run.est = &est;
         if (!a->quiet) rpt_summary(cli_summary_stream(a), &run);
         if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
@@ -179,7 +180,7 @@ int cmd_run(const cli_args *a)
         rc = runner_check_replay(c, &opt, &err);
     }
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &c->model, &c->platform, &c->strategy);
+        cli_run_init(&run, a, &c->model, &c->platform, &c->strategy);
         rc = rpt_check_fits(&run, &err);
         sim_err ignored = {{0}};
         if (rc == SIM_EOOM) write_views(a, &run, NULL, &ignored); /* memory per stage against capacity */

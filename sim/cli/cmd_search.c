@@ -62,6 +62,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.space = space >= 0 ? (srch_space)space : SRCH_SPACE_7D;
     rq->search.baseline = baseline >= 0 ? (srch_baseline)baseline : SRCH_BASELINE_RING;
     rq->search.progress = search_progress;
+    rq->overrides = ov;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;
     rq->jobs = cli_jobs(a);
@@ -90,6 +91,7 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
     }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *all = srch_sweep_records_json(s);
+        rpt_rows_add_overrides(all, &x->rq.overrides);
         rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
         cJSON_Delete(all);
     }
@@ -97,7 +99,7 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
     int saved;
     if (rc == SIM_OK && a->save_top) rc = srch_save_top(a->save_top, &s->ranking, &saved, err);
     if (rc == SIM_OK && a->report_path) {
-        char title[256];
+        char title[CFG_TEXT_LEN + 256];
         srch_sweep_title(&x->rq, compare, title, sizeof title);
         rc = cli_write_search_report(a->report_path, s, title, err);
     }

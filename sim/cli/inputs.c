@@ -69,3 +69,9 @@ sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *e
                 s->moe_capacity_factor);
     return rc;
 }
+
+void cli_run_init(rpt_run *run, const cli_args *a, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s)
+{
+    rpt_run_init(run, m, p, s);
+    run->overrides = (cfg_overrides){a->nsets, a->sets};
+}

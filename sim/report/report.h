@@ -31,6 +31,7 @@ typedef struct rpt_run {
     mdl_memory memory;           /* the peak rank */
     int memory_stage;            /* its pipeline stage */
     double wall_s;               /* simulator wall-clock time */
+    cfg_overrides overrides;     /* the --set items the inputs were read with (n 0: none) */
 } rpt_run;
 
 /* A memory-only run of (m, p, s) (s checked): sim NULL, the memory of the
@@ -89,6 +90,12 @@ sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
  * summary").  Returns SIM_OK, SIM_ENOMEM, or SIM_EIO naming the path (or
  * stdout).  doc stays the caller's. */
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
+
+/* The --set items of ov as every document names them: "KEY=VALUE" in
+ * the order given, comma-separated into out ("" with none; cut at cap);
+ * and as a cJSON array of those strings (void*: no cJSON.h here). */
+void rpt_overrides_text(const cfg_overrides *ov, char *out, size_t cap);
+void *rpt_overrides_json(const cfg_overrides *ov);
 
 /* The one rule for a number of a JSON document: v at key of the cJSON
  * object obj (void*: no cJSON.h here), null when v is not finite (NaN, an
@@ -234,6 +241,7 @@ typedef struct rpt_search_doc {
     int ntable;
     const rpt_ranked_row *next_table; /* sweep: the rows of the first next best estimates */
     int nnext;
+    cfg_overrides overrides;      /* the --set items of model, platform and base strategy (n 0: none) */
 } rpt_search_doc;
 
 /* The JSON summaries (cJSON trees the caller deletes): command, inputs,
@@ -354,9 +362,15 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
  * memory, the ranking's alike and alike_of, and error. */
 const char *const *rpt_record_csv_columns(void);
 
+/* Gives every object of the cJSON array rows an "overrides" string, the
+ * --set items of ov (rpt_overrides_text: "" with none), the last column of
+ * the record and memory CSV tables. */
+void rpt_rows_add_overrides(void *rows, const cfg_overrides *ov);
+
 /* The memory of a rank of every pipeline stage (s checked) as a cJSON
  * array the caller deletes, one object per stage with the keys of
- * rpt_memory_csv_columns (sizes in bytes). */
+ * rpt_memory_csv_columns but the last, overrides (rpt_rows_add_overrides;
+ * sizes in bytes). */
 void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
 extern const char *const rpt_memory_csv_columns[];
 

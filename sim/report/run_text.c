@@ -192,6 +192,9 @@ void rpt_summary(FILE *out, const rpt_run *run)
     rpt_strategy_label(s, label, sizeof label);
     fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
             run->platform->name, devices, label);
+    char sets[CFG_TEXT_LEN * 2];
+    rpt_overrides_text(&run->overrides, sets, sizeof sets);
+    if (sets[0]) fprintf(out, "overrides  %s\n", sets);
     if (!run->sim && run->est)
         fputs("ESTIMATE: analytic (no contention, not simulated; 'heptasim run' simulates it)\n", out);
     if (run->memory.total_bytes > cap)

@@ -440,6 +440,7 @@ typedef struct srch_sweep_request {
     srch_result *searched;        /* compare: the search of this request already run (srch_result_twin
                                    * of its twin's), used instead of searching; the sweep takes it over
                                    * (NULL: search) */
+    cfg_overrides overrides;      /* the --set items of the inputs, for the documents (n 0: none) */
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
 } srch_sweep_request;
