@@ -452,7 +452,7 @@ START_TEST(test_memory_table)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    rpt_memory_summary(f, &model, &strategy, &platform);
+    rpt_memory_summary(f, &model, &strategy, &platform, NULL);
     fclose(f);
     /* one row per stage, each with the stage's own total */
     for (int st = 0; st < strategy.pp; st++) {
@@ -471,7 +471,7 @@ START_TEST(test_memory_table)
     platform.hbm_bytes = platform.hbm_reserved_bytes + 0.9 * peak.total_bytes;
     buf = NULL;
     f = open_memstream(&buf, &len);
-    rpt_memory_summary(f, &model, &strategy, &platform);
+    rpt_memory_summary(f, &model, &strategy, &platform, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "does NOT fit: needs"));
     free(buf);

@@ -15,7 +15,7 @@ static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timel
 {
     FILE *f = cli_summary_stream(a);
     if (!a->quiet && run->sim) rpt_summary(f, run);
-    if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform);
+    if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform, &run->overrides);
     sim_rc rc = SIM_OK;
     if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
     if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);

@@ -249,6 +249,17 @@ const char *cfg_data_dir(void)
     return installed;
 }
 
+bool cfg_calibrated_preset(const cfg_platform *p, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char shipped[SIM_MAX_PATH + 64], calibrated[SIM_MAX_PATH + 64];
+    snprintf(shipped, sizeof shipped, "%s/platforms/%s.json", cfg_data_dir(), p->name);
+    snprintf(calibrated, sizeof calibrated, "%s/platforms/%s-calibrated.json", cfg_data_dir(), p->name);
+    if (p->calibration.cases > 0 || strcmp(p->path, shipped) != 0 || !is_file(calibrated)) return false;
+    snprintf(out, cap, "%s-calibrated", p->name);
+    return true;
+}
+
 sim_rc cfg_data_check(sim_err *err)
 {
     const char *env = getenv("HEPTASIM_DATA");

@@ -63,8 +63,11 @@ void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out);
 void rpt_summary(FILE *out, const rpt_run *run);
 
 /* Memory table for `heptasim memory`: one row per pipeline stage with its
- * memory by component, in-flight micro-batches and layer count. */
-void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
+ * memory by component, in-flight micro-batches and layer count; under the
+ * first line, as rpt_summary, the --set items of ov (NULL: none) and the
+ * calibrated preset shipped beside an uncalibrated one. */
+void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p,
+                        const cfg_overrides *ov);
 
 /* The strategy as reports name it: its name and its compact form
  * ("gpt-310b-a3-megatron + 2 overrides: dp16 pp16v2 tp8 ..."); s must have
