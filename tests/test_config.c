@@ -728,8 +728,9 @@ START_TEST(check_heads_and_widths)
     expect_check_msg(".tp_x: tp_x*tp_y = 8*3 = 24 does not divide hidden=16384 (use a divisor of 16384)", t.s.path);
     ck_assert_int_eq(gpt(&t, 0, ITEMS("model.ffn_hidden=65540")), SIM_EINVAL);
     expect_check_msg(".tp_x: 8 does not divide ffn_hidden=65540 (use a divisor of 65540)", t.s.path);
+    /* a routed expert is split over the etp ranks (8 here, as tp_x) */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("model.moe.ffn_hidden=16388")), SIM_EINVAL);
-    expect_check_msg(".tp_x: 8 does not divide moe.ffn_hidden=16388 (use a divisor of 16388)", t.s.path);
+    expect_check_msg(".etp: 8 does not divide moe.ffn_hidden=16388 (use a divisor of 16388)", t.s.path);
     /* kv heads: a divisor of tp_x*cp_ulysses or a multiple of it */
     ck_assert_int_eq(
         load_check(&t, "gpt3-175b", "dgx-a100", "gpt3-175b-a100", 16 * 8 * 3, ITEMS("model.kv_heads=32", "tp_x=3")),
@@ -821,6 +822,148 @@ START_TEST(stage_layer_ranges)
         ck_assert_int_eq(cfg_layers_per_stage(&m, &s), most);
         ck_assert_int_eq(cfg_uneven_stages(&s), cases[i].first > 0 || cases[i].last > 0);
     }
+}
+END_TEST
+
+/* The layer counts a layout string gives each virtual stage, and its
+ * first layer, against the list written out by hand. */
+static void expect_layout(const char *layout, int pp, int vpp, const int *want, int n)
+{
+    cfg_model m;
+    memset(&m, 0, sizeof m);
+    cfg_strategy s;
+    memset(&s, 0, sizeof s);
+    s.pp = pp;
+    s.vpp = vpp;
+    s.schedule = vpp > 1 ? CFG_SCHED_INTERLEAVED : CFG_SCHED_1F1B;
+    sim_strlcpy(s.pipeline_layout, layout, sizeof s.pipeline_layout);
+    ck_assert_int_eq(pp * vpp, n);
+    int next = 0, most = 0;
+    for (int g = 0; g < n; g++) {
+        int chunk, stage = cfg_chunk_stage(&s, g, &chunk), first = -1;
+        ck_assert_msg(cfg_stage_layers(&m, &s, stage, chunk, &first) == want[g] && first == next,
+                      "%s: virtual stage %d: %d layers from %d, want %d from %d", layout, g,
+                      cfg_stage_layers(&m, &s, stage, chunk, NULL), first, want[g], next);
+        next += want[g];
+    }
+    for (int p = 0; p < pp; p++) {
+        int total = 0;
+        for (int j = 0; j < vpp; j++) total += want[j * pp + p];
+        ck_assert_int_eq(cfg_stage_layer_total(&m, &s, p), total);
+        if (total > most) most = total;
+    }
+    ck_assert_int_eq(cfg_layers_per_stage(&m, &s), most);
+}
+
+START_TEST(pipeline_layout_ranges)
+{
+    /* Megatron-Bridge's DeepSeek-V3 recipe for (pp 8, vpp 2): 4 layers with
+     * the embedding, 14 x 4, 1 with the MTP layer and the loss */
+    int ds[16];
+    for (int g = 0; g < 16; g++) ds[g] = g == 15 ? 1 : 4;
+    expect_layout("Et*4|(t*4|)*14,tmL", 8, 2, ds, 16);
+    /* the same on pp 4 x vpp 4: stage 3 holds 4 + 4 + 4 + 1 */
+    expect_layout("Et*4|(t*4|)*14,tmL", 4, 4, ds, 16);
+    /* Megatron-Core's documented example without its separate MTP stage:
+     * "Et*3|(tt|)*29,m|L" on pp 16 x vpp 2 becomes 3, 29 x 2, 1 + m + L */
+    int mc[32] = {3};
+    for (int g = 1; g < 30; g++) mc[g] = 2;
+    mc[30] = 1;
+    mc[31] = 1;
+    expect_layout("Et*3|(tt|)*29,t|tmL", 16, 2, mc, 32);
+    /* Qwen3-235B-A22B's 94 layers on pp 8 x vpp 4: the layout equal to
+     * Megatron's account_for_{embedding,loss}_in_pipeline_split */
+    int qw[32];
+    for (int g = 0; g < 32; g++) qw[g] = g == 0 || g == 31 ? 2 : 3;
+    expect_layout("Et*2|(t*3|)*30,t*2L", 8, 4, qw, 32);
+    cfg_model q;
+    memset(&q, 0, sizeof q);
+    q.layers = 94;
+    cfg_strategy acc;
+    memset(&acc, 0, sizeof acc);
+    acc.pp = 8;
+    acc.vpp = 4;
+    acc.schedule = CFG_SCHED_INTERLEAVED;
+    acc.account_for_embedding_in_pipeline_split = acc.account_for_loss_in_pipeline_split = true;
+    for (int g = 0; g < 32; g++) {
+        int chunk, stage = cfg_chunk_stage(&acc, g, &chunk);
+        ck_assert_int_eq(cfg_stage_layers(&q, &acc, stage, chunk, NULL), qw[g]);
+    }
+    /* commas, repeats of '|' and single characters */
+    expect_layout("E,ttt|t*2|t,t|tL", 4, 1, (int[]){3, 2, 2, 1}, 4);
+    expect_layout("Et|(t|)*2,tL", 2, 2, (int[]){1, 1, 1, 1}, 4);
+}
+END_TEST
+
+START_TEST(check_pipeline_layout)
+{
+    triple t;
+    /* mixtral-8x22b (56 layers) on pp 4 */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 14);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*15|t*13|t*14|t*14L\"")), SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 0), 15);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 1), 13);
+    /* pp 4 x vpp 2, uneven chunks: 7+6+7+7 | 7+7+7+8 */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("vpp=2", "schedule=\"interleaved\"", "global_batch=1024",
+                                          "pipeline_layout=\"Et*7|t*6|t*7|t*7|t*7|t*7|t*7|t*8L\"")),
+                     SIM_OK);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 1), 13);
+    ck_assert_int_eq(cfg_stage_layer_total(&t.m, &t.s, 3), 15);
+    int first;
+    ck_assert_int_eq(cfg_stage_layers(&t.m, &t.s, 3, 1, &first), 8);
+    ck_assert_int_eq(first, 48);
+
+    /* every rule, with its message: {mtp_layers override, layout or other key, message} */
+    static const struct {
+        const char *extra, *set, *msg;
+    } bad[] = {
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*14\"",
+         ".pipeline_layout: the loss ('L') must appear once, in the last virtual stage (got 0, none; put one L last)"},
+        {NULL, "pipeline_layout=\"t*14|E(t*14|)*2,t*14L\"",
+         ".pipeline_layout: the embedding ('E') must appear once, in the first virtual stage (got 1, elsewhere; put "
+         "one E first)"},
+        {NULL, "pipeline_layout=\"Et*14|t*14|t*28L\"",
+         ".pipeline_layout: 3 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')"},
+        {NULL, "pipeline_layout=\"(Et*7|t*7|)*4,L\"",
+         ".pipeline_layout: 9 virtual stages, but pp*vpp = 4*1 = 4 (give 4 stages separated by '|')"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*13L\"",
+         ".pipeline_layout: 55 transformer layers ('t'), but model 'mixtral-8x22b' has layers=56 (place each layer "
+         "once)"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|)*2,t*14mL\"",
+         ".pipeline_layout: 1 MTP layers ('m'), but model 'mixtral-8x22b' has mtp_layers=0 (place each once, with "
+         "the loss)"},
+        {"model.mtp_layers=1", "pipeline_layout=\"Et*14|t*14|t*14m|t*14L\"",
+         ".pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not modelled (heptasim runs "
+         "them with the output layer; put them in the last virtual stage)"},
+        {NULL, "pipeline_layout=\"Et*28|t*28||L\"",
+         ".pipeline_layout: virtual stage 2 holds no transformer layer ('t'), which is not modelled (give every "
+         "virtual stage at least one t)"},
+        {"first_stage_layers=14", "pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"",
+         ".pipeline_layout: a layout places every layer itself and is not combined with first_stage_layers (unset "
+         "first_stage_layers, or the layout)"},
+        {NULL, "pipeline_layout=\"Et*14|(t*14|*2,t*14L\"",
+         ".pipeline_layout: \"Et*14|(t*14|*2,t*14L\": '(' at offset 6 is not closed (write the virtual stages as "
+         "runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")"},
+        {NULL, "pipeline_layout=\"Et*14|d*14|t*14|t*14L\"",
+         ".pipeline_layout: \"Et*14|d*14|t*14|t*14L\": unknown character 'd' (the layers are E, t, m and L, '|' ends "
+         "a virtual stage) (write the virtual stages as runs of E, t, m and L separated by '|', e.g. "
+         "\"Et*4|(t*4|)*14,tmL\")"},
+        {NULL, "pipeline_layout=\"(t*1048576)*2\"",
+         ".pipeline_layout: \"(t*1048576)*2\": it expands to more than 1048576 characters (write the virtual stages "
+         "as runs of E, t, m and L separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *items[2] = {bad[i].set, bad[i].extra};
+        ck_assert_int_eq(mixtral(&t, 0, items, bad[i].extra ? 2 : 1), SIM_EINVAL);
+        expect_check_msg("%s", t.s.path, bad[i].msg);
+    }
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|(t*14|)2,t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "the group at offset 6 has no repeat count"), "%s", E.msg);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*14|((t*14|)*2),t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "nested groups at offset 7"), "%s", E.msg);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("pipeline_layout=\"Et*|t*14|t*14|t*14L\"")), SIM_EINVAL);
+    ck_assert_msg(strstr(E.msg, "a '*' is not followed by a count"), "%s", E.msg);
 }
 END_TEST
 
@@ -953,12 +1096,25 @@ START_TEST(check_experts)
     expect_check_msg(".ep: ep=2 needs an MoE model, and model 'gpt-310b' is dense (set ep to 1)", t.s.path);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=3")), SIM_EINVAL);
     expect_check_msg(".ep: 3 does not divide moe.experts=8 (use a divisor of 8)", t.s.path);
+    /* the expert groups fold over the tp x cp x dp = 8 x 64 ranks of a stage */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=128", "model.moe.experts=128")), SIM_EINVAL);
-    expect_check_msg(".ep: 128 does not divide dp*cp_ring*cp_ulysses = 64*1*1 = 64 (use a divisor of 64)", t.s.path);
+    expect_check_msg(".ep: ep*etp = 128*8 = 1024 does not divide tp_x*tp_y*cp_ring*cp_ulysses*dp = 8*1*1*1*64 = 512, "
+                     "the ranks of a pipeline stage the expert groups are folded over (make ep*etp a divisor of 512)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=128", "etp=1", "model.moe.experts=128")), SIM_OK);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8")), SIM_OK);
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=3")), SIM_EINVAL);
-    expect_check_msg(".etp: 3 does not divide tp_x*tp_y = 8*1 = 8 (use a divisor of 8)", t.s.path);
+    expect_check_msg(".etp: 3 does not divide moe.ffn_hidden=16384 (use a divisor of 16384)", t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=16", "ep=1")), SIM_OK); /* etp above tp: 16 x 32 expert DP */
     ck_assert_int_eq(mixtral(&t, 0, ITEMS("etp=4", "ep=4")), SIM_OK);
+    /* Megatron-Core's pipeline check: with pp before dp, expert dp must be dp */
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8", "order=\"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\"")), SIM_EINVAL);
+    expect_check_msg(".order: \"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\" numbers the expert ranks (etp 8, ep 8, expert "
+                     "dp 8) over other pipeline stages than the dense ranks (Megatron-Core needs pp last in the order, "
+                     "or expert dp = dp = 64; put pp last)",
+                     t.s.path);
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("ep=8", "etp=1", "order=\"tp_x-tp_y-cp_ulysses-cp_ring-ep-pp-dp\"")),
+                     SIM_OK);
 }
 END_TEST
 
@@ -1924,6 +2080,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, check_heads_and_widths);
     tcase_add_test(tc, check_pipeline);
     tcase_add_test(tc, stage_layer_ranges);
+    tcase_add_test(tc, pipeline_layout_ranges);
+    tcase_add_test(tc, check_pipeline_layout);
     tcase_add_test(tc, check_uneven_stages);
     tcase_add_test(tc, check_batch);
     tcase_add_test(tc, check_sequence);

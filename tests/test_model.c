@@ -488,6 +488,96 @@ START_TEST(test_activations_moe)
 }
 END_TEST
 
+/* Activation bytes of layer l with selective recompute of `modules`. */
+static double act_with(const cfg_model *m, cfg_strategy st, const char *modules, int l)
+{
+    st.recompute = CFG_RECOMP_SELECTIVE;
+    snprintf(st.recompute_modules, sizeof st.recompute_modules, "%s", modules);
+    return mdl_layer_activation_bytes(m, &st, l);
+}
+
+static double hfu_with(const cfg_model *m, cfg_strategy st, const char *modules)
+{
+    st.recompute = CFG_RECOMP_SELECTIVE;
+    snprintf(st.recompute_modules, sizeof st.recompute_modules, "%s", modules);
+    return mdl_hardware_flops_per_step(m, &st);
+}
+
+START_TEST(test_recompute_modules)
+{
+    /* Megatron-Core's --recompute-modules, each against a hand count:
+     * Mixtral's shape with layer 0 dense, 2 shared experts of 4096 and
+     * MLA widths; TP 4 with sequence parallel, etp 2; bf16 (e = g = 2
+     * bytes); SwiGLU: 3 matrices, intermediates 2e + g = 6 bytes per
+     * element.  B = s * b tokens. */
+    cfg_model m = mixtral_8x22b();
+    m.moe.first_dense_layers = 1;
+    m.moe.shared_experts = 2;
+    m.moe.shared_ffn_hidden = 4096;
+    m.mla = (cfg_mla){.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+                      .v_head_dim = 128};
+    cfg_strategy st = base_strategy();
+    st.tp_x = 4;
+    st.sequence_parallel = true;
+    st.ep = 2;
+    st.etp = 2;
+    st.micro_batch = 2;
+    double B = (double)m.seq_len * st.micro_batch, t = 4, h = m.hidden, e = 2;
+    double a = m.heads, q = a * (128 + 64), k = q, v = a * 128;
+    double rtok = m.moe.top_k * B * 2 / t; /* routed copies on the rank: its own and its etp peer's */
+    const int dense = 0, moe = 1;
+
+    /* "" is core_attn, Megatron's default */
+    assert_rel(act_with(&m, st, "", moe), act_with(&m, st, "core_attn", moe), EXACT);
+    double base_d = act_with(&m, st, "core_attn", dense), base_m = act_with(&m, st, "core_attn", moe);
+    /* layernorm: the two norms' outputs, 2eBh / t with SP */
+    assert_rel(base_d - act_with(&m, st, "core_attn,layernorm", dense), 2 * e * B * h / t, EXACT);
+    /* mla_up_proj: Q, K, V, e*B*(q + k + v) / t */
+    assert_rel(base_m - act_with(&m, st, "core_attn mla_up_proj", moe), e * B * (q + k + v) / t, EXACT);
+    /* mlp: a dense layer's FC1 output and product, 6 B f / t; nothing in a MoE layer */
+    assert_rel(base_d - act_with(&m, st, "core_attn,mlp", dense), 6 * B * m.ffn_hidden / t, EXACT);
+    assert_rel(act_with(&m, st, "core_attn,mlp", moe), base_m, EXACT);
+    /* moe_act: the routed experts' product (FC2 input), e per element of fe/etp */
+    assert_rel(base_m - act_with(&m, st, "core_attn,moe_act", moe), rtok * e * m.moe.ffn_hidden / 2, EXACT);
+    /* shared_experts: 6 B * 2 * 4096 / t */
+    assert_rel(base_m - act_with(&m, st, "core_attn,shared_experts", moe), 6 * B * 2 * 4096 / t, EXACT);
+    /* moe: every routed copy (input 2h, intermediates 6 fe/etp) and the shared experts */
+    assert_rel(base_m - act_with(&m, st, "core_attn,moe", moe),
+               rtok * (e * h + 6 * m.moe.ffn_hidden / 2) + 6 * B * 2 * 4096 / t, EXACT);
+    /* all at once: the sum (moe holds moe_act and shared_experts) */
+    assert_rel(base_m - act_with(&m, st, "core_attn,layernorm,mla_up_proj,moe,moe_act,shared_experts", moe),
+               2 * e * B * h / t + e * B * (q + k + v) / t + rtok * (e * h + 6 * m.moe.ffn_hidden / 2) +
+                   6 * B * 2 * 4096 / t,
+               EXACT);
+    /* without core_attn the core attention's log-sum-exp (4 bytes per query row and head) stays */
+    assert_rel(act_with(&m, st, "layernorm", moe) - act_with(&m, st, "core_attn,layernorm", moe), 4 * a * B / t,
+               EXACT);
+
+    /* HFU: the recomputed GEMMs once more per token; MFU's model FLOPs do not change */
+    double tokens = (double)st.global_batch * m.seq_len, L = m.layers, Lm = L - 1;
+    double core = hfu_with(&m, st, "core_attn") - hfu_with(&m, st, "layernorm");
+    assert_rel(core, tokens * L * mdl_core_attn_flops(&m, false, 1.0), EXACT);
+    assert_rel(hfu_with(&m, st, "layernorm,moe_act"), hfu_with(&m, st, "mlp") - tokens * 2 * 3 * h * m.ffn_hidden,
+               EXACT);
+    assert_rel(hfu_with(&m, st, "mla_up_proj") - hfu_with(&m, st, "layernorm"),
+               tokens * L * 2 * (1536.0 * q + 512.0 * a * (128 + 128)), EXACT);
+    double shared = 2 * 2 * 3 * h * 4096;
+    assert_rel(hfu_with(&m, st, "shared_experts") - hfu_with(&m, st, "layernorm"), tokens * Lm * shared, EXACT);
+    assert_rel(hfu_with(&m, st, "moe,shared_experts") - hfu_with(&m, st, "layernorm"),
+               tokens * Lm * (2 * h * 8 + 2 * 2 * 3 * h * m.moe.ffn_hidden + shared), EXACT);
+    cfg_strategy none = st;
+    none.recompute = CFG_RECOMP_NONE;
+    assert_rel(hfu_with(&m, st, "layernorm,moe_act"), mdl_hardware_flops_per_step(&m, &none), EXACT);
+    assert_rel(mdl_hardware_flops_per_step(&m, &none), mdl_model_flops_per_step(&m, st.global_batch), EXACT);
+    /* with recompute none the module list does nothing */
+    double plain = mdl_layer_activation_bytes(&m, &none, moe);
+    snprintf(none.recompute_modules, sizeof none.recompute_modules, "moe");
+    assert_rel(mdl_layer_activation_bytes(&m, &none, moe), plain, EXACT);
+    ck_assert_uint_eq(cfg_recompute_modules(&none), 0);
+    ck_assert(plain > base_m);
+}
+END_TEST
+
 START_TEST(test_cp_halves_activations)
 {
     cfg_model m = llama3_405b();
@@ -704,6 +794,35 @@ START_TEST(test_ep_halves_experts)
     two.zero = 1;
     mdl_rank_memory(&m, &two, 1, &m2);
     assert_rel(m2.optimizer_bytes, 12.0 * (d2 / 4.0 + e2 / 2.0), EXACT);
+
+    /* Folded over TP (Megatron-Core's MoE parallel folding): tp 2, etp 1,
+     * ep 8 over the 2 x 4 ranks of a stage: each rank holds 8/8 = 1 whole
+     * expert, and expert DP = 2*4/(8*1) = 1 shards nothing; the dense part
+     * shards over dp 4.  Hand count of the distributed optimizer's bytes:
+     * weights 2, grads 4 per held parameter, master + moments 12 / its
+     * group. */
+    cfg_strategy fold = one;
+    fold.tp_x = 2;
+    fold.ep = 8;
+    fold.etp = 1;
+    fold.zero = 1;
+    ck_assert_int_eq(cfg_edp_group(&fold), 1);
+    double df, ef;
+    mdl_stage_params(&m, &fold, 1, &df, &ef);
+    assert_rel(ef, layers * 1.0 * p.expert, EXACT);
+    assert_rel(df, d3, EXACT); /* the dense layers split over tp 2 as before */
+    mdl_memory mf;
+    mdl_rank_memory(&m, &fold, 1, &mf);
+    assert_rel(mf.weights_bytes, 2.0 * (df + ef), EXACT);
+    assert_rel(mf.grads_bytes, 4.0 * (df + ef), EXACT);
+    assert_rel(mf.optimizer_bytes, 12.0 * (df / 4.0 + ef / 1.0), EXACT);
+    /* ep 2 with etp 1: 4 experts per rank, expert DP 2*4/2 = 4 */
+    fold.ep = 2;
+    ck_assert_int_eq(cfg_edp_group(&fold), 4);
+    mdl_stage_params(&m, &fold, 1, &df, &ef);
+    assert_rel(ef, layers * 4.0 * p.expert, EXACT);
+    mdl_rank_memory(&m, &fold, 1, &mf);
+    assert_rel(mf.optimizer_bytes, 12.0 * (df / 4.0 + ef / 4.0), EXACT);
 }
 END_TEST
 
@@ -1225,6 +1344,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_fp8_recipe_scales);
     tcase_add_test(tc, test_activations_generalised);
     tcase_add_test(tc, test_activations_moe);
+    tcase_add_test(tc, test_recompute_modules);
     tcase_add_test(tc, test_cp_halves_activations);
     suite_add_tcase(s, tc);
 

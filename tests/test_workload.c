@@ -191,10 +191,107 @@ START_TEST(test_groups_partition_world)
         free(count);
     }
     ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EP, members, &me), 2);
-    /* etp = 1: every TP rank holds whole experts, so the expert gradients
-     * are reduced over the data-space partners and the TP group: 2 x 2 */
+    /* etp = 1: every rank holds whole experts; expert DP = 2*4/(2*1) = 4 */
     ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_EDP, members, &me), 4);
     ck_assert_int_eq(wl_group_members(f.plan, 0, WL_G_ETP, members, &me), 1);
+    teardown(&f);
+}
+END_TEST
+
+/* The members of group g of rank r equal want[0..n-1]. */
+static void expect_members(const fixture *f, int r, wl_group g, const int *want, int n)
+{
+    int members[64], me = -1;
+    ck_assert_int_eq(wl_group_members(f->plan, r, g, members, &me), n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(members[i] == want[i], "rank %d, group %s: member %d is %d, expected %d", r,
+                      wl_group_name(g), i, members[i], want[i]);
+    ck_assert_int_eq(members[me], r);
+}
+
+START_TEST(test_layout_expert_fold)
+{
+    /* Megatron-Core's expert rank generator, counted by hand: the same
+     * order string numbers the ranks with etp, ep and expert DP in the
+     * slots of tp, ep and dp (cp takes no digit). */
+    cfg_model m = model_gpt();
+    fx_moe(&m, 8, 2, 1024, 0, 0, 0, 1);
+    fixture f;
+
+    /* 16 ranks, tp 2, dp 8, ep 4, etp 1: expert DP = 16/4 = 4.  Expert
+     * digits: ep stride 1, expert DP stride 4, so EP 4 spans two TP
+     * groups. */
+    cfg_strategy s = strategy(8, 1, 2);
+    s.ep = 4;
+    s.etp = 1;
+    setup(&f, m, s);
+    expect_members(&f, 5, WL_G_TP, (int[]){4, 5}, 2);
+    expect_members(&f, 5, WL_G_DP, (int[]){1, 3, 5, 7, 9, 11, 13, 15}, 8);
+    expect_members(&f, 5, WL_G_EP, (int[]){4, 5, 6, 7}, 4);
+    expect_members(&f, 5, WL_G_EDP, (int[]){1, 5, 9, 13}, 4);
+    expect_members(&f, 5, WL_G_ETP, (int[]){5}, 1);
+    int c[CFG_NDIMS];
+    wl_coords(f.plan, 5, c);
+    ck_assert_int_eq(c[CFG_DIM_EP], 1);
+    teardown(&f);
+
+    /* tp 2, dp 4, pp 2, ep 2, etp 2: expert DP = 8/4 = 2; in stage 1
+     * (ranks 8..15), rank 11 has etp 1, ep 1, expert DP 0 */
+    s = strategy(4, 2, 2);
+    s.ep = 2;
+    s.etp = 2;
+    setup(&f, m, s);
+    expect_members(&f, 11, WL_G_ETP, (int[]){10, 11}, 2);
+    expect_members(&f, 11, WL_G_EP, (int[]){9, 11}, 2);
+    expect_members(&f, 11, WL_G_EDP, (int[]){11, 15}, 2);
+    expect_members(&f, 11, WL_G_PP, (int[]){3, 11}, 2);
+    teardown(&f);
+
+    /* Megatron's other order, tp-cp-ep-pp-dp, with expert DP = dp: tp 2,
+     * etp 1, ep 2, pp 2, dp 4.  Dense: tp stride 1, pp 2, dp 4; expert: ep
+     * stride 1, pp 2, expert DP 4: EP is the TP group, the stages agree. */
+    s = strategy(4, 2, 2);
+    s.ep = 2;
+    s.etp = 1;
+    const cfg_dim pp_dp[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                      CFG_DIM_EP,   CFG_DIM_PP,   CFG_DIM_DP};
+    memcpy(s.order, pp_dp, sizeof pp_dp);
+    setup(&f, m, s);
+    expect_members(&f, 6, WL_G_PP, (int[]){4, 6}, 2);
+    expect_members(&f, 6, WL_G_EP, (int[]){6, 7}, 2);
+    expect_members(&f, 6, WL_G_EDP, (int[]){2, 6, 10, 14}, 4);
+    teardown(&f);
+
+    /* dp before ep (EP strided over expert DP): tp 1, dp 4, ep 2, etp 1:
+     * expert DP 2 stride 1, ep stride 2 */
+    s = strategy(4, 1, 1);
+    s.ep = 2;
+    const cfg_dim dp_ep[CFG_NDIMS] = {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING,
+                                      CFG_DIM_DP,   CFG_DIM_EP,   CFG_DIM_PP};
+    memcpy(s.order, dp_ep, sizeof dp_ep);
+    setup(&f, m, s);
+    expect_members(&f, 3, WL_G_EP, (int[]){1, 3}, 2);
+    expect_members(&f, 3, WL_G_EDP, (int[]){2, 3}, 2);
+    teardown(&f);
+
+    /* ring CP 2 x dp 2 with ep 4 (EP over the CP ranks too, cp taking no
+     * expert digit): tp 1, 4 ranks, one EP group of all */
+    s = strategy(2, 1, 1);
+    s.cp_ring = 2;
+    s.ep = 4;
+    setup(&f, m, s);
+    expect_members(&f, 2, WL_G_EP, (int[]){0, 1, 2, 3}, 4);
+    expect_members(&f, 2, WL_G_EDP, (int[]){2}, 1);
+    expect_members(&f, 2, WL_G_DP, (int[]){0, 1, 2, 3}, 4);
+    teardown(&f);
+
+    /* ep 1 and etp = tp: the expert layers replicate as the dense ones */
+    s = strategy(2, 1, 2);
+    s.etp = 2;
+    s.cp_ring = 2;
+    setup(&f, m, s);
+    expect_members(&f, 5, WL_G_EDP, (int[]){1, 3, 5, 7}, 4);
+    expect_members(&f, 5, WL_G_ETP, (int[]){4, 5}, 2);
     teardown(&f);
 }
 END_TEST
@@ -386,17 +483,12 @@ static int group_size(const wl_plan *plan, int rank, wl_group g)
     return n;
 }
 
-static void edp_phase_bytes(const wl_plan *plan, int rank, double S, bool allreduce, double out[WL_NGROUPS])
+/* The expert gradients run as one collective over the expert data-parallel
+ * group, whatever the expert layout folds it over. */
+static void edp_phase_bytes(const wl_plan *plan, int rank, double S, double out[WL_NGROUPS])
 {
-    const cfg_strategy *s = wl_strategy(plan);
     memset(out, 0, WL_NGROUPS * sizeof *out);
-    int tp = s->tp_x * s->tp_y, parts = tp / s->etp;
-    if (parts == 1) {
-        if (group_size(plan, rank, WL_G_EDP) > 1) out[WL_G_EDP] = S;
-        return;
-    }
-    out[s->etp == 1 ? WL_G_TP : WL_G_EBLK] = allreduce ? 2 * S : S;
-    if (group_size(plan, rank, WL_G_EDPD) > 1) out[WL_G_EDPD] = S / parts;
+    if (group_size(plan, rank, WL_G_EDP) > 1) out[WL_G_EDP] = S;
 }
 
 START_TEST(test_grad_sync_moves_held_params)
@@ -435,7 +527,6 @@ START_TEST(test_grad_sync_moves_held_params)
                 mdl_precision_of(m, s, &prec);
                 double gb = prec.grad_bytes, per_layer = zero == 3 ? cfg_micro_batches(s) : 1;
                 ck_assert_double_eq(gb, 4.0); /* fp32 main grads by default [MDO] */
-                bool allreduce = zero == 0;
                 for (int rank = 0; rank < wl_world(f.plan); rank++) {
                     int stage = wl_stage(f.plan, rank);
                     mdl_memory mm;
@@ -451,8 +542,7 @@ START_TEST(test_grad_sync_moves_held_params)
                     double edges_edp = mdl_held_params(&edge, MDL_SYNC_EDP);
                     double want_dp = gb * (per_layer * (dense - edges) + edges);
                     double want_edp[WL_NGROUPS];
-                    edp_phase_bytes(f.plan, rank, gb * (per_layer * (expert - edges_edp) + edges_edp), allreduce,
-                                    want_edp);
+                    edp_phase_bytes(f.plan, rank, gb * (per_layer * (expert - edges_edp) + edges_edp), want_edp);
 
                     totals got = walk(f.plan, rank);
                     for (int g = 0; g < WL_NGROUPS; g++) {
@@ -703,6 +793,45 @@ START_TEST(test_recompute_adds_forward_time)
     teardown(&f1);
     teardown(&f2);
     teardown(&f3);
+}
+END_TEST
+
+/* Collectives rank 0 runs on group g in the recompute phase. */
+static int recompute_colls(const wl_plan *plan, wl_group g)
+{
+    wl_program *p = wl_program_new(plan, 0);
+    wl_instr in;
+    int n = 0;
+    while (wl_program_next(p, &in)) n += in.op == WL_COLL && in.group == g && in.phase == WL_PH_RECOMPUTE;
+    wl_program_free(p);
+    return n;
+}
+
+START_TEST(test_recompute_modules_ops)
+{
+    /* recompute_modules: "moe" runs each MoE layer's block again before its
+     * backward, dispatch and combine included (2 all-to-alls per layer and
+     * micro-batch); "core_attn" (the default) and "moe_act" repeat no
+     * collective; each module adds recompute time */
+    cfg_strategy s = strategy(2, 1, 1);
+    s.ep = 2;
+    s.recompute = CFG_RECOMP_SELECTIVE;
+    const char *mods[] = {"", "core_attn,moe_act", "core_attn,moe"};
+    cfg_model m = model_gpt();
+    fx_moe(&m, 8, 2, 1024, 0, 2048, 0, 1);
+    double rec[3];
+    for (int i = 0; i < 3; i++) {
+        fixture f;
+        sim_strlcpy(s.recompute_modules, mods[i], sizeof s.recompute_modules);
+        setup(&f, m, s);
+        int want = i == 2 ? 2 * f.m.layers * cfg_micro_batches(&s) : 0;
+        ck_assert_int_eq(recompute_colls(f.plan, WL_G_EP), want);
+        double ph[WL_NPHASES];
+        wl_rank_compute_s(f.plan, 0, ph);
+        rec[i] = ph[WL_PH_RECOMPUTE];
+        teardown(&f);
+    }
+    ck_assert(rec[0] > 0 && rec[0] < rec[1] && rec[1] < rec[2]);
 }
 END_TEST
 
@@ -1033,12 +1162,17 @@ static double layer_forward_s(const wl_plan *plan, int rank, int *seen, int nlay
  * compute summed over the stages equals the even split's. */
 START_TEST(test_uneven_stage_programs)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         cfg_model m = model_gpt();
         cfg_strategy s = strategy(1, 4, 1);
         if (k == 0) { /* 1 + 3 + 3 + 3 */
             m.layers = 10;
             s.first_stage_layers = 1;
+        } else if (k == 2) { /* a layout, interleaved: chunks 3 2 2 2 | 2 2 2 1 */
+            m.layers = 16;
+            s.schedule = CFG_SCHED_INTERLEAVED;
+            s.vpp = 2;
+            sim_strlcpy(s.pipeline_layout, "Et*3|(tt|)*6,tL", sizeof s.pipeline_layout);
         } else { /* interleaved: 2 + 4 + 4 + 2 in chunks of 1, 2, 2, 1 */
             m.layers = 12;
             s.schedule = CFG_SCHED_INTERLEAVED;
@@ -1293,6 +1427,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_default_order);
     tcase_add_test(tc, test_layout_order_changes_neighbours);
     tcase_add_test(tc, test_groups_partition_world);
+    tcase_add_test(tc, test_layout_expert_fold);
+    tcase_add_test(tc, test_recompute_modules_ops);
     tcase_add_test(tc, test_groups_agree_between_members);
     tcase_add_test(tc, test_schedule_1f1b_counts);
     tcase_add_test(tc, test_schedule_interleaved_complete);

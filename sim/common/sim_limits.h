@@ -39,6 +39,8 @@
 /* -------------------------------------------------------- model values */
 
 #define CFG_MAX_LAYERS 16384        /* layers; also vpp, stage layer counts, MoE layer keys */
+#define CFG_LAYOUT_LEN 512          /* a pipeline layout string, terminator included */
+#define CFG_LAYOUT_MAX_ATOMS 1048576 /* characters a pipeline layout string expands to */
 #define CFG_MAX_HIDDEN 1048576      /* hidden size */
 #define CFG_MAX_WIDTH 16777216      /* FFN widths, vocabulary, sequence length, global batch, micro-batch (2^24) */
 #define CFG_MAX_HEADS 65536         /* heads, kv_heads */

@@ -161,6 +161,97 @@ static sim_rc check_sequence(const cfg_model *m, const cfg_strategy *s, sim_err 
                     cfg_origin(s->path, "strategy"), key, m->seq_len, m->name, desc, split);
 }
 
+/* What a layout holds, stage by stage. */
+typedef struct layout_tally {
+    int stages, decoders, mtp;
+    int embedding, embedding_at, loss, loss_at, mtp_outside;
+    int empty_at;           /* the first stage without a decoder layer, or -1 */
+} layout_tally;
+
+static void tally_visit(void *ctx, int index, const cfg_layout_stage *st)
+{
+    layout_tally *t = ctx;
+    t->stages = index + 1;
+    t->decoders += st->decoders;
+    t->mtp += st->mtp;
+    if (st->embedding) t->embedding_at = index;
+    if (st->loss) t->loss_at = index;
+    t->embedding += st->embedding;
+    t->loss += st->loss;
+    if (st->mtp && !st->loss) t->mtp_outside++;
+    if (st->decoders == 0 && t->empty_at < 0) t->empty_at = index;
+}
+
+/* A pipeline layout against the model and the pipeline: pp*vpp virtual
+ * stages, the model's decoder and MTP layers, the embedding in the first
+ * stage, the loss (and the MTP layers, which heptasim runs in the head) in
+ * the last, a decoder layer in each; not with the other split keys or a V
+ * schedule. */
+static sim_rc check_layout(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy"), *lay = s->pipeline_layout;
+    char why[SIM_ERR_LEN / 2];
+    layout_tally t = {.embedding_at = -1, .loss_at = -1, .empty_at = -1};
+    if (cfg_layout_walk(lay, tally_visit, &t, why, sizeof why) < 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: \"%s\": %s (write the virtual stages as runs of E, t, m and L "
+                        "separated by '|', e.g. \"Et*4|(t*4|)*14,tmL\")",
+                        f, lay, why);
+    const char *other = s->first_stage_layers > 0                   ? "first_stage_layers"
+                        : s->last_stage_layers > 0                  ? "last_stage_layers"
+                        : s->account_for_embedding_in_pipeline_split ? "account_for_embedding_in_pipeline_split"
+                        : s->account_for_loss_in_pipeline_split      ? "account_for_loss_in_pipeline_split"
+                                                                     : NULL;
+    if (other)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: a layout places every layer itself and is not combined with %s "
+                        "(unset %s, or the layout)",
+                        f, other, other);
+    if (cfg_v_schedule(s))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: \"%s\" places its chunks in a V; a layout with it is not modelled "
+                        "(use \"interleaved\" or \"1f1b\")",
+                        f, cfg_schedule_name(s->schedule));
+    i64 want = (i64)s->pp * cfg_stage_chunks(s);
+    if (t.stages != want)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: %d virtual stages, but pp*vpp = %d*%d = %lld (give %lld stages "
+                        "separated by '|'%s)",
+                        f, t.stages, s->pp, cfg_stage_chunks(s), want, want,
+                        t.stages % s->pp == 0 ? ", or set vpp to the layout's stages / pp" : "");
+    if (t.decoders != m->layers)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: %d transformer layers ('t'), but model '%s' has layers=%d (place "
+                        "each layer once)",
+                        f, t.decoders, m->name, m->layers);
+    if (t.mtp != m->mtp_layers)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: %d MTP layers ('m'), but model '%s' has mtp_layers=%d (place each "
+                        "once, with the loss)",
+                        f, t.mtp, m->name, m->mtp_layers);
+    if (t.embedding != 1 || t.embedding_at != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: the embedding ('E') must appear once, in the first virtual stage "
+                        "(got %d, %s; put one E first)",
+                        f, t.embedding, t.embedding ? "elsewhere" : "none");
+    if (t.loss != 1 || t.loss_at != t.stages - 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: the loss ('L') must appear once, in the last virtual stage (got %d, "
+                        "%s; put one L last)",
+                        f, t.loss, t.loss ? "elsewhere" : "none");
+    if (t.mtp_outside)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not "
+                        "modelled (heptasim runs them with the output layer; put them in the last virtual stage)",
+                        f);
+    if (t.empty_at >= 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_layout: virtual stage %d holds no transformer layer ('t'), which is not "
+                        "modelled (give every virtual stage at least one t)",
+                        f, t.empty_at);
+    return SIM_OK;
+}
+
 /* Layers over the pipeline stages (the split of cfg_stage_layers): pp*vpp
  * divides the layers, or first_stage_layers / last_stage_layers leave the
  * other stages an even share of at least one layer each; with vpp > 1
@@ -169,6 +260,7 @@ static sim_rc check_stages(const cfg_model *m, const cfg_strategy *s, sim_err *e
 {
     const char *f = cfg_origin(s->path, "strategy");
     int first = s->first_stage_layers, last = s->last_stage_layers;
+    if (s->pipeline_layout[0]) return check_layout(m, s, err);
     if (first == 0 && last == 0 && cfg_v_schedule(s) && m->layers % (2LL * s->pp) != 0)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .pp: \"%s\" cuts the layers into 2*pp = %lld chunks, which does not divide layers=%d "
@@ -267,21 +359,19 @@ static sim_rc check_shapes(const cfg_model *m, const cfg_strategy *s, sim_err *e
     if ((rc = divides(err, f, tp, 2, "hidden", m->hidden))) return rc;
     if ((rc = divides(err, f, tp, 2, "ffn_hidden", m->ffn_hidden))) return rc;
     if (m->moe.experts > 0) {
-        if ((rc = divides(err, f, tp, 2, "moe.ffn_hidden", m->moe.ffn_hidden))) return rc;
+        factor etp[] = {{"etp", s->etp > 0 ? s->etp : s->tp_x * s->tp_y}};
+        if ((rc = divides(err, f, etp, 1, "moe.ffn_hidden", m->moe.ffn_hidden))) return rc;
         if (m->moe.shared_experts > 0 &&
             (rc = divides(err, f, tp, 2, "moe.shared_ffn_hidden", m->moe.shared_ffn_hidden)))
             return rc;
     }
 
     /* layers over pipeline stages, and the schedule */
-    if ((rc = check_stages(m, s, err))) return rc;
     if ((rc = check_schedule(s, err))) return rc;
+    if ((rc = check_stages(m, s, err))) return rc;
 
     if ((rc = check_sequence(m, s, err))) return rc;
 
-    i64 t = product(tp, 2, true, desc, sizeof desc, NULL);
-    if (s->etp > 0 && t % s->etp != 0)
-        return sim_fail(err, SIM_EINVAL, "%s: .etp: %d does not divide %s (use a divisor of %lld)", f, s->etp, desc, t);
     if (cfg_is_mla(m) && s->tp_y > 1)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .tp_y: %d, but 2D tensor parallel of multi-head latent attention (model '%s') is not "
@@ -313,6 +403,42 @@ sim_rc cfg_check_precision(const cfg_platform *p, const cfg_strategy *s, sim_err
     return SIM_OK;
 }
 
+/* Megatron-Core's expert folding: the ep x etp expert model-parallel
+ * ranks tile the tp x cp x dp ranks of a stage (the expert data-parallel
+ * size is what is left), and the expert numbering of the ranks puts them
+ * on the stages the dense one does (Megatron asserts that the two give the
+ * same pipeline groups: pp last in the order, or the expert data-parallel
+ * size equal to dp). */
+static sim_rc check_expert_fold(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    char desc[200], fold[200];
+    int etp = s->etp > 0 ? s->etp : s->tp_x * s->tp_y;
+    if (m->moe.experts <= 0 || !cfg_experts_folded(s)) return SIM_OK;
+    factor stage[] = {{"tp_x", s->tp_x}, {"tp_y", s->tp_y}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses},
+                      {"dp", dp}};
+    factor experts[] = {{"ep", s->ep}, {"etp", etp}};
+    i64 ranks = product(stage, 5, true, desc, sizeof desc, NULL), emp = product(experts, 2, true, fold, sizeof fold, NULL);
+    if (ranks % emp != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .%s: %s does not divide %s, the ranks of a pipeline stage the expert groups are folded "
+                        "over (make ep*etp a divisor of %lld)",
+                        f, s->ep > 1 ? "ep" : "etp", fold, desc, ranks);
+    cfg_strategy r = *s;
+    r.dp = dp;
+    r.etp = etp;
+    if (!cfg_expert_stages_match(&r)) {
+        char order[CFG_NAME_LEN];
+        cfg_order_format(s, order, sizeof order);
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .order: \"%s\" numbers the expert ranks (etp %d, ep %d, expert dp %d) over other "
+                        "pipeline stages than the dense ranks (Megatron-Core needs pp last in the order, or expert "
+                        "dp = dp = %d; put pp last)",
+                        f, order, etp, s->ep, cfg_edp_group(&r), dp);
+    }
+    return SIM_OK;
+}
+
 /* Rules that need the resolved dp: batch, micro-batches, expert parallel. */
 static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s, int dp, sim_err *err)
 {
@@ -329,6 +455,17 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
                         "%s: .global_batch: %lld micro-batches per step is more than the limit of %d (raise "
                         "micro_batch or lower global_batch)",
                         f, micro_batches, CFG_MAX_MICRO_BATCHES);
+    int flushes = s->pipeline_flushes > 1 ? s->pipeline_flushes : 1;
+    if (micro_batches % flushes != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: %d does not divide the %lld micro-batches "
+                        "global_batch/(dp*micro_batch) (use a divisor of %lld)",
+                        f, flushes, micro_batches, micro_batches);
+    if (flushes > 1 && s->schedule == CFG_SCHED_INTERLEAVED && (micro_batches / flushes) % s->pp != 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: the interleaved schedule needs the %lld micro-batches of each of "
+                        "the %d flushes to be a multiple of pp=%d (use fewer flushes, or change global_batch)",
+                        f, micro_batches / flushes, flushes, s->pp);
     if (s->schedule == CFG_SCHED_INTERLEAVED && micro_batches % s->pp != 0)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .global_batch: the interleaved schedule needs a number of micro-batches "
@@ -340,6 +477,11 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
     i64 v_least = s->schedule == CFG_SCHED_ZB_V        ? 2LL * s->pp - 1
                   : s->schedule == CFG_SCHED_DUALPIPE_V ? 2LL * s->pp
                                                         : 0;
+    if (flushes > 1 && micro_batches / flushes < v_least)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .pipeline_flushes: \"%s\" needs at least %lld micro-batches per flush with pp=%d, got "
+                        "%lld (use fewer flushes)",
+                        f, cfg_schedule_name(s->schedule), v_least, s->pp, micro_batches / flushes);
     if (micro_batches < v_least)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .global_batch: \"%s\" needs at least %lld micro-batches with pp=%d, got "
@@ -352,13 +494,8 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
         if (m->moe.experts % s->ep != 0)
             return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide moe.experts=%d (use a divisor of %d)", f,
                             s->ep, m->moe.experts, m->moe.experts);
-        factor edp[] = {{"dp", dp}, {"cp_ring", s->cp_ring}, {"cp_ulysses", s->cp_ulysses}};
-        i64 g = product(edp, 3, true, desc, sizeof desc, NULL);
-        if (g % s->ep != 0)
-            return sim_fail(err, SIM_EINVAL, "%s: .ep: %d does not divide %s (use a divisor of %lld)", f, s->ep, desc,
-                            g);
     }
-    return SIM_OK;
+    return check_expert_fold(m, s, dp, err);
 }
 
 /* The MoE keys: the batch-level all-to-all overlap is DualPipe-V's pairs
@@ -404,6 +541,53 @@ static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err 
     return SIM_OK;
 }
 
+/* True when some layer of m is dense (moe false) or MoE (moe true). */
+static bool has_layer_kind(const cfg_model *m, bool moe)
+{
+    for (int l = 0; l < m->layers; l++)
+        if (cfg_is_moe_layer(m, l) == moe) return true;
+    return false;
+}
+
+/* recompute_modules (with recompute "selective"): Megatron-Core's module
+ * names, each applying to some layer of the model. */
+static sim_rc check_recompute_modules(const cfg_model *m, const cfg_strategy *s, sim_err *err)
+{
+    const char *f = cfg_origin(s->path, "strategy");
+    if (s->recompute != CFG_RECOMP_SELECTIVE) return SIM_OK;
+    for (const char *p = s->recompute_modules; *p;) {
+        size_t len = strcspn(p, ", ");
+        char word[CFG_NAME_LEN * 2];
+        snprintf(word, sizeof word, "%.*s", (int)len, p);
+        int i = cfg_recompute_module_parse(p, len);
+        if (i < 0) {
+            const char *close = cfg_recompute_module_suggest(word);
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .recompute_modules: unknown module '%s' (%s%s%s; the modules are core_attn, "
+                            "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)",
+                            f, word, close ? "did you mean '" : "name one of the modules", close ? close : "",
+                            close ? "'?" : "");
+        }
+        bool applies = i == CFG_RM_MLA_UP_PROJ      ? cfg_is_mla(m)
+                       : i == CFG_RM_MLP            ? has_layer_kind(m, false)
+                       : i == CFG_RM_SHARED_EXPERTS ? m->moe.shared_experts > 0 && has_layer_kind(m, true)
+                       : i == CFG_RM_MOE || i == CFG_RM_MOE_ACT ? has_layer_kind(m, true)
+                                                                : true;
+        if (!applies)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .recompute_modules: '%s' recomputes nothing in model '%s', which has no %s (leave "
+                            "it out)",
+                            f, word, m->name,
+                            i == CFG_RM_MLA_UP_PROJ ? "multi-head latent attention"
+                            : i == CFG_RM_MLP       ? "dense layer"
+                            : i == CFG_RM_SHARED_EXPERTS ? "shared experts"
+                                                         : "MoE layer");
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return SIM_OK;
+}
+
 static sim_rc check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err)
 {
     sim_rc rc;
@@ -422,6 +606,7 @@ static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_stra
     if ((rc = cfg_check_precision(p, s, err))) return rc;
     if ((rc = check_batch_and_experts(m, s, dp, err))) return rc;
     if ((rc = check_moe_keys(m, s, err))) return rc;
+    if ((rc = check_recompute_modules(m, s, err))) return rc;
     s->dp = dp;
     s->etp = cfg_etp(s); /* unset: Megatron's default, experts split like the dense layers */
     return SIM_OK;

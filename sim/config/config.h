@@ -213,6 +213,19 @@ typedef enum cfg_schedule {
     CFG_NSCHEDULES
 } cfg_schedule;
 typedef enum cfg_recompute { CFG_RECOMP_NONE = 0, CFG_RECOMP_SELECTIVE, CFG_RECOMP_FULL, CFG_NRECOMPUTES } cfg_recompute;
+/* The modules selective recompute runs again (Megatron-Core's
+ * --recompute-modules), as bits of cfg_recompute_modules.  ORDER
+ * CFG_RECOMPUTE_MODULE: recompute_module_names in keys.c follows it. */
+typedef enum cfg_recompute_module {
+    CFG_RM_CORE_ATTN = 0, /* core attention, from Q, K, V */
+    CFG_RM_MOE_ACT,       /* the routed experts' activation function */
+    CFG_RM_LAYERNORM,     /* the two norms before attention and MLP */
+    CFG_RM_MLA_UP_PROJ,   /* MLA's up-projections, from the latents */
+    CFG_RM_MLP,           /* a dense layer's MLP */
+    CFG_RM_MOE,           /* a MoE layer's router, dispatch, experts, combine, shared experts */
+    CFG_RM_SHARED_EXPERTS,/* the shared experts */
+    CFG_NRECOMPUTE_MODULES
+} cfg_recompute_module;
 /* The core attention kernel: FlashAttention (keeps Q, K, V, the output and
  * the softmax statistics) or eager (stores the s x s scores). */
 typedef enum cfg_attention { CFG_ATTN_FLASH = 0, CFG_ATTN_EAGER, CFG_NATTENTIONS } cfg_attention;
@@ -268,11 +281,14 @@ typedef struct cfg_strategy {
     int last_stage_layers;         /* layers of the last pipeline stage; 0 = even split */
     bool account_for_embedding_in_pipeline_split; /* the embedding counts as one layer of the first chunk */
     bool account_for_loss_in_pipeline_split;      /* the loss counts as one layer of the last chunk */
+    char pipeline_layout[CFG_LAYOUT_LEN];         /* Megatron's layout string; "" = none */
     cfg_schedule schedule;
+    int pipeline_flushes;          /* the schedule runs this many times per step, one per accumulation step; 0 = 1 */
     int micro_batch;               /* sequences per micro-batch */
     int global_batch;              /* sequences per step */
     bool sequence_parallel;
     cfg_recompute recompute;
+    char recompute_modules[CFG_NAME_LEN * 2]; /* selective: the modules, "core_attn,moe_act"; "" = core_attn */
     int zero;                      /* 0..3 */
     bool overlap_grad_reduce;
     bool overlap_param_gather;
@@ -449,6 +465,7 @@ int cfg_world_size(const cfg_strategy *s);          /* dp*pp*tp_x*tp_y*cp_ring*c
 int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
+int cfg_flush_micro_batches(const cfg_strategy *s); /* the micro-batches of one pipeline flush: those / pipeline_flushes */
 double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
 /* The compute speed of device d, a fraction of the platform's peak (the
  * product of the stragglers naming it or its node; 1 on a uniform
@@ -465,15 +482,31 @@ double cfg_nic_speed(const cfg_platform *p, int d);
 /* The FP8 GEMM efficiency curve p runs with: its own gemm_fp8_efficiency,
  * else gemm_efficiency's points at CFG_FP8_GEMM_SHIFT times the FLOPs. */
 void cfg_gemm_fp8_curve(const cfg_platform *p, cfg_curve *out);
-/* The radix of dimension d in the rank numbering (a rank is a mixed-radix
- * number over `order`): its size, but 1 for ep, which takes no digit: expert
- * groups are carved out of the dp x cp_ring x cp_ulysses ranks. */
+/* The radix of dimension d in the rank numbering of the dense layers (a
+ * rank is a mixed-radix number over `order`): its size, but 1 for ep, which
+ * takes no digit there. */
 int cfg_dim_radix(const cfg_strategy *s, cfg_dim d);
+/* The radix of slot d of `order` in the expert layers' numbering of the
+ * same ranks (Megatron-Core's expert rank generator: the same order string
+ * with tp = etp, cp = 1, ep, dp = expert data parallel, pp): etp in tp_x's
+ * slot, 1 in tp_y's and the CP slots, ep, cfg_edp_group in dp's, pp.  The
+ * expert groups are folded over the tp x cp x dp ranks of a stage whatever
+ * the dense layout. */
+int cfg_expert_radix(const cfg_strategy *s, cfg_dim d);
+/* True when the experts have groups of their own: ep > 1, or etp other
+ * than tp_x*tp_y (etp 0 reads as tp_x*tp_y).  Otherwise the expert layers
+ * are split and replicated as the dense ones (ETP = TP, expert DP = DP) and
+ * the expert numbering is not used. */
+bool cfg_experts_folded(const cfg_strategy *s);
+/* True when the experts are not folded, or the expert numbering puts every
+ * rank on the pipeline stage the dense one does (pp has one stride in
+ * both), as Megatron-Core asserts: pp last in the order, or the expert
+ * data-parallel size equal to dp. */
+bool cfg_expert_stages_match(const cfg_strategy *s);
 int cfg_dp_group(const cfg_strategy *s);            /* dense data-parallel group: dp*cp_ring*cp_ulysses */
 int cfg_ep(const cfg_strategy *s);                  /* expert parallel size: ep, 1 when unset (0) */
 int cfg_etp(const cfg_strategy *s);                 /* expert tensor parallel size: etp, tp when unset (0) */
-int cfg_expert_blocks(const cfg_strategy *s);       /* expert shards' copies inside a TP group: tp/etp */
-int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp/ep * tp/etp */
+int cfg_edp_group(const cfg_strategy *s);           /* expert data-parallel group: dp*cp*tp/(ep*etp) */
 /* Routed copies the busiest EP rank's experts receive, relative to top_k
  * per token routed (a perfect balance): moe_load_imbalance without a
  * capacity (moe_capacity_factor 0, dropless); with capacity c the busiest
@@ -549,11 +582,33 @@ int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage);
 /* True when first_stage_layers or last_stage_layers is set (pp > 1). */
 bool cfg_uneven_stages(const cfg_strategy *s);
 
+/* Pipeline layouts (pipeline_layout, Megatron-Core's
+ * --pipeline-model-parallel-layout; pipeline_layout.c has the grammar).
+ * With a layout, global chunk g holds the decoder layers ('t') of the
+ * layout's virtual stage g, in order; cfg_check makes sure the layout has
+ * pp*vpp stages, the embedding in the first, the loss and the MTP layers
+ * in the last and at least one decoder layer in each. */
+typedef struct cfg_layout_stage {
+    int decoders, mtp;      /* 't' and 'm' */
+    int embedding, loss;    /* 'E' and 'L' */
+} cfg_layout_stage;
+typedef void (*cfg_layout_visit)(void *ctx, int index, const cfg_layout_stage *st);
+/* Calls visit for each virtual stage of text in order; returns their
+ * count, or -1 with one phrase in why (syntax, unknown character, a count
+ * or an expansion above CFG_LAYOUT_MAX_ATOMS). */
+int cfg_layout_walk(const char *text, cfg_layout_visit visit, void *ctx, char *why, size_t cap);
+
 /* Names for enums, as written in JSON ("1f1b", "selective", "tp_x"). */
 const char *cfg_schedule_name(cfg_schedule s);
 const char *cfg_recompute_name(cfg_recompute r);
 const char *cfg_dispatcher_name(cfg_dispatcher d);
 const char *cfg_fp8_recipe_name(cfg_fp8_recipe r);
+
+/* The modules s recomputes, a bit (1u << cfg_recompute_module) each: with
+ * recompute "selective", those of recompute_modules (core_attn when
+ * empty); none otherwise (full recompute runs whole layers).  Names that
+ * are not modules are skipped (cfg_check refuses them). */
+unsigned cfg_recompute_modules(const cfg_strategy *s);
 const char *cfg_activation_name(cfg_activation a);
 const char *cfg_window_kind_name(cfg_window_kind k);
 const char *cfg_dim_name(cfg_dim d);

@@ -109,6 +109,11 @@ extern const char *const cfg_straggler_kind_names[];
  * shorter than 6 characters, 2 otherwise), or NULL when none is close. */
 const char *cfg_suggest(const char *word, const char *const *cands, int n);
 
+/* The recompute module named by word[0..len) (cfg_recompute_module), or
+ * -1; the closest module name to a word that is none, or NULL. */
+int cfg_recompute_module_parse(const char *word, size_t len);
+const char *cfg_recompute_module_suggest(const char *word);
+
 /* Parse "tp_x-tp_y-..." into out.  Returns true, or false with the reason
  * in why ("'dp' appears twice ..."). */
 bool cfg_order_parse(const char *text, cfg_dim out[CFG_NDIMS], char *why, size_t cap);

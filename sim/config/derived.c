@@ -2,8 +2,8 @@
  * micro-batch count, usable memory, a device's speed among stragglers,
  * where the layers sit on the pipeline,
  * and which layers are MoE or windowed.  One function per quantity; every
- * module calls these rather than spelling the arithmetic again.  A leaf of
- * the module: it calls no other file of it. */
+ * module calls these rather than spelling the arithmetic again.  It calls
+ * no other file of the module but pipeline_layout.c, itself a leaf. */
 #include <math.h>
 #include <string.h>
 
@@ -41,14 +41,9 @@ int cfg_etp(const cfg_strategy *s)
     return s->etp > 0 ? s->etp : cfg_tp(s);
 }
 
-int cfg_expert_blocks(const cfg_strategy *s)
-{
-    return cfg_tp(s) / cfg_etp(s);
-}
-
 int cfg_edp_group(const cfg_strategy *s)
 {
-    return cfg_dp_group(s) / cfg_ep(s) * cfg_expert_blocks(s);
+    return cfg_dp_group(s) * cfg_tp(s) / (cfg_ep(s) * cfg_etp(s));
 }
 
 double cfg_expert_load(const cfg_strategy *s)
@@ -68,6 +63,11 @@ int cfg_micro_batches(const cfg_strategy *s)
 {
     int per = s->dp * s->micro_batch;
     return per > 0 ? s->global_batch / per : 0;
+}
+
+int cfg_flush_micro_batches(const cfg_strategy *s)
+{
+    return cfg_micro_batches(s) / (s->pipeline_flushes > 1 ? s->pipeline_flushes : 1);
 }
 
 double cfg_usable_hbm_bytes(const cfg_platform *p)
@@ -120,6 +120,38 @@ int cfg_dim_radix(const cfg_strategy *s, cfg_dim d)
     return 1;
 }
 
+int cfg_expert_radix(const cfg_strategy *s, cfg_dim d)
+{
+    switch (d) {
+    case CFG_DIM_TP_X: return cfg_etp(s);
+    case CFG_DIM_EP: return cfg_ep(s);
+    case CFG_DIM_DP: return cfg_edp_group(s);
+    case CFG_DIM_PP: return s->pp;
+    default: return 1;
+    }
+}
+
+/* The product of the radices of the slots before d in `order`: d's stride
+ * in the dense numbering, or with expert in the expert one. */
+static int radix_below(const cfg_strategy *s, cfg_dim d, bool expert)
+{
+    int below = 1;
+    for (int i = 0; i < CFG_NDIMS && s->order[i] != d; i++)
+        below *= expert ? cfg_expert_radix(s, s->order[i]) : cfg_dim_radix(s, s->order[i]);
+    return below;
+}
+
+bool cfg_experts_folded(const cfg_strategy *s)
+{
+    return cfg_ep(s) > 1 || cfg_etp(s) != cfg_tp(s);
+}
+
+bool cfg_expert_stages_match(const cfg_strategy *s)
+{
+    return !cfg_experts_folded(s) || s->pp <= 1 ||
+           radix_below(s, CFG_DIM_PP, false) == radix_below(s, CFG_DIM_PP, true);
+}
+
 /* ------------------------------------------------- layers on the pipeline */
 
 int cfg_stage_chunks(const cfg_strategy *s)
@@ -156,12 +188,30 @@ static int uneven_count(const cfg_strategy *s, int share, int p)
     return share;
 }
 
+/* The decoder layers before virtual stage `want` and in it. */
+typedef struct layout_span {
+    int want, start, count;
+} layout_span;
+
+static void span_visit(void *ctx, int index, const cfg_layout_stage *st)
+{
+    layout_span *sp = ctx;
+    if (index < sp->want) sp->start += st->decoders;
+    if (index == sp->want) sp->count = st->decoders;
+}
+
 int cfg_stage_layers(const cfg_model *m, const cfg_strategy *s, int stage, int chunk, int *first)
 {
     int pp = s->pp > 0 ? s->pp : 1, v = cfg_stage_chunks(s);
     int start, count;
     int emb = s->account_for_embedding_in_pipeline_split, loss = s->account_for_loss_in_pipeline_split;
-    if (!cfg_uneven_stages(s) && (emb || loss)) {
+    if (s->pipeline_layout[0]) {
+        layout_span sp = {.want = cfg_global_chunk(s, stage, chunk)};
+        char why[SIM_ERR_LEN];
+        cfg_layout_walk(s->pipeline_layout, span_visit, &sp, why, sizeof why);
+        start = sp.start;
+        count = sp.count;
+    } else if (!cfg_uneven_stages(s) && (emb || loss)) {
         int n = pp * v, c = cfg_global_chunk(s, stage, chunk), per = (m->layers + emb + loss) / n;
         start = c * per - (c > 0 ? emb : 0);
         count = per - (c == 0 ? emb : 0) - (c == n - 1 ? loss : 0);
@@ -213,6 +263,14 @@ int cfg_stage_layer_total(const cfg_model *m, const cfg_strategy *s, int stage)
 int cfg_layers_per_stage(const cfg_model *m, const cfg_strategy *s)
 {
     if (s->pp <= 0) return 0;
+    if (s->pipeline_layout[0]) {
+        int most = 0;
+        for (int p = 0; p < s->pp; p++) {
+            int n = cfg_stage_layer_total(m, s, p);
+            if (n > most) most = n;
+        }
+        return most;
+    }
     if (!cfg_uneven_stages(s)) return m->layers / s->pp;
     int share = middle_share(m, s), most = share;
     if (s->first_stage_layers > most) most = s->first_stage_layers;

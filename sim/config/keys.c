@@ -14,8 +14,8 @@
  * of the devices into tp_x, tp_y, cp_ulysses, cp_ring and pp, dp taking
  * the rest (the Megatron-style subspace: tp_y = cp_ulysses = 1 (cp_ulysses
  * too with Megatron-Core's all-to-all CP), TP inside a node, zero 0 or 1,
- * Megatron-Core's rank orders; docs/study.md lists its flags); ep a divisor of the experts and of the data-parallel
- * group; etp = tp, or 1 for MoE models with TP; micro_batch a power of two
+ * Megatron-Core's rank orders; docs/study.md lists its flags); ep a divisor of the experts and of the
+ * tp x cp x dp ranks (with etp, it must divide them: cfg_check); etp = tp, or 1 for MoE models with TP; micro_batch a power of two
  * up to CFG_SEARCH_MAX_MICRO_BATCH that divides the sequences per replica;
  * schedule 1f1b, zb-h1, zb-v, dualpipe-v (not in the Megatron-style
  * subspace: Megatron-LM has neither), or interleaved with vpp a divisor
@@ -46,6 +46,11 @@ _Static_assert(sizeof recompute_names / sizeof *recompute_names == CFG_NRECOMPUT
 /* ORDER CFG_RECOMPUTE: the compact tokens of the modes */
 static const char *const recompute_tokens[] = {"norc", "sel", "full"};
 _Static_assert(sizeof recompute_tokens / sizeof *recompute_tokens == CFG_NRECOMPUTES, "one token per mode");
+/* ORDER CFG_RECOMPUTE_MODULE */
+static const char *const recompute_module_names[] = {"core_attn", "moe_act",   "layernorm",      "mla_up_proj",
+                                                     "mlp",       "moe",       "shared_experts", NULL};
+_Static_assert(sizeof recompute_module_names / sizeof *recompute_module_names == CFG_NRECOMPUTE_MODULES + 1,
+               "one name per recompute module");
 /* ORDER CFG_ATTENTION */
 static const char *const attention_names[] = {"flash", "eager", NULL};
 _Static_assert(sizeof attention_names / sizeof *attention_names == CFG_NATTENTIONS + 1, "one name per kernel");
@@ -79,6 +84,33 @@ const char *cfg_fp8_recipe_name(cfg_fp8_recipe r)
     return (unsigned)r < CFG_NFP8_RECIPES ? fp8_recipe_names[r] : "?";
 }
 
+int cfg_recompute_module_parse(const char *word, size_t len)
+{
+    for (int i = 0; i < CFG_NRECOMPUTE_MODULES; i++)
+        if (strlen(recompute_module_names[i]) == len && strncmp(word, recompute_module_names[i], len) == 0) return i;
+    return -1;
+}
+
+const char *cfg_recompute_module_suggest(const char *word)
+{
+    return cfg_suggest(word, recompute_module_names, CFG_NRECOMPUTE_MODULES);
+}
+
+unsigned cfg_recompute_modules(const cfg_strategy *s)
+{
+    if (s->recompute != CFG_RECOMP_SELECTIVE) return 0;
+    if (!s->recompute_modules[0]) return 1u << CFG_RM_CORE_ATTN;
+    unsigned bits = 0;
+    for (const char *p = s->recompute_modules; *p;) {
+        size_t len = strcspn(p, ", ");
+        int i = cfg_recompute_module_parse(p, len);
+        if (i >= 0) bits |= 1u << i;
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return bits;
+}
+
 /* }========================================================== enum names */
 
 /* {======================================================= named orders */
@@ -100,20 +132,23 @@ static const struct {
     {"pp-inner", {CFG_DIM_TP_X, CFG_DIM_TP_Y, CFG_DIM_PP, CFG_DIM_CP_ULYSSES, CFG_DIM_CP_RING, CFG_DIM_EP, CFG_DIM_DP}},
 };
 
+#define SIGLEN (2 * CFG_NDIMS)
+
 /* What an order decides for s: the sequence of rank digits larger than
- * one, and (with ep > 1) whether EP groups come before DP.  Two orders with
- * the same signature give the same rank layout and groups. */
-static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig[CFG_NDIMS + 1])
+ * one in the dense numbering, then, when the experts have groups of their
+ * own (ep > 1 or etp other than tp), in the expert one (cfg_expert_radix).
+ * Two orders with the same signature give the same rank layout and
+ * groups. */
+static void order_signature(const cfg_strategy *s, const cfg_dim *order, int sig[SIGLEN])
 {
-    int k = 0, pos_ep = 0, pos_dp = 0;
-    for (int i = 0; i < CFG_NDIMS; i++) {
-        cfg_dim d = order[i];
-        if (d == CFG_DIM_EP) pos_ep = i;
-        if (d == CFG_DIM_DP) pos_dp = i;
-        if (cfg_dim_radix(s, d) > 1) sig[k++] = (int)d;
-    }
+    int k = 0;
+    bool experts = cfg_experts_folded(s);
+    for (int i = 0; i < CFG_NDIMS; i++)
+        if (cfg_dim_radix(s, order[i]) > 1) sig[k++] = (int)order[i];
     while (k < CFG_NDIMS) sig[k++] = -1;
-    sig[CFG_NDIMS] = s->ep > 1 ? (pos_ep < pos_dp) : -1;
+    for (int i = 0; i < CFG_NDIMS && experts; i++)
+        if (cfg_expert_radix(s, order[i]) > 1) sig[k++] = (int)order[i];
+    while (k < SIGLEN) sig[k++] = -1;
 }
 
 /* The rank orders of Megatron-Core (parallel_state's `order`). */
@@ -124,10 +159,10 @@ static const cfg_dim megatron_orders[2][CFG_NDIMS] = {
 
 bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order)
 {
-    int sig[CFG_NDIMS + 1];
+    int sig[SIGLEN];
     order_signature(s, order, sig);
     for (int i = 0; i < 2; i++) {
-        int ref[CFG_NDIMS + 1];
+        int ref[SIGLEN];
         order_signature(s, megatron_orders[i], ref);
         if (memcmp(ref, sig, sizeof sig) == 0) return true;
     }
@@ -136,10 +171,10 @@ bool cfg_order_megatron(const cfg_strategy *s, const cfg_dim *order)
 
 void cfg_order_name(const cfg_strategy *s, char *out, int cap)
 {
-    int sig[CFG_NDIMS + 1];
+    int sig[SIGLEN];
     order_signature(s, s->order, sig);
     for (int i = 0; i < NORDERS; i++) {
-        int ref[CFG_NDIMS + 1];
+        int ref[SIGLEN];
         order_signature(s, named_orders[i].order, ref);
         if (memcmp(ref, sig, sizeof sig) == 0) {
             sim_strlcpy(out, named_orders[i].name, (size_t)cap);
@@ -191,11 +226,13 @@ static bool cp_ulysses_fits(const cfg_space *sp, const cfg_strategy *s, const cf
     return (!sp->megatron || sp->megatron_a2a_cp || v->i == 1) && sp->model->heads % (s->tp_x * v->i) == 0;
 }
 
-/* layers split evenly, or the base strategy's own uneven split */
+/* layers split evenly, or the base strategy's own uneven split or layout
+ * (a layout fixes pp: cfg_check refuses the others) */
 static bool pp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
 {
     (void)s;
-    return sp->model->layers % v->i == 0 || (v->i == sp->base->pp && cfg_uneven_stages(sp->base));
+    bool own = cfg_uneven_stages(sp->base) || sp->base->pipeline_layout[0];
+    return (sp->model->layers % v->i == 0 && !sp->base->pipeline_layout[0]) || (v->i == sp->base->pp && own);
 }
 
 /* dp: the devices the other dimensions leave */
@@ -212,7 +249,9 @@ static bool dp_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value 
     return v->i == sp->room;
 }
 
-/* ep: divisors of the experts that divide the data-parallel group (cfg_check) */
+/* ep: divisors of the experts that divide the tp x cp x dp ranks of a
+ * stage, the expert groups being folded over them (cfg_check drops those
+ * that do not fit the etp tried with them) */
 static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k;
@@ -222,7 +261,7 @@ static int ep_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy 
         return 1;
     }
     cfg_value all[CFG_MAX_CHOICES];
-    int n = divisors(experts, all, CFG_MAX_CHOICES), data = cfg_dp_group(s), j = 0;
+    int n = divisors(experts, all, CFG_MAX_CHOICES), data = cfg_dp_group(s) * cfg_tp(s), j = 0;
     for (int i = 0; i < n; i++)
         if (data % all[i].i == 0) out[j++] = all[i];
     return j;
@@ -323,6 +362,10 @@ static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_str
 {
     (void)k;
     const cfg_model *m = sp->model;
+    if (s->pipeline_layout[0]) { /* the layout fixes the virtual stages */
+        out[0] = (cfg_value){.i = (int)sp->base->schedule, .with = sp->base->vpp};
+        return 1;
+    }
     out[0] = (cfg_value){.i = CFG_SCHED_1F1B, .with = 1};
     if (s->pp < 2) return 1;
     int n = 1;
@@ -353,9 +396,9 @@ static int schedule_choices(const cfg_key *k, const cfg_space *sp, const cfg_str
 static int order_choices(const cfg_key *k, const cfg_space *sp, const cfg_strategy *s, cfg_value *out)
 {
     (void)k, (void)sp;
-    int sigs[NORDERS][CFG_NDIMS + 1], n = 0;
+    int sigs[NORDERS][SIGLEN], n = 0;
     for (int i = 0; i < NORDERS; i++) {
-        int sig[CFG_NDIMS + 1];
+        int sig[SIGLEN];
         order_signature(s, named_orders[i].order, sig);
         bool seen = false;
         for (int j = 0; j < n && !seen; j++) seen = memcmp(sigs[j], sig, sizeof sig) == 0;
@@ -377,10 +420,14 @@ static bool zero_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_valu
     return !sp->megatron || v->i <= 1;
 }
 
-/* order: the Megatron-style subspace has Megatron-Core's two rank orders */
+/* order: the expert numbering on the dense one's stages (cfg_check); the
+ * Megatron-style subspace has Megatron-Core's two rank orders */
 static bool order_fits(const cfg_space *sp, const cfg_strategy *s, const cfg_value *v)
 {
-    return !sp->megatron || cfg_order_megatron(s, v->order);
+    cfg_strategy o = *s;
+    memcpy(o.order, v->order, sizeof o.order);
+    if (o.etp <= 0) o.etp = cfg_tp(&o);
+    return cfg_expert_stages_match(&o) && (!sp->megatron || cfg_order_megatron(s, v->order));
 }
 
 /* when a key matters */
@@ -388,6 +435,7 @@ static bool pipelined(const cfg_strategy *s) { return s->pp > 1; }
 static bool one_d_tp(const cfg_strategy *s) { return s->tp_y == 1 && s->tp_x > 1; }
 static bool two_d_tp_and_ulysses(const cfg_strategy *s) { return s->tp_y > 1 && s->cp_ulysses > 1; }
 static bool ring_cp(const cfg_strategy *s) { return s->cp_ring > 1; }
+static bool selective(const cfg_strategy *s) { return s->recompute == CFG_RECOMP_SELECTIVE; }
 static bool sharded_data_parallel(const cfg_strategy *s) { return has_data_parallel(s) && (s->zero == 1 || s->zero == 2); }
 
 /* compact tokens */
@@ -407,6 +455,14 @@ static void schedule_token(const cfg_strategy *s, char *out, size_t cap)
         out[0] = '\0';
     else
         snprintf(out, cap, "-%s", cfg_schedule_name(s->schedule)); /* pp8-gpipe, pp8-zb-v */
+}
+
+static void flushes_token(const cfg_strategy *s, char *out, size_t cap)
+{
+    if (s->pp > 1 && s->pipeline_flushes > 0) /* flush1 written: 1 and the default 0 are two strategies */
+        snprintf(out, cap, "flush%d", s->pipeline_flushes);
+    else
+        out[0] = '\0';
 }
 
 static void etp_token(const cfg_strategy *s, char *out, size_t cap)
@@ -504,6 +560,13 @@ static int schedule_parse(const char *word, cfg_strategy *s)
     return 0;
 }
 
+static int flushes_parse(const char *word, cfg_strategy *s)
+{
+    int v, n = read_prefixed(word, "flush", &v);
+    if (n) s->pipeline_flushes = v;
+    return n;
+}
+
 static int etp_parse(const char *word, cfg_strategy *s)
 {
     int v, n = read_prefixed(word, "etp", &v);
@@ -576,9 +639,12 @@ const cfg_key cfg_strategy_keys[] = {
      .matters = pipelined},
     {S_BOOL("account_for_loss_in_pipeline_split", account_for_loss_in_pipeline_split, 0), .flags = SAME | ROWS,
      .matters = pipelined},
+    {S_STR("pipeline_layout", pipeline_layout), .flags = SAME | ROWS, .matters = pipelined},
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED | ROWS | COSTS,
      .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token, .parse = schedule_parse},
+    {S_INT("pipeline_flushes", pipeline_flushes, 0, CFG_MAX_MICRO_BATCHES, 0), .flags = SAME | CFG_KF_OMIT_ZERO | COSTS,
+     .matters = pipelined, .compact = 26, .format = flushes_token, .parse = flushes_parse},
     {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
     {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED | PROBE},
@@ -586,6 +652,7 @@ const cfg_key cfg_strategy_keys[] = {
      .search = 10, SHAPE, .choices = sequence_parallel_choices, .matters = one_d_tp, .compact = 7, .token = "sp"},
     {S_ENUM("recompute", recompute, recompute_names, "none"), .flags = SAME | PIN | PROBE,
      .search = 11, INNER, .choices = every_choice, .compact = 14, .format = recompute_token},
+    {S_STR("recompute_modules", recompute_modules), .flags = SAME | PROBE, .matters = selective},
     {S_INT("zero", zero, 0, 3, 0), .flags = SAME | PIN | ALWAYS | COSTS,
      .search = 16, INNER, .choices = every_choice, .fits = zero_fits, .matters = has_data_parallel, .compact = 15, .token = "z%d"},
     {S_BOOL("overlap_grad_reduce", overlap_grad_reduce, 1), .flags = SAME | PIN | NOMEM | COSTS,

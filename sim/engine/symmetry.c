@@ -105,7 +105,7 @@ const char *eng_symmetry_name(eng_symmetry sym)
 /* The groups that span data-parallel replicas. */
 static bool data_parallel(int g)
 {
-    return g == WL_G_DP || g == WL_G_EDP || g == WL_G_EDPD;
+    return g == WL_G_DP || g == WL_G_EDP;
 }
 
 bool eng_group_reduced(const eng_sim *sim, wl_group g)

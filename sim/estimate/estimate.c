@@ -130,7 +130,7 @@ typedef struct stage_cost {
 #define COUNTS_BUDGET (64.0 * 1024 * 1024)
 
 typedef struct counts_entry {
-    int key[4];
+    int key[5];
     wl_margin_counts *stage; /* key[1] of them; NULL: empty */
     double bytes;            /* what they take */
 } counts_entry;
@@ -184,7 +184,7 @@ struct est_estimator {
     /* level_zero's schedule margins of each stage (stage_margins), kept for
      * the candidates that differ only in zero and the DP overlap switches */
     double *margins;
-    int margins_cap, margins_schedule, margins_m;
+    int margins_cap, margins_schedule, margins_m, margins_flushes;
     bool margins_ok;
     /* the counts behind them (wl_schedule_margin_counts), remembered */
     counts_entry *counts;          /* COUNTS_CACHE */
@@ -450,7 +450,9 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
     ps.vpp = 1;
     ps.schedule = wl_schedule_splits_w(s) ? CFG_SCHED_ZB_H1 : CFG_SCHED_1F1B;
     ps.first_stage_layers = ps.last_stage_layers = 0; /* Lp layers on every stage */
+    ps.pipeline_layout[0] = '\0';
     ps.global_batch = s->dp * s->micro_batch;
+    ps.pipeline_flushes = 0; /* the probe's one micro-batch */
     ps.zero = 0;
     ps.overlap_grad_reduce = false;
     ps.overlap_param_gather = false;
@@ -685,9 +687,9 @@ static void piece_add(est_estimator *e, int *n, double before, double s)
 /* The margin counts of s's stages, from the cache or made. */
 static const wl_margin_counts *counts_get(est_estimator *e, const cfg_strategy *s)
 {
-    int key[4] = {(int)s->schedule, s->pp, cfg_stage_chunks(s), cfg_micro_batches(s)};
+    int key[5] = {(int)s->schedule, s->pp, cfg_stage_chunks(s), cfg_micro_batches(s), cfg_flush_micro_batches(s)};
     uint64_t h = 0;
-    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)(unsigned)key[i]) * 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 5; i++) h = (h ^ (uint64_t)(unsigned)key[i]) * 0x9E3779B97F4A7C15ULL;
     if (!e->counts) e->counts = sim_xcalloc(COUNTS_CACHE, sizeof *e->counts);
     counts_entry *c = &e->counts[(h >> 40) % COUNTS_CACHE];
     if (c->stage && memcmp(c->key, key, sizeof key) == 0) return c->stage;
@@ -857,9 +859,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     int pp = s->pp, z = s->zero;
     double nmicro = cfg_micro_batches(s);
 
-    if (e->margins_schedule != (int)s->schedule || e->margins_m != cfg_micro_batches(s)) e->margins_ok = false;
+    if (e->margins_schedule != (int)s->schedule || e->margins_m != cfg_micro_batches(s) ||
+        e->margins_flushes != cfg_flush_micro_batches(s))
+        e->margins_ok = false;
     e->margins_schedule = (int)s->schedule;
     e->margins_m = cfg_micro_batches(s);
+    e->margins_flushes = cfg_flush_micro_batches(s);
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
     net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
@@ -906,10 +911,13 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         csum += c->C;
         if (c->C > cmax) cmax = c->C;
     }
+    /* each of the pipeline_flushes runs of the schedule fills and drains
+     * the pipeline: k times the bubble and the hops */
+    double mf = cfg_flush_micro_batches(s), k = nmicro / mf;
     if (wl_schedule_splits_w(s))
-        e->pipe = split_pipeline(e, s, nmicro) + e->hops * e->p2p;
+        e->pipe = k * (split_pipeline(e, s, mf) + e->hops * e->p2p);
     else
-        e->pipe = nmicro * cmax + (csum - cmax) / v + e->hops * e->p2p;
+        e->pipe = nmicro * cmax + k * ((csum - cmax) / v + e->hops * e->p2p);
 
     /* when each stage starts (fill) and how much earlier than stage 0 its
      * pipeline work ends (drain) */

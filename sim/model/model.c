@@ -133,6 +133,34 @@ static double layer_token_flops(const cfg_model *m, int layer)
     return f;
 }
 
+/* Forward FLOPs per token that the selective recompute modules `rm`
+ * (cfg_recompute_modules bits) run again in layer `layer`: core_attn its
+ * core attention; mla_up_proj the two up-projections 2(q_in*q + kv_lora*
+ * (a*nope + v)), q_in = q_lora or h; mlp a dense layer's MLP; moe a MoE
+ * layer's router, routed and shared experts; shared_experts the shared
+ * ones (not again with moe).  The norms and the activation (layernorm,
+ * moe_act) have no GEMM and count nothing [N21: FLOPs are the GEMMs']. */
+static double recompute_token_flops(const cfg_model *m, unsigned rm, int layer)
+{
+    double f = 0.0, h = m->hidden;
+    const cfg_moe *mo = &m->moe;
+    bool moe = cfg_is_moe_layer(m, layer);
+    if (rm >> CFG_RM_CORE_ATTN & 1u) f += core_attn_token_flops(m, layer);
+    if ((rm >> CFG_RM_MLA_UP_PROJ & 1u) && cfg_is_mla(m)) {
+        const cfg_mla *x = &m->mla;
+        double q_in = x->q_lora_rank > 0 ? x->q_lora_rank : h;
+        f += 2.0 * (q_in * m->heads * ((double)x->qk_nope_head_dim + x->qk_rope_head_dim) +
+                    (double)x->kv_lora_rank * m->heads * ((double)x->qk_nope_head_dim + x->v_head_dim));
+    }
+    if ((rm >> CFG_RM_MLP & 1u) && !moe) f += 2.0 * mdl_mlp_params(m, m->ffn_hidden);
+    double shared = mo->shared_experts * 2.0 * mdl_mlp_params(m, mo->shared_ffn_hidden);
+    if ((rm >> CFG_RM_MOE & 1u) && moe)
+        f += 2.0 * h * mo->experts + mo->top_k * 2.0 * mdl_mlp_params(m, mo->ffn_hidden) + shared;
+    else if ((rm >> CFG_RM_SHARED_EXPERTS & 1u) && moe)
+        f += shared;
+    return f;
+}
+
 /* Returns tokens * forward FLOPs per token of layer `layer` (context
  * m->seq_len).  FLOPs. */
 double mdl_layer_forward_flops(const cfg_model *m, int layer, double tokens)
@@ -164,8 +192,9 @@ double mdl_model_flops_per_step(const cfg_model *m, int global_batch)
 
 /* Returns model FLOPs plus the recomputed forward: every layer's forward
  * with full recompute, the core attention forward with selective
- * recompute [K23 section 5] (the main model's layers: the multi-token
- * prediction modules are not recomputed).  FLOPs. */
+ * recompute [K23 section 5], or with recompute_modules the GEMMs of each
+ * module once more (recompute_token_flops) (the main model's layers: the
+ * multi-token prediction modules are not recomputed).  FLOPs. */
 double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
 {
     double tokens = (double)s->global_batch * m->seq_len;
@@ -174,8 +203,8 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
     double again = 0.0;
     if (s->recompute == CFG_RECOMP_FULL)
         again = layers;
-    else if (s->recompute == CFG_RECOMP_SELECTIVE)
-        for (int l = 0; l < m->layers; l++) again += core_attn_token_flops(m, l);
+    else
+        for (int l = 0; l < m->layers; l++) again += recompute_token_flops(m, cfg_recompute_modules(s), l);
     return tokens * (3.0 * fwd + again);
 }
 
@@ -214,7 +243,17 @@ double mdl_hardware_flops_per_step(const cfg_model *m, const cfg_strategy *s)
  * times the load imbalance on the busiest EP rank, cfg_expert_load):
  * each keeps its dispatched input gh and the expert MLP's intermediates
  * ((1 or 2)e + g)*fe / etp.  Full recompute keeps the layer input eBh only
- * (/t with sequence parallel), whatever the kernel. */
+ * (/t with sequence parallel), whatever the kernel.
+ *
+ * Selective recompute drops what its modules (cfg_recompute_modules,
+ * Megatron-Core's --recompute-modules) produce again in the backward,
+ * keeping their inputs: core_attn the core attention's own (above);
+ * layernorm the two norms' outputs, the saved inputs of QKV (MLA: its
+ * down-projection) and of the MLP or router, 2gBh; mla_up_proj Q, K and V,
+ * e*B*(q + k + v) / t; mlp a dense layer's MLP intermediates; moe a MoE
+ * layer's routed tokens and shared experts' intermediates; moe_act the
+ * routed experts' activation output (their FC2 input), g*fe/etp per routed
+ * token; shared_experts the shared experts' intermediates. */
 static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int layer, cfg_recompute mode)
 {
     double e = mdl_dtype_bytes(m), mk = MDL_MASK_BYTES, g = mdl_saved_gemm_input_bytes(m, s);
@@ -227,10 +266,12 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
     double mlp = (mdl_mlp_matrices(m) - 1.0) * e + g; /* per element of an MLP's width */
 
     if (mode == CFG_RECOMP_FULL) return e * tok * h / t_seq;
+    unsigned rm = mode == CFG_RECOMP_SELECTIVE ? cfg_recompute_modules(s) : 0;
+#define AGAIN(x) ((rm >> (x)) & 1u)
 
-    double replicated = tok * h * (g + mk + g + mk + 2.0 * e);
+    double replicated = tok * h * ((AGAIN(CFG_RM_LAYERNORM) ? 0.0 : 2.0 * g) + mk + mk + 2.0 * e);
     replicated += tok * (e * (w.q_lora + w.kv_lora + w.rope) + g * (w.q_lora + w.kv_lora));
-    double sharded = tok * (e * (w.q + w.k + w.v) + g * w.o);
+    double sharded = tok * ((AGAIN(CFG_RM_MLA_UP_PROJ) ? 0.0 : e * (w.q + w.k + w.v)) + g * w.o);
     double routed = 0.0;
     if (cfg_is_moe_layer(m, layer)) {
         const cfg_moe *mo = &m->moe;
@@ -239,19 +280,22 @@ static double layer_act_bytes(const cfg_model *m, const cfg_strategy *s, int lay
         /* Tokens reaching this rank's experts: its own routed tokens, and
          * with sequence sharding those its etp peers gather to it. */
         double rtok = mo->top_k * cf * tok * (seq_sharded(s) ? etp / t : 1.0);
-        routed = rtok * (g * h + mlp * mo->ffn_hidden / etp);
-        sharded += mo->shared_experts * mlp * tok * mo->shared_ffn_hidden;
-    } else {
+        double kept = AGAIN(CFG_RM_MOE_ACT) ? mlp - g : mlp;
+        if (!AGAIN(CFG_RM_MOE)) routed = rtok * (g * h + kept * mo->ffn_hidden / etp);
+        if (!AGAIN(CFG_RM_MOE) && !AGAIN(CFG_RM_SHARED_EXPERTS))
+            sharded += mo->shared_experts * mlp * tok * mo->shared_ffn_hidden;
+    } else if (!AGAIN(CFG_RM_MLP)) {
         sharded += mlp * tok * m->ffn_hidden;
     }
     double core = 0.0;
-    if (mode == CFG_RECOMP_NONE) {
+    if (mode == CFG_RECOMP_NONE || (mode == CFG_RECOMP_SELECTIVE && !AGAIN(CFG_RM_CORE_ATTN))) {
         if (s->attention_kernel == CFG_ATTN_EAGER)
             core = (2.0 * e + mk) * m->heads * tok * score_keys(m, layer);
         else
             core = MDL_FP32_BYTES * m->heads * tok + (s->fp8 ? e * tok * w.o : 0.0);
     }
 
+#undef AGAIN
     return replicated / t_seq + sharded / t + core / t + routed;
 }
 
@@ -313,7 +357,7 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
  * orders of sim/workload/schedule.c, checked against them by the tests. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
 {
-    int P = at_least_one(s->pp), nmicro = at_least_one(cfg_micro_batches(s)), v = cfg_stage_chunks(s);
+    int P = at_least_one(s->pp), nmicro = at_least_one(cfg_flush_micro_batches(s)), v = cfg_stage_chunks(s);
     int n;
     if (s->schedule == CFG_SCHED_GPIPE) {
         n = nmicro;

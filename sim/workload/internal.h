@@ -29,17 +29,17 @@ enum {
     WL_NLABELS
 };
 
-/* Rank layout: sizes and strides of each cfg_dim in the rank number. The
- * ep entry has size 1 here: EP groups are cut out of the "data space"
- * (dp x cp_ring x cp_ulysses ranks sharing tp and pp coordinates). */
+/* Rank layout: sizes and strides of each slot of `order` in the dense
+ * layers' numbering of the ranks (cfg_dim_radix: ep has size 1) and in the
+ * expert layers' (cfg_expert_radix: etp in tp_x's slot, ep, expert DP in
+ * dp's, pp). */
 typedef struct wl_layout {
     int world;
     int size[CFG_NDIMS];
     int stride[CFG_NDIMS];
-    int ep;
-    int tp, etp;            /* tp_x*tp_y, and the expert tensor parallel size dividing it */
-    bool ep_inner;          /* ep listed before dp in `order`: EP groups are consecutive data-space ranks */
-    cfg_dim data_dims[3];   /* cp_ulysses, cp_ring, dp in `order` order */
+    int esize[CFG_NDIMS];
+    int estride[CFG_NDIMS];
+    bool folded;            /* cfg_experts_folded: else ETP is TP and expert DP is DP */
 } wl_layout;
 
 void wl_layout_init(wl_layout *lo, const cfg_strategy *s);

@@ -670,6 +670,53 @@ static void moe_mlp(emitter *e, const shape *sh, bool bwd)
     residual(e, sh, bwd);
 }
 
+/* The forward ops selective recompute runs again before a layer's backward,
+ * module by module (cfg_recompute_modules; the memory each frees is in
+ * model.c): core_attn the core attention (its comms are not repeated: Q, K
+ * and V are at hand); layernorm the two norms; mla_up_proj MLA's two
+ * up-projections with their TP gathers; mlp a dense layer's FC1,
+ * activation and FC2; moe a MoE layer's whole MLP block, all-to-alls
+ * included; moe_act the routed experts' activation; shared_experts the
+ * shared experts' two linears. */
+static void recompute_modules(emitter *e, const shape *sh, bool moe)
+{
+    const cfg_model *m = e->plan->m;
+    unsigned rm = cfg_recompute_modules(e->plan->s);
+    if (rm >> CFG_RM_LAYERNORM & 1u) {
+        norm(e, sh, false);
+        norm(e, sh, false);
+    }
+    if ((rm >> CFG_RM_MLA_UP_PROJ & 1u) && sh->mla) {
+        double q_in = sh->w.q_lora > 0 ? sh->w.q_lora : sh->h;
+        linear(e, sh, WL_L_QKV, q_in, sh->w.q, false, false);
+        linear(e, sh, WL_L_QKV, sh->w.kv_lora, (double)m->heads * m->mla.qk_nope_head_dim + sh->w.v, false, false);
+    }
+    if (rm >> CFG_RM_CORE_ATTN & 1u) emit_compute(e, WL_L_ATTN, attention_core_s(e->plan, sh, e->dtype, false));
+    if ((rm >> CFG_RM_MLP & 1u) && !moe) {
+        double f = m->ffn_hidden;
+        linear(e, sh, WL_L_FC1, sh->h, cfg_mlp_gated(m) ? 2 * f : f, false, false);
+        emit_elementwise(e, WL_L_ACT, sh->tok * f / sh->t * e->dtype * (cfg_mlp_gated(m) ? 3 : 2), false);
+        linear(e, sh, WL_L_FC2, f, sh->h, true, false);
+    }
+    if (!moe) return;
+    if (rm >> CFG_RM_MOE & 1u) {
+        moe_mlp(e, sh, false);
+        return;
+    }
+    const cfg_strategy *s = e->plan->s;
+    const cfg_moe *mo = &m->moe;
+    if (rm >> CFG_RM_MOE_ACT & 1u) {
+        double fe = (double)mo->ffn_hidden / s->etp;
+        double local_tok = sh->tok / sh->t * mo->top_k * cfg_expert_load(s) * s->etp;
+        emit_elementwise(e, WL_L_ACT, local_tok * fe * e->dtype * (cfg_mlp_gated(m) ? 3 : 2), false);
+    }
+    if ((rm >> CFG_RM_SHARED_EXPERTS & 1u) && mo->shared_experts > 0) {
+        double sf = (double)mo->shared_experts * mo->shared_ffn_hidden;
+        linear(e, sh, WL_L_SHARED, sh->h, cfg_mlp_gated(m) ? 2 * sf : sf, false, false);
+        linear(e, sh, WL_L_SHARED, sf, sh->h, true, false);
+    }
+}
+
 static void layer_pass(emitter *e, const shape *sh, bool moe, bool bwd)
 {
     if (!bwd) {
@@ -697,13 +744,11 @@ void wl_layer_ops_build(const wl_plan *plan, int kind, wl_layer_ops *out)
 
     e.ops = &out->recompute;
     e.phase = WL_PH_RECOMPUTE;
-    if (s->recompute == CFG_RECOMP_FULL) {
+    if (s->recompute == CFG_RECOMP_FULL)
         layer_pass(&e, &sh, moe, false);
-        for (int i = 0; i < out->recompute.n; i++) out->recompute.a[i].phase = WL_PH_RECOMPUTE;
-    } else if (s->recompute == CFG_RECOMP_SELECTIVE) {
-        /* Only the core attention runs again (its comms are not repeated). */
-        emit_compute(&e, WL_L_ATTN, attention_core_s(plan, &sh, e.dtype, false));
-    }
+    else if (s->recompute == CFG_RECOMP_SELECTIVE)
+        recompute_modules(&e, &sh, moe);
+    for (int i = 0; i < out->recompute.n; i++) out->recompute.a[i].phase = WL_PH_RECOMPUTE;
 
     mdl_held held;
     mdl_layer_held(m, s, moe, &held);

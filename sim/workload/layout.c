@@ -3,29 +3,35 @@
  * A rank number is a mixed-radix number whose digits are the coordinates of
  * the dimensions in `order`, innermost (fastest varying) first, so the
  * innermost dimensions are neighbours and stay inside a node or supernode.
- * Expert parallel groups are cut out of the data space: the dp x cp_ring x
- * cp_ulysses ranks that share tp and pp coordinates, as Megatron does. */
+ * The expert layers number the same ranks a second way, as Megatron-Core's
+ * expert rank generator does: the same order with etp in tp_x's slot, ep
+ * in its own, the expert data-parallel size in dp's and pp in its own (tp_y
+ * and CP take no digit; cfg_expert_radix).  The EP, ETP and expert DP
+ * groups are the ranks that differ in one of those digits: folded over the
+ * tp x cp x dp ranks of a stage, across TP ranks, nodes or both. */
 #include <assert.h>
 
 #include "internal.h"
 
-void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
+/* Sizes and strides of a numbering whose slot d has radix radix(s, d). */
+static int numbering(const cfg_strategy *s, int (*radix)(const cfg_strategy *, cfg_dim), int size[CFG_NDIMS],
+                     int stride[CFG_NDIMS])
 {
-    int stride = 1, nd = 0, pos_ep = 0, pos_dp = 0;
+    int n = 1;
     for (int i = 0; i < CFG_NDIMS; i++) {
         cfg_dim d = s->order[i];
-        lo->size[d] = cfg_dim_radix(s, d);
-        lo->stride[d] = stride;
-        stride *= lo->size[d];
-        if (d == CFG_DIM_EP) pos_ep = i;
-        if (d == CFG_DIM_DP) pos_dp = i;
-        if (d == CFG_DIM_CP_ULYSSES || d == CFG_DIM_CP_RING || d == CFG_DIM_DP) lo->data_dims[nd++] = d;
+        size[d] = radix(s, d);
+        stride[d] = n;
+        n *= size[d];
     }
-    lo->world = stride;
-    lo->ep = cfg_ep(s);
-    lo->tp = cfg_tp(s);
-    lo->etp = cfg_etp(s);
-    lo->ep_inner = pos_ep < pos_dp;
+    return n;
+}
+
+void wl_layout_init(wl_layout *lo, const cfg_strategy *s)
+{
+    lo->world = numbering(s, cfg_dim_radix, lo->size, lo->stride);
+    numbering(s, cfg_expert_radix, lo->esize, lo->estride);
+    lo->folded = cfg_experts_folded(s);
 }
 
 int wl_group_size(const cfg_strategy *s, wl_group g)
@@ -41,8 +47,6 @@ int wl_group_size(const cfg_strategy *s, wl_group g)
     case WL_G_EP: return cfg_ep(s);
     case WL_G_EDP: return cfg_edp_group(s);
     case WL_G_ETP: return cfg_etp(s);
-    case WL_G_EBLK: return cfg_expert_blocks(s);
-    case WL_G_EDPD: return cfg_dp_group(s) / cfg_ep(s);
     case WL_G_DP: return cfg_dp_group(s);
     case WL_G_PP: return s->pp;
     default: return 1;
@@ -53,133 +57,42 @@ void wl_layout_coords(const wl_layout *lo, int rank, int coords[CFG_NDIMS])
 {
     for (int d = 0; d < CFG_NDIMS; d++) coords[d] = (rank / lo->stride[d]) % lo->size[d];
     /* The ep coordinate: the rank's index inside its EP group. */
-    int j = 0, mul = 1;
-    for (int i = 0; i < 3; i++) {
-        cfg_dim d = lo->data_dims[i];
-        j += coords[d] * mul;
-        mul *= lo->size[d];
-    }
-    coords[CFG_DIM_EP] = lo->ep_inner ? j % lo->ep : j / (mul / lo->ep);
+    coords[CFG_DIM_EP] = (rank / lo->estride[CFG_DIM_EP]) % lo->esize[CFG_DIM_EP];
 }
 
-/* Index of a rank in the data space, and the rank with data index j and
- * the same tp/pp coordinates as `rank`. */
-static int data_index(const wl_layout *lo, const int coords[CFG_NDIMS], int *space)
+/* Members of the group of `rank` in which the digits in `vary` of the
+ * numbering (size, stride) change, innermost digit fastest. */
+static int members_varying(const int size[CFG_NDIMS], const int stride[CFG_NDIMS], int rank,
+                           const bool vary[CFG_NDIMS], int *members, int *my_index)
 {
-    int j = 0, mul = 1;
-    for (int i = 0; i < 3; i++) {
-        cfg_dim d = lo->data_dims[i];
-        j += coords[d] * mul;
-        mul *= lo->size[d];
-    }
-    *space = mul;
-    return j;
-}
-
-static int rank_with_data_index(const wl_layout *lo, int rank, const int coords[CFG_NDIMS], int j)
-{
-    int r = rank;
-    for (int i = 0; i < 3; i++) {
-        cfg_dim d = lo->data_dims[i];
-        int c = j % lo->size[d];
-        j /= lo->size[d];
-        r += (c - coords[d]) * lo->stride[d];
-    }
-    return r;
-}
-
-/* Index of a rank inside its TP group (tp_x fastest) and the rank offset
- * of TP index i from the group's first rank. */
-static int tp_index(const wl_layout *lo, const int coords[CFG_NDIMS])
-{
-    return coords[CFG_DIM_TP_X] + lo->size[CFG_DIM_TP_X] * coords[CFG_DIM_TP_Y];
-}
-
-static int tp_offset(const wl_layout *lo, int i)
-{
-    int x = lo->size[CFG_DIM_TP_X];
-    return (i % x) * lo->stride[CFG_DIM_TP_X] + (i / x) * lo->stride[CFG_DIM_TP_Y];
-}
-
-/* Rank offset, from a rank at TP index ti, of the rank of the same TP group
- * holding the same expert shard in ETP block b. */
-static int block_offset(const wl_layout *lo, int ti, int b)
-{
-    return tp_offset(lo, b * lo->etp + ti % lo->etp) - tp_offset(lo, ti);
-}
-
-/* Members of the group in which the dimensions in `vary` change. */
-static int members_varying(const wl_layout *lo, int rank, const int coords[CFG_NDIMS], const bool vary[CFG_NDIMS],
-                           const cfg_dim *order, int *members, int *my_index)
-{
-    int base = rank, n = 1;
+    cfg_dim order[CFG_NDIMS];
+    int base = rank, n = 1, k = 0;
     for (int d = 0; d < CFG_NDIMS; d++)
-        if (vary[d]) {
-            base -= coords[d] * lo->stride[d];
-            n *= lo->size[d];
+        if (vary[d] && size[d] > 1) {
+            base -= (rank / stride[d]) % size[d] * stride[d];
+            n *= size[d];
+            int j = k++;
+            for (; j > 0 && stride[order[j - 1]] > stride[d]; j--) order[j] = order[j - 1];
+            order[j] = (cfg_dim)d;
         }
-    for (int k = 0; k < n; k++) {
-        int r = base, rest = k;
-        for (int i = 0; i < CFG_NDIMS; i++) {
+    for (int m = 0; m < n; m++) {
+        int r = base, rest = m;
+        for (int i = 0; i < k; i++) {
             cfg_dim d = order[i];
-            if (!vary[d]) continue;
-            r += (rest % lo->size[d]) * lo->stride[d];
-            rest /= lo->size[d];
+            r += (rest % size[d]) * stride[d];
+            rest /= size[d];
         }
-        members[k] = r;
-        if (r == rank) *my_index = k;
+        members[m] = r;
+        if (r == rank) *my_index = m;
     }
     return n;
 }
 
 int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, int *my_index)
 {
-    int coords[CFG_NDIMS];
-    wl_layout_coords(lo, rank, coords);
+    bool vary[CFG_NDIMS] = {false}, expert = false;
     *my_index = 0;
-
-    if (g == WL_G_EBLK) {
-        int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
-        for (int b = 0; b < blocks; b++) {
-            members[b] = rank + block_offset(lo, ti, b);
-            if (members[b] == rank) *my_index = b;
-        }
-        return blocks;
-    }
-    if (g == WL_G_EP || g == WL_G_EDP || g == WL_G_EDPD) {
-        int space, j = data_index(lo, coords, &space);
-        int ep = lo->ep, outer = space / ep;
-        /* EP member index e and group index q of data index j. */
-        int e = lo->ep_inner ? j % ep : j / outer;
-        int q = lo->ep_inner ? j / ep : j % outer;
-        int n = g == WL_G_EP ? ep : outer; /* EDPD: the data part of EDP */
-        for (int k = 0; k < n; k++) {
-            int ek = g == WL_G_EP ? k : e, qk = g == WL_G_EP ? q : k;
-            int jk = lo->ep_inner ? qk * ep + ek : ek * outer + qk;
-            members[k] = rank_with_data_index(lo, rank, coords, jk);
-        }
-        if (g == WL_G_EDP && lo->tp / lo->etp > 1) {
-            /* Ranks of the TP group that hold the same expert shard (same
-             * index inside their ETP block) hold the same weights too. */
-            int blocks = lo->tp / lo->etp, ti = tp_index(lo, coords);
-            for (int b = blocks - 1; b >= 0; b--)
-                for (int k = 0; k < n; k++) members[b * n + k] = members[k] + block_offset(lo, ti, b);
-            n *= blocks;
-        }
-        for (int k = 0; k < n; k++)
-            if (members[k] == rank) *my_index = k;
-        return n;
-    }
-    if (g == WL_G_ETP) {
-        int ti = tp_index(lo, coords), first = ti - ti % lo->etp;
-        for (int k = 0; k < lo->etp; k++) {
-            members[k] = rank + tp_offset(lo, first + k) - tp_offset(lo, ti);
-            if (members[k] == rank) *my_index = k;
-        }
-        return lo->etp;
-    }
-
-    bool vary[CFG_NDIMS] = {false};
+    if (!lo->folded && (g == WL_G_ETP || g == WL_G_EDP)) g = g == WL_G_ETP ? WL_G_TP : WL_G_DP;
     switch (g) {
     case WL_G_TP: vary[CFG_DIM_TP_X] = vary[CFG_DIM_TP_Y] = true; break;
     case WL_G_TPX: vary[CFG_DIM_TP_X] = true; break;
@@ -189,20 +102,13 @@ int wl_layout_members(const wl_layout *lo, int rank, wl_group g, int *members, i
     case WL_G_FUSED: vary[CFG_DIM_TP_Y] = vary[CFG_DIM_CP_ULYSSES] = true; break;
     case WL_G_DP: vary[CFG_DIM_DP] = vary[CFG_DIM_CP_RING] = vary[CFG_DIM_CP_ULYSSES] = true; break;
     case WL_G_PP: vary[CFG_DIM_PP] = true; break;
+    case WL_G_EP: vary[CFG_DIM_EP] = expert = true; break;
+    case WL_G_ETP: vary[CFG_DIM_TP_X] = expert = true; break;
+    case WL_G_EDP: vary[CFG_DIM_DP] = expert = true; break;
     default: break;
     }
-    cfg_dim order[CFG_NDIMS];
-    /* Ring order follows the rank order: innermost varying dimension first. */
-    int k = 0;
-    for (int i = 0; i < CFG_NDIMS; i++) order[k++] = (cfg_dim)i;
-    /* sort dims by stride so the innermost varies fastest */
-    for (int i = 1; i < CFG_NDIMS; i++)
-        for (int j = i; j > 0 && lo->stride[order[j]] < lo->stride[order[j - 1]]; j--) {
-            cfg_dim t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    return members_varying(lo, rank, coords, vary, order, members, my_index);
+    return expert ? members_varying(lo->esize, lo->estride, rank, vary, members, my_index)
+                  : members_varying(lo->size, lo->stride, rank, vary, members, my_index);
 }
 
 static void coll_phase(const cfg_strategy *s, const wl_instr *in, wl_coll kind, wl_group g, double bytes,
@@ -217,20 +123,12 @@ static void coll_phase(const cfg_strategy *s, const wl_instr *in, wl_coll kind, 
 
 void wl_coll_phases(const cfg_strategy *s, const wl_instr *in, wl_phase_sink sink, void *ctx)
 {
-    wl_group g = (wl_group)in->group, inner, across;
+    wl_group g = (wl_group)in->group, inner = WL_G_TPX, across = WL_G_TPY;
     wl_coll kind = (wl_coll)in->coll;
     double S = in->bytes;
-    int parts;
+    int parts = s->tp_x;
     if (wl_group_size(s, g) <= 1 || !(S > 0)) return;
-    if (kind != WL_ALLTOALL && g == WL_G_TP && s->tp_x > 1 && s->tp_y > 1) {
-        inner = WL_G_TPX;
-        across = WL_G_TPY;
-        parts = s->tp_x;
-    } else if (kind != WL_ALLTOALL && g == WL_G_EDP && cfg_expert_blocks(s) > 1) {
-        inner = cfg_etp(s) == 1 ? WL_G_TP : WL_G_EBLK; /* etp 1: the whole TP group, 2D-split again */
-        across = WL_G_EDPD;
-        parts = cfg_expert_blocks(s);
-    } else {
+    if (kind == WL_ALLTOALL || g != WL_G_TP || s->tp_x == 1 || s->tp_y == 1) {
         sink(ctx, in);
         return;
     }

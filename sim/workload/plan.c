@@ -123,7 +123,7 @@ wl_dim wl_group_dim(wl_group g)
     case WL_G_TP: case WL_G_TPX: case WL_G_TPY: case WL_G_ETP: return WL_DIM_TP;
     case WL_G_CPR: case WL_G_CPU: case WL_G_FUSED: return WL_DIM_CP;
     case WL_G_EP: return WL_DIM_EP;
-    case WL_G_EDP: case WL_G_DP: case WL_G_EBLK: case WL_G_EDPD: return WL_DIM_DP;
+    case WL_G_EDP: case WL_G_DP: return WL_DIM_DP;
     case WL_G_PP: default: return WL_DIM_PP;
     }
 }
@@ -139,8 +139,7 @@ wl_dim wl_instr_dim(const wl_instr *in)
 const char *wl_group_name(wl_group g)
 {
     static const char *const names[] = {/* ORDER WL_GROUP */ "tp", "tp_x", "tp_y", "cp_ring", "cp_ulysses",
-                                        "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp", "edp_blocks",
-                                        "edp_data"};
+                                        "tp_y+cp_ulysses", "ep", "edp", "dp", "pp", "etp"};
     _Static_assert(sizeof names / sizeof names[0] == WL_NGROUPS, "one name per group");
     return (unsigned)g < WL_NGROUPS ? names[g] : "?";
 }

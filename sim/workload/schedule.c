@@ -238,9 +238,13 @@ bool wl_schedule_splits_w(const cfg_strategy *s)
     return s->schedule == CFG_SCHED_ZB_H1 || s->schedule == CFG_SCHED_ZB_V || s->schedule == CFG_SCHED_DUALPIPE_V;
 }
 
+/* With pipeline_flushes k > 1 (torchtitan's and NeMo AutoModel's
+ * pipeline per gradient-accumulation step) the schedule of m/k
+ * micro-batches runs k times, each filled and drained before the next:
+ * flush f holds micro-batches f*m/k .. (f+1)*m/k - 1. */
 wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n)
 {
-    int m = cfg_micro_batches(s);
+    int m = cfg_flush_micro_batches(s), flushes = cfg_micro_batches(s) / (m > 0 ? m : 1), one;
     order o = {0};
     order_init(&o, m, cfg_stage_chunks(s));
     switch (s->schedule) {
@@ -249,7 +253,18 @@ wl_step *wl_schedule_new(const cfg_strategy *s, int stage, int *n)
     case CFG_SCHED_DUALPIPE_V: dualpipe_v(s->pp, stage, m, &o); break;
     default: one_f_one_b(s, stage, m, &o); break;
     }
-    return order_done(&o, n);
+    wl_step *first = order_done(&o, &one);
+    *n = one;
+    if (flushes <= 1) return first;
+    wl_step *all = sim_xcalloc((size_t)one * (size_t)flushes, sizeof *all);
+    for (int f = 0; f < flushes; f++)
+        for (int i = 0; i < one; i++) {
+            all[f * one + i] = first[i];
+            all[f * one + i].micro += f * m;
+        }
+    free(first);
+    *n = one * flushes;
+    return all;
 }
 
 void wl_schedule_margin_counts(const cfg_strategy *s, int stage, wl_margin_counts *out)

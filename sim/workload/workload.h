@@ -40,13 +40,11 @@ typedef enum wl_group {
     WL_G_CPR,      /* ring context parallel */
     WL_G_CPU,      /* Ulysses context parallel */
     WL_G_FUSED,    /* tp_y x cp_ulysses fused all-to-all group */
-    WL_G_EP,       /* expert parallel */
+    WL_G_EP,       /* expert parallel: folded over the tp x cp x dp ranks of a stage (layout.c) */
     WL_G_EDP,      /* expert data parallel: ranks holding the same expert shard */
     WL_G_DP,       /* gradient reduction group: dp x cp_ring x cp_ulysses */
     WL_G_PP,       /* pipeline neighbours (p2p only) */
-    WL_G_ETP,      /* expert tensor parallel: etp ranks of a TP group */
-    WL_G_EBLK,     /* the tp/etp ranks of a TP group holding the same expert shard */
-    WL_G_EDPD,     /* the ranks of an EDP group with my tp coordinates (its data part) */
+    WL_G_ETP,      /* expert tensor parallel: the etp ranks splitting one expert */
     WL_NGROUPS
 } wl_group;
 

@@ -196,6 +196,13 @@ expect 2 "small-strategy.json" "\.global_batch: 65540 micro-batches per step is 
 expect 2 "small-strategy.json" "\.ep: ep=2 needs an MoE model" -- memory "${base[@]}" --set ep=2
 expect 2 "small-strategy.json" "\.ep: 3 does not divide moe\.experts=8" -- \
   memory -m mixtral-8x22b -p dgx-a100 --devices 24 "${S[@]}" --set tp_x=8 --set pp=1 --set ep=3 --set global_batch=24
+expect 2 "small-strategy.json" "\.ep: ep\*etp = 16\*8 = 128 does not divide tp_x\*tp_y\*cp_ring\*cp_ulysses\*dp = 8\*1\*1\*1\*3 = 24" -- \
+  memory -m mixtral-8x22b -p dgx-a100 --devices 24 "${S[@]}" --set tp_x=8 --set pp=1 --set ep=16 --set etp=8 \
+  --set model.moe.experts=16 --set global_batch=24
+expect 2 "small-strategy.json" "\.pipeline_layout: 3 virtual stages, but pp\*vpp = 4\*1 = 4" -- \
+  memory "${base[@]}" --set pp=4 --set 'pipeline_layout="Et|t|tL"'
+expect 2 "small-strategy.json" "\.recompute_modules: unknown module 'core_atn' .did you mean 'core_attn'" -- \
+  memory "${base[@]}" --set recompute=selective --set 'recompute_modules="core_atn"'
 expect 2 "small-strategy.json" "\.cp_ring: seq_len=512 of model 'small' is not a multiple" -- \
   memory "${M[@]}" -p dgx-a100 --devices 24 "${S[@]}" --set pp=1 --set tp_x=1 --set cp_ring=3 --set dp=8 --set global_batch=16
 expect 2 "--set schedule=1fb1" "\.schedule: expected one of \"gpipe\", \"1f1b\", \"interleaved\"" -- \

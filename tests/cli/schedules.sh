@@ -68,6 +68,52 @@ assert abs(a / b - (2 * p + 1) / (2 * p)) < 1e-9, (a, b)
 EOF
 fi
 
+# ------------------- one pipeline flush per accumulation step
+# pipeline_flushes k: the 1F1B schedule runs k times over 16/k micro-batches,
+# so the bubble is k times 1F1B's closed form, (p-1)*3T per flush, the first
+# stage holds min(p, 16/k) micro-batches, and in the trace the last stage waits for
+# the first forward of every flush: micro-batches 0, 16/k, 2*16/k, ...
+all_ran=1
+for k in 2 4; do
+  if ! "$bin" run "${uniform[@]}" --set schedule=1f1b --set pipeline_flushes=$k --json "$tmp/flush$k.json" \
+    --trace "$tmp/flush$k.trace.json" 2>"$tmp/err"; then
+    ko "run pipeline_flushes=$k: $(head -2 "$tmp/err")"
+    all_ran=0
+  fi
+done
+"$bin" run "${uniform[@]}" --set schedule=1f1b --trace "$tmp/flush1.trace.json" 2>"$tmp/err" || all_ran=0
+if [ $all_ran = 1 ]; then
+  if python3 - "$tmp" <<'EOF'; then ok; else ko "pipeline flushes (see above)"; fi
+import json, sys
+p, m = 8, 16
+one = json.load(open(f"{sys.argv[1]}/1f1b.json"))
+for k in (2, 4):
+    d = json.load(open(f"{sys.argv[1]}/flush{k}.json"))
+    b = d["breakdown"]
+    ideal = b["compute_s"] - b["optimizer_s"]
+    want = k * (p - 1) / m
+    print(f"  pipeline_flushes {k}: bubble {b['bubble_s'] / ideal:.4f} of the ideal step, closed form {want:.4f}")
+    assert abs(b["bubble_s"] / ideal - want) <= 0.02 * want, (k, b)
+    # the first stage holds min(p, m/k) micro-batches: a flush has no more
+    assert d["memory"]["inflight_microbatches"] == min(p, m // k), d["memory"]
+    assert (d["memory"]["activations_bytes"] == one["memory"]["activations_bytes"]) == (m // k >= p)
+    assert d["strategy"]["pipeline_flushes"] == k
+for k in (1, 2, 4):
+    t = json.load(open(f"{sys.argv[1]}/flush{k}.trace.json"))
+    ev = t["traceEvents"] if isinstance(t, dict) else t
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    last = [q for q, n in names.items() if f"stage {p - 1}" in n]
+    waits = sorted(e["args"]["micro_batch"] for e in ev
+                   if e.get("cat") == "bubble" and e["pid"] == last[0] and e["args"]["phase"] == "forward")
+    print(f"  pipeline_flushes {k}: the last stage waits before the forwards of micro-batches {waits}")
+    assert waits == [f * m // k for f in range(k)], (k, waits)
+EOF
+fi
+expect 2 '\.pipeline_flushes: 3 does not divide the 16 micro-batches' -- \
+  run "${uniform[@]}" --set pipeline_flushes=3
+expect 2 '\.pipeline_flushes: "zb-v" needs at least 15 micro-batches per flush with pp=8, got 8' -- \
+  run "${uniform[@]}" --set schedule=zb-v --set pipeline_flushes=2
+
 # ------------------------------ DualPipe-V hides expert all-to-alls
 # Mixtral cut to 8 layers on 4 stages, EP 8 across the nodes: ZB-V runs every
 # all-to-all blocking; DualPipe-V's overlapped pairs hide part of the same

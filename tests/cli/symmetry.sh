@@ -69,9 +69,10 @@ for case in dense zero3 moe cpdp moenodes; do
     ! grep -q APPROXIMATE "$tmp/$case-tp.out" "$tmp/$case-none.out"; then ok; else ko "$case: APPROXIMATE line"; fi
 done
 
-# experts over the whole data-parallel group tie the replicas together
+# experts over the whole data-parallel group tie the replicas together (etp
+# = tp: the expert numbering puts ep above the TP digits, over the dp ranks)
 tied=(-m mixtral-8x22b -p ascend-a3-2048 -s mixtral-8x22b-a3-megatron --devices 16 --set model.layers=4
-      --set tp_x=4 --set pp=1 --set dp=4 --set ep=4 --set etp=1 --set vpp=1 --set schedule=1f1b --set global_batch=8)
+      --set tp_x=4 --set pp=1 --set dp=4 --set ep=4 --set etp=4 --set vpp=1 --set schedule=1f1b --set global_batch=8)
 run tied dp "${tied[@]}"
 if grep -q "every replica was simulated" "$tmp/tied-dp.err" &&
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["simulator"]; sys.exit(0 if s["replicas"] == 1 and not s["approximate"] else 1)' "$tmp/tied-dp.json"; then
