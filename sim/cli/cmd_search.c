@@ -53,6 +53,13 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     else
         rc = srch_base_strategy(&ov, "search", base, err);
     if (rc != SIM_OK) return rc;
+    if (a->global_batch > 0 && a->global_tokens > 0)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--global-batch' and '--global-tokens' cannot be used together "
+                        "(give the batch in sequences or in tokens)", cmd);
+    if (a->global_tokens > 0 && a->global_tokens % x->model.seq_len != 0)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--global-tokens %d' is not a multiple of %s's seq_len %d (use a "
+                        "multiple of %d)", cmd, a->global_tokens, x->model.name, x->model.seq_len, x->model.seq_len);
+    if (a->global_tokens > 0) base->global_batch = a->global_tokens / x->model.seq_len;
     if (a->global_batch > 0) base->global_batch = a->global_batch;
     rq->search.model = &x->model;
     rq->search.platform = &x->platform;

@@ -19,7 +19,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP
+    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS
 } opt_id;
 
 typedef struct opt_row {
@@ -69,6 +69,8 @@ static const opt_row options[] = {
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
      COUNT(1, CFG_MAX_WIDTH)},
+    {O_GLOBAL_TOKENS, "global-tokens", 0, "T", CLI_OPT_SEARCH,
+     "global batch in tokens: T / seq_len sequences (T a multiple of the model's seq_len)", COUNT(1, INT_MAX)},
     {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file", PLAIN},
     {O_SAVE_BEST, "save-best", 0, "FILE", CLI_OPT_SEARCH,
@@ -318,6 +320,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_TOP: return parse_count(command, o, val, &a->top, err);
     case O_JOBS: return parse_count(command, o, val, &a->jobs, err);
     case O_GLOBAL_BATCH: return parse_count(command, o, val, &a->global_batch, err);
+    case O_GLOBAL_TOKENS: return parse_count(command, o, val, &a->global_tokens, err);
     case O_OUT: a->out_path = val; break;
     case O_RESUME: a->resume = true; break;
     case O_SAVE_BEST: a->save_best = val; break;

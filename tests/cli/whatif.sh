@@ -2,7 +2,8 @@
 # whatif.sh - a what-if never reads like the baseline: the --set items of
 # model, platform and strategy are named in the summary, the JSON (with the
 # model and platform as simulated), the CSV, the trace and the HTML reports
-# of run, memory, sweep and compare.
+# of run, memory, sweep and compare; --global-tokens keeps the tokens of
+# a step when the sequence length changes.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
 if ! command -v jq >/dev/null 2>&1; then
@@ -50,5 +51,16 @@ fi
 
 capture "$bin" memory "${in[@]}" --set platform.device.hbm_GiB=40 -q --json "$tmp/m.json"
 check "memory's JSON names them" test "$(jq -r '.overrides[-1]' "$tmp/m.json")" = "platform.device.hbm_GiB=40"
+
+# the global batch in tokens stays the same number of tokens when the sequence changes
+t=(-m llama3-8b -p dgx-h100 --devices 8 --set model.layers=4 --top 1 -j 1 --global-tokens 131072)
+capture "$bin" sweep "${t[@]}" --json "$tmp/t1.json" -q
+check "--global-tokens 131072 at seq_len 8192 is 16 sequences" test "$(jq .global_batch "$tmp/t1.json")" = 16
+capture "$bin" sweep "${t[@]}" --set model.seq_len=4096 --json "$tmp/t2.json" -q
+check "and 32 at seq_len 4096" test "$(jq .global_batch "$tmp/t2.json")" = 32
+expect 2 "'--global-tokens 1000' is not a multiple of llama3-8b's seq_len 8192 \\(use a multiple of 8192\\)" -- \
+  sweep -m llama3-8b -p dgx-h100 --devices 8 --global-tokens 1000
+expect 2 "'--global-batch' and '--global-tokens' cannot be used together" -- \
+  compare -m llama3-8b -p dgx-h100 --devices 8 --global-tokens 8192 --global-batch 2
 
 summary
