@@ -16,6 +16,7 @@
 
 #include "validate/validate.h"
 #include "lib/check_run.h"
+#include "lib/platform_dir.h"
 
 static char *data_path(const char *rel)
 {
@@ -370,26 +371,11 @@ END_TEST
  * itself uncalibrated) is b's, one step away; e (based on a) meets b at a,
  * two steps; c shares no chain with a calibrated file.  Ratios are the
  * preset's figure over the relative's. */
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 START_TEST(test_preset_gaps)
 {
     char dir[] = "/tmp/heptasim-presets-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    const char *full =
-        "{\"devices\": 16, \"device\": {\"peak_tflops\": 100, \"hbm_GiB\": 32, \"hbm_TBps\": 1},"
-        " \"node\": {\"devices\": 4}, \"supernode\": {\"devices\": 8, \"fabric_GBps\": 100, \"latency_us\": 1},"
-        " \"network\": {\"nic_GBps\": 10, \"latency_us\": 2},"
-        " \"efficiency\": {\"gemm\": [[1e6, 0.1], [1e9, 0.5], [1e12, 0.8]], \"attention\": 0.5, \"memory\": 0.8,"
-        " \"network\": 0.9, \"kernel_overhead_us\": 3, \"collective_step_us\": 0}}";
+    const char *full = TEST_FULL_PLATFORM;
     write_file(dir, "a.json", full);
     write_file(dir, "b.json",
                "{\"base\": \"a.json\", \"efficiency\": {\"gemm\": [[1e6, 0.1], [1e9, 0.4], [1e12, 0.64]],"

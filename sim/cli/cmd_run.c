@@ -49,14 +49,17 @@ int cmd_estimate(const cli_args *a)
     sim_rc rc = cli_load_inputs(a, true, &in, &err);
     est_result est = {0};
     rpt_run run;
+    cfg_band band;
     if (rc == SIM_OK) {
         est_estimator *e = est_new(&in.model, &in.platform, &err);
         rc = e ? est_step(e, &in.strategy, &est, &err) : SIM_EINVAL;
         est_free(e);
     }
+    if (rc == SIM_OK) rc = cli_platform_band(&in.platform, &band, &err);
     if (rc == SIM_OK) {
         cli_run_init(&run, a, &in.model, &in.platform, &in.strategy);
         run.est = &est;
+        run.band = &band;
         if (!a->quiet) rpt_summary(cli_summary_stream(a), &run);
         if (a->json_path) rc = rpt_write_json(a->json_path, &run, &err);
         if (rc == SIM_OK) rc = rpt_check_fits(&run, &err);
@@ -172,7 +175,9 @@ int cmd_run(const cli_args *a)
     cli_inputs in;
     eng_options opt = engine_options(a);
     rpt_run run;
+    cfg_band band;
     sim_rc rc = cli_load_inputs(a, true, &in, &err);
+    if (rc == SIM_OK) rc = cli_platform_band(&in.platform, &band, &err);
     if (rc == SIM_OK) {
         c->model = in.model;
         c->platform = in.platform;
@@ -181,6 +186,7 @@ int cmd_run(const cli_args *a)
     }
     if (rc == SIM_OK) {
         cli_run_init(&run, a, &c->model, &c->platform, &c->strategy);
+        run.band = &band;
         rc = rpt_check_fits(&run, &err);
         sim_err ignored = {{0}};
         if (rc == SIM_EOOM) write_views(a, &run, NULL, &ignored); /* memory per stage against capacity */

@@ -35,6 +35,7 @@ typedef struct session {
     const cli_args *a;
     cfg_model model;
     cfg_platform platform;
+    cfg_band band;                /* the platform's (cli_platform_band) */
     srch_sweep_request rq;
 } session;
 
@@ -46,7 +47,9 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     srch_sweep_request *rq = &x->rq;
     cfg_overrides ov = {a->nsets, a->sets};
     sim_rc rc = cli_load_model_platform(a, &x->model, &x->platform, err);
+    if (rc == SIM_OK) rc = cli_platform_band(&x->platform, &x->band, err);
     if (rc != SIM_OK) return rc;
+    rq->band = &x->band;
     cfg_strategy *base = &rq->search.base;
     if (a->strategy)
         rc = srch_load_strategy(a->strategy, &ov, base, err);
@@ -116,7 +119,7 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
 sim_rc cli_write_search_report(const char *path, const srch_sweep *s, const char *title, sim_err *err)
 {
     cJSON *all = srch_sweep_records_json(s);
-    char speedup[96];
+    char speedup[256];
     const srch_counts *k = &s->res->counts;
     rpt_sweep_head head = {.title = title,
                            .has_counts = true,

@@ -101,7 +101,10 @@ int cmd_validate(const cli_args *a)
     snprintf(dir, sizeof dir, "%s/platforms", cfg_data_dir());
     val_preset_gap gaps[VAL_MAX_PRESETS];
     int ngaps = val_preset_gaps(dir, gaps, VAL_MAX_PRESETS, &err);
-    if (ngaps < 0) {
+    val_preset_band *bands = sim_xcalloc(VAL_MAX_PRESETS, sizeof *bands);
+    int nbands = ngaps < 0 ? -1 : val_preset_bands(dir, bands, VAL_MAX_PRESETS, &err);
+    if (nbands < 0) {
+        free(bands);
         free(cases);
         return cli_fail(SIM_EINVAL, &err);
     }
@@ -111,10 +114,13 @@ int cmd_validate(const cli_args *a)
         val_print_groups(stdout, g, ng);
         printf("\n");
         val_print_preset_gaps(stdout, gaps, ngaps);
+        printf("\n");
+        val_print_preset_bands(stdout, bands, nbands);
     }
     if (a->json_path) {
         cJSON *root = val_to_json(cases, n, g, ng);
         cJSON_AddItemToObject(root, "presets", val_preset_gaps_json(gaps, ngaps));
+        cJSON_AddItemToObject(root, "bands", val_preset_bands_json(bands, nbands));
         rc = write_json(a->json_path, root, &err);
     }
     if (rc == SIM_OK && a->csv_path) {
@@ -123,6 +129,7 @@ int cmd_validate(const cli_args *a)
         cJSON_Delete(rows);
     }
     int failed = count_runs(cases, n, true);
+    free(bands);
     free(cases);
     if (rc != SIM_OK) return cli_fail(rc, &err);
     if (failed) {

@@ -33,6 +33,10 @@ sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *e
 void cli_run_init(rpt_run *run, const cli_args *a, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
 
+/* The error band of platform p, against the shipped platforms
+ * (val_platform_band). */
+sim_rc cli_platform_band(const cfg_platform *p, cfg_band *out, sim_err *err);
+
 /* Simulations at once: --jobs, else the number of cores. */
 int cli_jobs(const cli_args *a);
 

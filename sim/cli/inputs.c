@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../search/search.h"
+#include "../validate/validate.h"
 #include "commands.h"
 
 int cli_fail(sim_rc rc, const sim_err *err)
@@ -24,6 +25,13 @@ sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p,
                         "(--set model.seq_len=N to change it)\n", m->path, m->seq_len);
     if (rc == SIM_OK) rc = cfg_load_platform(a->platform ? a->platform : DEFAULT_PLATFORM, &ov, a->devices, p, err);
     return rc;
+}
+
+sim_rc cli_platform_band(const cfg_platform *p, cfg_band *out, sim_err *err)
+{
+    char dir[CFG_PATH_LEN];
+    snprintf(dir, sizeof dir, "%s/platforms", cfg_data_dir());
+    return val_platform_band(p, dir, out, err);
 }
 
 FILE *cli_summary_stream(const cli_args *a)

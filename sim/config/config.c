@@ -174,6 +174,19 @@ static const cfg_key calibration_rows[] = {
     ROW_DBL("rms_error_before", cfg_platform, calibration.rms_error_before, 0, CFG_MAX_RMS_ERROR, 0, 1, 0),
     ROW_DBL("rms_error_after", cfg_platform, calibration.rms_error_after, 0, CFG_MAX_RMS_ERROR, 0, 1, 0),
     ROW_STR("fitted", cfg_platform, calibration.fitted, 0),
+    ROW_DBL("held_out_error", cfg_platform, calibration.held_out_error, 0, CFG_MAX_RMS_ERROR, 0, 1, CFG_KF_OMIT_ZERO),
+    ROW_STR("sources", cfg_platform, calibration.sources, 0),
+    ROW_DBL("pair_error_before", cfg_platform, calibration.pair_error_before, 0, CFG_MAX_RMS_ERROR, 0, 1,
+            CFG_KF_OMIT_ZERO),
+    ROW_DBL("pair_error_after", cfg_platform, calibration.pair_error_after, 0, CFG_MAX_RMS_ERROR, 0, 1,
+            CFG_KF_OMIT_ZERO),
+    ROW_END,
+};
+
+/* The derivation record of an uncalibrated file (cfg_provenance). */
+static const cfg_key provenance_rows[] = {
+    ROW_STR("derived_from", cfg_platform, provenance.derived_from, REQ),
+    ROW_STR("reason", cfg_platform, provenance.reason, 0),
     ROW_END,
 };
 
@@ -198,6 +211,7 @@ static const cfg_key platform_rows[] = {
     {.key = "stragglers", .type = CFG_K_LIST, .flags = CFG_KF_OMIT_ZERO, .offset = offsetof(cfg_platform, stragglers),
      .size = sizeof(cfg_straggler), .max = CFG_MAX_STRAGGLERS, .count = offsetof(cfg_platform, nstragglers),
      .sub = straggler_rows},
+    ROW_OBJ("provenance", cfg_platform, provenance.derived_from, provenance_rows, CFG_KF_OMIT_ZERO),
     ROW_END,
 };
 
@@ -568,20 +582,16 @@ static int chain_find(const base_chain *ch, const char *path)
 /* Keys a platform file never inherits from its base. */
 static bool own_key(const char *key)
 {
-    return strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || strcmp(key, "calibration") == 0;
+    return strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || strcmp(key, "calibration") == 0 ||
+           strcmp(key, "provenance") == 0;
 }
 
-/* The file the "base" value `node` of file `from` names (config.h). */
-static sim_rc base_file(const char *from, const cJSON *node, char *out, size_t cap, sim_err *err)
+/* The platform file that value v of key `key` (".base",
+ * ".provenance.derived_from") of file `from` names: a shipped name, or a
+ * path relative to from (config.h). */
+static sim_rc named_platform_file(const char *from, const char *key, const char *v, char *out, size_t cap,
+                                  sim_err *err)
 {
-    char got[64];
-    if (!cJSON_IsString(node) || !node->valuestring[0]) {
-        cfg_json_repr(node, got, sizeof got);
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .base: expected the name of a shipped platform or a path relative to this file, got %s",
-                        from, got);
-    }
-    const char *v = node->valuestring;
     size_t n = strlen(v);
     bool is_path = strchr(v, '/') || (n > 5 && strcmp(v + n - 5, ".json") == 0);
     const char *slash = strrchr(from, '/');
@@ -593,15 +603,28 @@ static sim_rc base_file(const char *from, const cJSON *node, char *out, size_t c
     else
         snprintf(cand, sizeof cand, "%.*s/%.*s", (int)(slash - from), from, SIM_MAX_PATH, v);
     if (strlen(cand) >= cap || strlen(cand) > SIM_MAX_PATH)
-        return sim_fail(err, SIM_EINVAL, "%s: .base: the path of '%.60s' is longer than the %d characters heptasim takes "
-                        "(use a shorter path)", from, v, SIM_MAX_PATH);
+        return sim_fail(err, SIM_EINVAL, "%s: %s: the path of '%.60s' is longer than the %d characters heptasim takes "
+                        "(use a shorter path)", from, key, v, SIM_MAX_PATH);
     if (!is_file(cand))
         return sim_fail(err, SIM_EINVAL,
-                        "%s: .base: platform '%.60s' not found (tried '%.200s'; name a shipped platform, or give a "
+                        "%s: %s: platform '%.60s' not found (tried '%.200s'; name a shipped platform, or give a "
                         "path relative to this file)",
-                        from, v, cand);
+                        from, key, v, cand);
     sim_strlcpy(out, cand, cap);
     return SIM_OK;
+}
+
+/* The file the "base" value `node` of file `from` names. */
+static sim_rc base_file(const char *from, const cJSON *node, char *out, size_t cap, sim_err *err)
+{
+    char got[64];
+    if (!cJSON_IsString(node) || !node->valuestring[0]) {
+        cfg_json_repr(node, got, sizeof got);
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .base: expected the name of a shipped platform or a path relative to this file, got %s",
+                        from, got);
+    }
+    return named_platform_file(from, ".base", node->valuestring, out, cap, err);
 }
 
 /* Lays the base object src (of file src_origin) under dst: a key of src
@@ -755,7 +778,74 @@ void *cfg_platform_over(const cfg_platform *p, const cfg_platform *base)
     return over;
 }
 
+bool cfg_same_efficiencies(const cfg_platform *a, const cfg_platform *b)
+{
+    cJSON *x = cfg_schema_write(efficiency_rows, a), *y = cfg_schema_write(efficiency_rows, b);
+    bool same = x && y && cJSON_Compare(x, y, true);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    return same;
+}
+
+/* Whether an item of ov sets a key of the platform's efficiency object. */
+static bool sets_efficiency(const cfg_overrides *ov)
+{
+    static const char prefix[] = "platform.efficiency";
+    for (int i = 0; ov && i < ov->n; i++)
+        if (strncmp(ov->items[i], prefix, sizeof prefix - 1) == 0 &&
+            (ov->items[i][sizeof prefix - 1] == '.' || ov->items[i][sizeof prefix - 1] == '='))
+            return true;
+    return false;
+}
+
+/* The provenance record of p, read from file origin whose chain of bases
+ * is ch (ov: the overrides applied): derived_from must name a calibrated
+ * file of the chain other than the file itself, whose efficiencies the
+ * file keeps (an override may change them: the band says so), and a
+ * calibrated file derives from nothing. */
+static sim_rc check_provenance(cfg_platform *p, const char *origin, const base_chain *ch, const cfg_overrides *ov,
+                               sim_err *err)
+{
+    cfg_provenance *pv = &p->provenance;
+    if (!pv->derived_from[0]) return SIM_OK;
+    if (p->calibration.cases > 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .provenance: a calibrated file (with .calibration) is its own source; remove .provenance",
+                        origin);
+    char path[CFG_PATH_LEN];
+    sim_rc rc = named_platform_file(origin, ".provenance.derived_from", pv->derived_from, path, sizeof path, err);
+    if (rc) return rc;
+    if (chain_find(ch, path) < 1)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .provenance.derived_from: '%.60s' is not a base of this file (a derived file takes its "
+                        "efficiencies through .base; name the calibrated file of its chain of bases)",
+                        origin, pv->derived_from);
+    cfg_platform rel;
+    rc = cfg_load_platform(path, NULL, 0, &rel, err);
+    if (rc) return rc;
+    if (rel.calibration.cases == 0)
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .provenance.derived_from: '%.60s' is not calibrated (it has no .calibration record; name "
+                        "a calibrated file, or remove .provenance)",
+                        origin, pv->derived_from);
+    if (!sets_efficiency(ov) && !cfg_same_efficiencies(p, &rel))
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: .provenance.derived_from: the file's efficiencies differ from those of '%.60s' (a derived "
+                        "file keeps its relative's: remove its efficiency keys, or .provenance)",
+                        origin, pv->derived_from);
+    sim_strlcpy(pv->derived_path, path, sizeof pv->derived_path);
+    return SIM_OK;
+}
+
 /* }========================================================= bases */
+
+void cfg_platform_drop_band_records(cfg_platform *p)
+{
+    cfg_calibration *k = &p->calibration;
+    k->held_out_error = k->pair_error_before = k->pair_error_after = 0;
+    k->sources[0] = '\0';
+    memset(&p->provenance, 0, sizeof p->provenance);
+}
 
 sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overrides *ov, int devices_override,
                           cfg_platform *out, sim_err *err)
@@ -769,9 +859,10 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     sim_rc rc = SIM_OK;
     base_chain *ch = sim_xcalloc(1, sizeof *ch);
     if (cJSON_IsObject(root)) rc = resolve_bases(&r, root, origin, ch, err);
-    free(ch);
     if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
+    if (!rc) rc = check_provenance(&p, origin, ch, ov, err);
+    free(ch);
     cJSON_Delete(root);
     cfg_reader_free(&r);
     if (rc) return cfg_one_line(rc, err);

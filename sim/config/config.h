@@ -118,7 +118,21 @@ typedef struct cfg_calibration {
     double rms_error_before;   /* relative error over them with the base's efficiencies */
     double rms_error_after;    /* and with the fitted ones */
     char fitted[CFG_NAME_LEN]; /* the fitted parameters, "gemm_scale,attention" */
+    double held_out_error;     /* mean |error| of each case simulated at a fit made without it (--loo); 0: unknown */
+    char sources[CFG_NAME_LEN];/* the groups of the fitted cases, "nemo-2407-h100,automodel-h100" */
+    double pair_error_before;  /* rms error of the ratio of two simulated step times of the cases, base's */
+    double pair_error_after;   /* efficiencies and fitted ones (val_step_rank); 0: unknown */
 } cfg_calibration;
+
+/* Where the efficiencies of an uncalibrated file come from: its
+ * "provenance" key.  derived_from names a calibrated file of the file's own
+ * base chain whose efficiencies it keeps (checked when the file is read;
+ * derived_path is that file).  Never inherited through "base". */
+typedef struct cfg_provenance {
+    char derived_from[CFG_NAME_LEN];  /* as written: a shipped name or a path relative to the file */
+    char reason[CFG_TEXT_LEN];        /* why the relative's efficiencies stand for this hardware */
+    char derived_path[CFG_PATH_LEN];  /* the file it names */
+} cfg_provenance;
 
 /* One tier of switches above the supernodes (network.tiers[i]): the
  * devices under one switch of the tier (its domain: whole supernodes; the
@@ -196,7 +210,31 @@ typedef struct cfg_platform {
                                       * times its time (overlap_tp_comm; 1 = no contention) */
 
     cfg_calibration calibration;   /* the file's own fit record; cases = 0 when uncalibrated */
+    cfg_provenance provenance;     /* the file's own; derived_from empty when not derived */
 } cfg_platform;
+
+/* Whether a and b have the same efficiency figures (every key of the
+ * "efficiency" object, curves point by point). */
+bool cfg_same_efficiencies(const cfg_platform *a, const cfg_platform *b);
+
+/* Clears in p what only the error band reads (cfg_band): the
+ * calibration record's held_out_error, sources and pair errors, and the
+ * provenance.  They change no simulated figure, so fingerprints of what a
+ * result depends on leave them out (a search's inputs id, a study cell's
+ * definition), and fingerprints made before they existed still hold. */
+void cfg_platform_drop_band_records(cfg_platform *p);
+
+/* How far to trust the results on a platform: the expected relative error
+ * of a step time (so of MFU and tokens/s), its kind and its reason.
+ * Computed from the platform's calibration and provenance records by
+ * val_platform_band (docs/validation.md); plain data for the reports. */
+typedef struct cfg_band {
+    double error;                  /* +- relative error, 0.072 = +-7.2 % */
+    double pair_error;             /* rms error of the ratio of two step times on it (a speed-up); 0: unknown */
+    char kind[16];                 /* "calibrated", "derived", "uncalibrated" */
+    char relative[CFG_NAME_LEN];   /* the calibrated platform the figure is measured on ("": none) */
+    char reason[CFG_TEXT_LEN];     /* one line: what the figure is and where it was measured */
+} cfg_band;
 
 /* --------------------------------------------------------------- strategy */
 

@@ -85,7 +85,7 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
  * inputs' overrides (rpt_rows_add_overrides). */
 static const char *const record_head[] = {"index", "space", "megatron_style", NULL};
 static const char *const record_tail[] = {"estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s",
-                                          "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
+                                          "accuracy.relative_error", "accuracy.kind", "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
                                           "alike_of", "error", "overrides", NULL};
 
 #define RECORD_MAX_COLUMNS 96

@@ -263,6 +263,15 @@ static void summary_table(FILE *f, const rpt_run *run)
         snprintf(line, sizeof line, "%.1f %% (HFU %.1f %%), %.1f TFLOP/s per device, %.0f tokens/s", 100 * mt.mfu,
                  100 * mt.hfu, mt.tflops_per_device, mt.tokens_per_s);
         ROW("MFU", line);
+        if (run->band) {
+            if (isfinite(run->band->error) && run->band->error > 0)
+                snprintf(line, sizeof line, "+-%.1f %% (step time %.2f - %.2f s): %s", 100 * run->band->error,
+                         mt.step_time_s * (1 - run->band->error), mt.step_time_s * (1 + run->band->error),
+                         run->band->reason);
+            else
+                snprintf(line, sizeof line, "unknown: %s", run->band->reason);
+            ROW("error band", line);
+        }
     }
     double cap = cfg_usable_hbm_bytes(run->platform);
     snprintf(line, sizeof line, "%s of %s usable (stage %d) %s", sim_fmt_bytes(run->memory.total_bytes, a, sizeof a),

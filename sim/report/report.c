@@ -219,6 +219,30 @@ void rpt_strategy_label(const cfg_strategy *s, char *out, int cap)
     snprintf(out, (size_t)cap, "%s: %s", s->name[0] ? s->name : "(unnamed)", compact);
 }
 
+/* [lo, hi] of value v within +-band (relative); null when unknown. */
+static cJSON *band_range(double v, double band)
+{
+    if (!(isfinite(band) && band > 0)) return cJSON_CreateNull();
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(v * (1 - band)));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(v * (1 + band)));
+    return a;
+}
+
+void *rpt_band_json(const cfg_band *b, double step_time_s, double mfu, double tokens_per_s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", b->kind);
+    cJSON_AddItemToObject(o, "relative_error", b->error > 0 ? cJSON_CreateNumber(b->error) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "speedup_error", b->pair_error > 0 ? cJSON_CreateNumber(b->pair_error) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "calibrated_relative", b->relative[0] ? cJSON_CreateString(b->relative) : cJSON_CreateNull());
+    cJSON_AddStringToObject(o, "reason", b->reason);
+    cJSON_AddItemToObject(o, "step_time_s", band_range(step_time_s, b->error));
+    cJSON_AddItemToObject(o, "mfu", band_range(mfu, b->error));
+    cJSON_AddItemToObject(o, "tokens_per_s", band_range(tokens_per_s, b->error));
+    return o;
+}
+
 /* Returns a new cJSON object (the caller frees it with cJSON_Delete) holding
  * the run's contract keys; with run->sim NULL only model, platform, devices,
  * strategy and memory.  Sizes in bytes, times in seconds, mfu/hfu as
@@ -279,6 +303,11 @@ void *rpt_run_to_json(const rpt_run *run)
         rpt_json_add_num(root, "tflops_per_device", mt.tflops_per_device);
         rpt_json_add_num(root, "model_flops_per_step", mt.model_flops_per_step);
         rpt_json_add_num(root, "hardware_flops_per_step", mt.hardware_flops_per_step);
+    }
+    if ((run->sim || run->est) && run->band) {
+        rpt_metrics mt;
+        rpt_metrics_compute(run, &mt);
+        cJSON_AddItemToObject(root, "accuracy", rpt_band_json(run->band, mt.step_time_s, mt.mfu, mt.tokens_per_s));
     }
     cJSON_AddItemToObject(root, "memory", memory_json(run));
     if (run->est && !run->sim) {

@@ -32,6 +32,7 @@ typedef struct rpt_run {
     int memory_stage;            /* its pipeline stage */
     double wall_s;               /* simulator wall-clock time */
     cfg_overrides overrides;     /* the --set items the inputs were read with (n 0: none) */
+    const cfg_band *band;        /* how far to trust its times (val_platform_band), or NULL */
 } rpt_run;
 
 /* A memory-only run of (m, p, s) (s checked): sim NULL, the memory of the
@@ -85,6 +86,12 @@ void rpt_strategy_text(const cfg_strategy *s, char *out, size_t cap);
  * mfu, hfu, tokens_per_s and a breakdown of the estimate, and no
  * simulator object. */
 sim_rc rpt_write_json(const char *path, const rpt_run *run, sim_err *err);
+
+/* The "accuracy" object of a result (docs/outputs.md): band b's kind,
+ * relative_error, speedup_error, calibrated_relative and reason, and the
+ * [low, high] ranges it gives step_time_s, mfu and tokens_per_s.  A new
+ * cJSON object the caller deletes. */
+void *rpt_band_json(const cfg_band *b, double step_time_s, double mfu, double tokens_per_s);
 
 /* The one writer of JSON documents: doc (a cJSON tree; void* keeps cJSON.h
  * out of this header) pretty printed, ending in a newline, to path ("-" is
@@ -239,6 +246,8 @@ typedef struct rpt_search_doc {
     int approximate;              /* simulated with one data-parallel replica for all */
     int ignored;                  /* records of other candidates left in out_path */
     const char *speedup_text;     /* compare: the speedup in words (NULL: none) */
+    const cfg_band *band;         /* the platform's error band (NULL: none) */
+    bool speedup_exceeds_error;   /* compare with a band: the speedup is above 2 x its pair error (srch_speedup_sure) */
     double usable_hbm_bytes;      /* compare: of a device */
     const rpt_ranked_row *table;  /* the ranked table's rows */
     int ntable;

@@ -191,6 +191,21 @@ static void inputs_lines(FILE *out, const cfg_overrides *ov, const cfg_platform 
                 p->name, fitted, fitted);
 }
 
+/* The error band of the step time, tokens/s and MFU, and its reason. */
+static void band_lines(FILE *out, const cfg_band *b, const rpt_metrics *mt)
+{
+    char lo[64], hi[64];
+    if (isfinite(b->error) && b->error > 0)
+        fprintf(out, "band       +-%.1f %%: step time %.2f - %.2f s, tokens/s %s - %s, MFU %.1f - %.1f %%\n",
+                100 * b->error, mt->step_time_s * (1 - b->error), mt->step_time_s * (1 + b->error),
+                sim_fmt_count(mt->tokens_per_s * (1 - b->error), lo, sizeof lo),
+                sim_fmt_count(mt->tokens_per_s * (1 + b->error), hi, sizeof hi), 100 * mt->mfu * (1 - b->error),
+                100 * mt->mfu * (1 + b->error));
+    else
+        fprintf(out, "band       unknown\n");
+    fprintf(out, "           %s\n", b->reason);
+}
+
 /* Prints the summary of run to out.  With run->sim NULL only the header,
  * strategy and memory lines.  A strategy that does not fit says so on its
  * own line first, then on the memory line. */
@@ -220,6 +235,7 @@ void rpt_summary(FILE *out, const rpt_run *run)
         fprintf(out, "step time  %.2f s%s   tokens/s %s     MFU %.1f %%   HFU %.1f %%   (%.1f TFLOP/s per device)\n",
                 mt.step_time_s, run->sim ? "   " : " (estimate)", sim_fmt_count(mt.tokens_per_s, b1, sizeof b1),
                 100.0 * mt.mfu, 100.0 * mt.hfu, mt.tflops_per_device);
+        if (run->band) band_lines(out, run->band, &mt);
     }
     memory_line(out, run);
     if (!run->sim && run->est) estimate_breakdown(out, run->est);

@@ -105,6 +105,9 @@ void *rpt_compare_doc_json(const rpt_search_doc *d)
     cJSON_AddItemToObject(o, "megatron", d->megatron ? rpt_record_to_json(d->megatron) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "7d", d->best ? rpt_record_to_json(d->best) : cJSON_CreateNull());
     rpt_json_add_num(o, "speedup", d->speedup);
+    bool banded = d->band && d->band->pair_error > 0 && isfinite(d->speedup);
+    cJSON_AddItemToObject(o, "speedup_error", banded ? cJSON_CreateNumber(d->band->pair_error) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "speedup_exceeds_error", banded ? cJSON_CreateBool(d->speedup_exceeds_error) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "agreement", agreement_json(&d->agreement));
     cJSON_AddItemToObject(o, "ranking", records_json(&d->ranking));
     return o;

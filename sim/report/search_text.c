@@ -90,6 +90,18 @@ static void print_approximate(FILE *f, const rpt_search_doc *d)
                 d->approximate, plural(d->approximate));
 }
 
+/* The platform's error band, on each step time and on a ratio of two. */
+static void print_band(FILE *f, const cfg_band *b)
+{
+    if (!b) return;
+    if (isfinite(b->error) && b->error > 0)
+        fprintf(f, "error band: +-%.1f %% on each step time, MFU and tokens/s", 100 * b->error);
+    else
+        fprintf(f, "error band: unknown");
+    if (b->pair_error > 0) fprintf(f, ", %.1f %% (rms) on a ratio of two", 100 * b->pair_error);
+    fprintf(f, "; %s\n", b->reason);
+}
+
 /* The last lines of the sweep and compare summaries. */
 static void print_closing(FILE *f, const rpt_search_doc *d)
 {
@@ -112,6 +124,7 @@ void rpt_print_sweep(FILE *f, const rpt_search_doc *d)
     fprintf(f, "simulated: %d of the %d best estimate%s%s%s in %.1f s with %d job%s\n", d->counts.simulated,
             d->best_estimates, plural(d->best_estimates), shard, notes, d->simulate_s, d->jobs, plural(d->jobs));
     print_approximate(f, d);
+    print_band(f, d->band);
     fprintf(f, "\n");
     rpt_print_ranking(f, d->table, d->ntable);
     if (d->estimated_only.n > 0) {
@@ -180,6 +193,7 @@ void rpt_print_compare(FILE *f, const rpt_search_doc *d)
             plural(d->top), d->counts.selected, plural(d->counts.selected), notes, d->simulate_s, d->jobs,
             plural(d->jobs));
     print_approximate(f, d);
+    print_band(f, d->band);
     print_bests(f, d->usable_hbm_bytes, d->megatron, d->best);
     if (d->speedup_text)
         fprintf(f, "\nspeedup of the best 7D strategy over the best Megatron-style one (simulated): %s\n",

@@ -83,6 +83,7 @@ void *rpt_cell_def_json(const rpt_cell_def *d)
     m.description[0] = m.path[0] = '\0';
     cfg_platform p = *d->platform;
     p.description[0] = p.path[0] = '\0';
+    cfg_platform_drop_band_records(&p);
     cJSON *o = cJSON_CreateObject();
     if (d->slug) cJSON_AddStringToObject(o, "slug", d->slug);
     cJSON_AddItemToObject(o, "model", cfg_model_to_json(&m));

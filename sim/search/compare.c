@@ -38,9 +38,11 @@ static const srch_candidate *first_ranked(srch_candidate *const *rows, int n)
     return b;
 }
 
-/* The one place the speedup is computed: Megatron-style step / best step. */
+/* The one place the speedup is computed: Megatron-style step / best step.
+ * The band is the session's to set (srch_sweep_request.band). */
 static void set_speedup(srch_comparison *out)
 {
+    out->band = NULL;
     out->speedup = out->megatron && out->best && out->best->step_time_s > 0
                        ? out->megatron->step_time_s / out->best->step_time_s
                        : NAN;
@@ -72,15 +74,28 @@ void srch_sweep_bests(srch_candidate *const *rows, int n, srch_comparison *out)
     free(megs);
 }
 
+#define SURE_SIGMAS 2 /* standard deviations of a ratio's error a sure speedup exceeds */
+
+bool srch_speedup_sure(const srch_comparison *c)
+{
+    return c->band && c->band->pair_error > 0 && isfinite(c->speedup) &&
+           c->speedup > 1 + SURE_SIGMAS * c->band->pair_error;
+}
+
 bool srch_speedup_text(const srch_comparison *c, char *out, int cap)
 {
     if (!isfinite(c->speedup)) return false;
+    int n;
     if (c->best == c->megatron || c->best->index == c->megatron->index)
-        snprintf(out, (size_t)cap, "%.3fx; the best 7D strategy is Megatron-style", c->speedup);
+        n = snprintf(out, (size_t)cap, "%.3fx; the best 7D strategy is Megatron-style", c->speedup);
     else if (srch_tie(c->megatron->step_time_s, c->best->step_time_s))
-        snprintf(out, (size_t)cap, "%.3fx, a tie (within %g %%)", c->speedup, 100 * SRCH_TIE_REL);
+        n = snprintf(out, (size_t)cap, "%.3fx, a tie (within %g %%)", c->speedup, 100 * SRCH_TIE_REL);
     else
-        snprintf(out, (size_t)cap, "%.3fx", c->speedup);
+        n = snprintf(out, (size_t)cap, "%.3fx", c->speedup);
+    if (c->band && c->band->pair_error > 0 && n >= 0 && n < cap)
+        snprintf(out + n, (size_t)(cap - n), "; %s the model error on a speed-up (%d x %.1f %%, %s)",
+                 srch_speedup_sure(c) ? "larger than" : "within", SURE_SIGMAS, 100 * c->band->pair_error,
+                 c->band->kind);
     return true;
 }
 

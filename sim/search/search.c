@@ -628,6 +628,7 @@ static void inputs_id(const srch_request *rq, const srch_counts *k, char out[17]
     model.description[0] = model.path[0] = '\0';
     cfg_platform platform = *rq->platform;
     platform.description[0] = platform.path[0] = '\0';
+    cfg_platform_drop_band_records(&platform);
     void *trees[3] = {cfg_model_to_json(&model), cfg_platform_to_json(&platform),
                       cfg_strategy_fingerprint_json(&rq->base)};
     for (int i = 0; i < 3; i++) {

@@ -443,6 +443,7 @@ typedef struct srch_sweep_request {
     cfg_overrides overrides;      /* the --set items of the inputs, for the documents (n 0: none) */
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
+    const cfg_band *band;         /* how far to trust the platform's step times (NULL: not known) */
 } srch_sweep_request;
 
 /* The best strategies of the two spaces, as compare (and the report of a
@@ -454,6 +455,7 @@ typedef struct srch_comparison {
     const srch_candidate *megatron; /* best simulated Megatron-style candidate (NULL: none) */
     const srch_candidate *best;     /* best simulated candidate of the 7D space (NULL: none) */
     double speedup;                 /* megatron step / best step (simulated); NAN without both */
+    const cfg_band *band;           /* the request's band (NULL: not known) */
 } srch_comparison;
 
 typedef struct srch_sweep {
@@ -512,6 +514,12 @@ void srch_sweep_bests(srch_candidate *const *rows, int n, srch_comparison *out);
  * the best 7D strategy is Megatron-style", "0.999x, a tie (within 0.1 %)".
  * Returns false (out untouched) without a speedup. */
 bool srch_speedup_text(const srch_comparison *c, char *out, int cap);
+
+/* Whether the speedup of c is larger than the model's error on a ratio of
+ * two step times on its platform: above 1 + 2 x the band's pair error (two
+ * standard deviations of the error measured on pairs of published runs,
+ * docs/validation.md).  False without a band or a speedup. */
+bool srch_speedup_sure(const srch_comparison *c);
 
 /* SIM_OK when both bests exist; else SIM_EOOM with the one line saying
  * which space has no simulated strategy (none fits, or every simulation

@@ -189,6 +189,7 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
     srch_order_ties(s->extra, s->nextra, false);
     rc = simulate(rq, s, err);
     if (rc == SIM_OK) srch_sweep_bests(s->chosen, s->nchosen, &s->cmp);
+    s->cmp.band = rq->band;
     if (s->space == SRCH_SPACE_MEGATRON) { /* no 7D space searched: nothing to compare with */
         s->cmp.best = NULL;
         s->cmp.speedup = NAN;
@@ -211,6 +212,7 @@ sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *er
     s->nchosen = srch_compare_union(s->res, s->chosen);
     rc = simulate(rq, s, err);
     if (rc == SIM_OK) srch_compare_bests(s->res, s->chosen, s->nchosen, &s->cmp);
+    s->cmp.band = rq->band;
     return rc;
 }
 

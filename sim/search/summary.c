@@ -2,6 +2,8 @@
  * report's summaries (rpt_search_doc): report/search_text.c prints the text
  * summaries, report/search_json.c writes the JSON documents (cJSON trees the
  * caller writes with rpt_write_json_doc). */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -55,6 +57,7 @@ static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep
         .best_estimates = s->selected,
         .ignored = s->resumed.ignored,
         .overrides = rq->overrides,
+        .band = rq->band,
     };
     for (int i = 0; i < s->nchosen; i++) d.approximate += s->chosen[i]->state == SRCH_SIM_DONE && s->chosen[i]->approximate;
     return d;
@@ -95,6 +98,7 @@ static rpt_search_doc compare_doc(const srch_sweep_request *rq, const srch_sweep
     d.megatron = c->megatron ? megatron : NULL;
     d.best = c->best ? best : NULL;
     d.speedup = c->speedup;
+    d.speedup_exceeds_error = srch_speedup_sure(c);
     return d;
 }
 
@@ -103,7 +107,7 @@ void srch_print_compare(FILE *f, const srch_sweep_request *rq, const srch_sweep 
     rpt_record megatron, best;
     rpt_search_doc d = compare_doc(rq, s, &megatron, &best);
     d.baseline_text = srch_baseline_text(rq->search.baseline);
-    char verdict[96];
+    char verdict[256];
     d.speedup_text = srch_speedup_text(&s->cmp, verdict, sizeof verdict) ? verdict : NULL;
     d.usable_hbm_bytes = cfg_usable_hbm_bytes(rq->search.platform);
     rpt_ranked_row *table = table_of(s->ranking.rows, s->ranking.n, rq->search.platform, &d.ntable);
@@ -167,10 +171,19 @@ void srch_print_merge(FILE *f, const srch_merged *m, int nfiles)
 void *srch_sweep_records_json(const srch_sweep *s)
 {
     rpt_record_list a = list_of(s->ranking.rows, s->ranking.n), b = list_of(s->extra, s->nextra);
-    void *doc = rpt_records_json(&a, &b);
+    cJSON *rows = rpt_records_json(&a, &b);
     list_free(&a);
     list_free(&b);
-    return doc;
+    cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "step_time_s");
+        if (!s->cmp.band || !cJSON_IsNumber(t)) continue;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(row, "mfu"), *k = cJSON_GetObjectItemCaseSensitive(row, "tokens_per_s");
+        cJSON_AddItemToObject(row, "accuracy", rpt_band_json(s->cmp.band, t->valuedouble, cJSON_IsNumber(m) ? m->valuedouble : NAN,
+                                                             cJSON_IsNumber(k) ? k->valuedouble : NAN));
+    }
+    return rows;
 }
 
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)

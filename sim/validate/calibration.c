@@ -259,6 +259,23 @@ sim_rc val_write_calibrated(const char *path, const val_calibration *c, sim_err 
     rec->cases = c->n;
     rec->rms_error_before = c->fit.rms_before;
     rec->rms_error_after = c->fit.rms_after;
+    val_loo_stats ls;
+    val_loo_stats_compute(c->loo, c->n, &ls);
+    rec->held_out_error = ls.n ? ls.mean_abs : 0;
+    val_step_rank before, after;
+    val_step_ranks(c->before, c->n, NULL, false, &before);
+    val_step_ranks(c->after, c->n, NULL, false, &after);
+    rec->pair_error_before = isfinite(before.pair_error) ? before.pair_error : 0;
+    rec->pair_error_after = isfinite(after.pair_error) ? after.pair_error : 0;
+    size_t have = 0;
+    for (int i = 0; i < c->n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = strcmp(c->after[j].group, c->after[i].group) == 0;
+        if (!seen && have < sizeof rec->sources)
+            have += (size_t)snprintf(rec->sources + have, sizeof rec->sources - have, "%s%s", have ? "," : "",
+                                     c->after[i].group);
+    }
+    memset(&out.provenance, 0, sizeof out.provenance); /* a calibrated file is its own source */
     size_t used = 0;
     for (int k = 0; k < VAL_NPARAMS; k++)
         if (c->fit.free_mask & (1u << k) && used < sizeof rec->fitted)

@@ -32,4 +32,24 @@ bool val_run_fits(const val_run *r);
  * case's FLOP convention, MFU. */
 void val_step_metrics(const val_case *c, val_run *r, double step_time_s);
 
+/* A platform file as the preset comparisons read it: the platform and
+ * the real paths of its chain of bases, its own file first (presets.c). */
+typedef struct val_preset {
+    cfg_platform p;
+    int nchain;
+    char chain[CFG_MAX_BASES + 1][CFG_PATH_LEN];
+} val_preset;
+
+/* Read platform file path (with the overrides ov, may be NULL) into *out. */
+sim_rc val_preset_read(const char *path, const cfg_overrides *ov, val_preset *out, sim_err *err);
+/* Every platform file of dir, sorted by file name, into *out (the caller
+ * frees it).  Returns their count, or -1 with the message of a file that
+ * does not load. */
+int val_presets_read(const char *dir, val_preset **out, sim_err *err);
+/* The calibrated file of all[0..n) whose chain meets me's in the fewest
+ * steps from both ends (ties: by name): its index, the steps into
+ * *distance and the shared file's index in me's chain into *via; -1 (and
+ * *distance -1) when none shares a file with me's chain. */
+int val_nearest_calibrated(const val_preset *me, const val_preset *all, int n, int *distance, int *via);
+
 #endif

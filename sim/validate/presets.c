@@ -45,17 +45,10 @@ static void gap_values(const cfg_platform *p, double v[VAL_NGAPS])
     v[VAL_GAP_OVERLAP_SLOWDOWN] = p->overlap_compute_slowdown;
 }
 
-/* One preset as read for the comparison. */
-typedef struct preset {
-    cfg_platform p;
-    int nchain;
-    char chain[CFG_MAX_BASES + 1][CFG_PATH_LEN]; /* real paths */
-} preset;
-
 /* Where the chains of a and b first meet: the smallest i + j with
  * a->chain[i] == b->chain[j] (-1: never), the shared file's index in a
  * into *at. */
-static int meet(const preset *a, const preset *b, int *at)
+static int meet(const val_preset *a, const val_preset *b, int *at)
 {
     int best = -1;
     for (int i = 0; i < a->nchain; i++)
@@ -67,39 +60,65 @@ static int meet(const preset *a, const preset *b, int *at)
     return best;
 }
 
-int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
+sim_rc val_preset_read(const char *path, const cfg_overrides *ov, val_preset *out, sim_err *err)
+{
+    char raw[CFG_MAX_BASES + 1][CFG_PATH_LEN];
+    memset(out, 0, sizeof *out);
+    sim_rc rc = cfg_load_platform(path, ov, 0, &out->p, err);
+    if (rc == SIM_OK) rc = cfg_platform_chain(path, raw, CFG_MAX_BASES + 1, &out->nchain, err);
+    for (int k = 0; rc == SIM_OK && k < out->nchain; k++) {
+        char real[PATH_MAX];
+        sim_strlcpy(out->chain[k], realpath(raw[k], real) ? real : raw[k], sizeof out->chain[k]);
+    }
+    return rc;
+}
+
+int val_presets_read(const char *dir, val_preset **out, sim_err *err)
 {
     char **paths = NULL;
     int np = 0;
+    *out = NULL;
     if (val_list_dir(dir, &paths, &np, err) != SIM_OK) return -1;
-    preset *ps = sim_xcalloc((size_t)np, sizeof *ps);
+    val_preset *ps = sim_xcalloc((size_t)np, sizeof *ps);
     sim_rc rc = SIM_OK;
-    for (int i = 0; i < np && rc == SIM_OK; i++) {
-        char raw[CFG_MAX_BASES + 1][CFG_PATH_LEN];
-        rc = cfg_load_platform(paths[i], NULL, 0, &ps[i].p, err);
-        if (rc == SIM_OK) rc = cfg_platform_chain(paths[i], raw, CFG_MAX_BASES + 1, &ps[i].nchain, err);
-        for (int k = 0; rc == SIM_OK && k < ps[i].nchain; k++) {
-            char real[PATH_MAX];
-            sim_strlcpy(ps[i].chain[k], realpath(raw[k], real) ? real : raw[k], sizeof ps[i].chain[k]);
-        }
+    for (int i = 0; i < np && rc == SIM_OK; i++) rc = val_preset_read(paths[i], NULL, &ps[i], err);
+    val_free_paths(paths, np);
+    if (rc != SIM_OK) {
+        free(ps);
+        return -1;
     }
+    *out = ps;
+    return np;
+}
+
+int val_nearest_calibrated(const val_preset *me, const val_preset *all, int n, int *distance, int *via)
+{
+    int best = -1;
+    *distance = -1;
+    for (int j = 0; j < n; j++) {
+        int at = 0, d = all[j].p.calibration.cases > 0 ? meet(me, &all[j], &at) : -1;
+        if (d < 0 || (best >= 0 && (d > *distance || (d == *distance &&
+                                                     strcmp(all[j].p.name, all[best].p.name) >= 0))))
+            continue;
+        best = j;
+        *via = at;
+        *distance = d;
+    }
+    return best;
+}
+
+int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
+{
+    val_preset *ps;
+    int np = val_presets_read(dir, &ps, err);
+    if (np < 0) return -1;
     int n = 0;
-    for (int i = 0; i < np && rc == SIM_OK && n < cap; i++) {
+    for (int i = 0; i < np && n < cap; i++) {
         if (ps[i].p.calibration.cases > 0) continue;
         val_preset_gap *g = &out[n++];
         memset(g, 0, sizeof *g);
         sim_strlcpy(g->name, ps[i].p.name, sizeof g->name);
-        g->distance = -1;
-        int best = -1, via = 0;
-        for (int j = 0; j < np; j++) {
-            int at = 0, d = ps[j].p.calibration.cases > 0 ? meet(&ps[i], &ps[j], &at) : -1;
-            if (d < 0 || (best >= 0 && (d > g->distance || (d == g->distance &&
-                                                           strcmp(ps[j].p.name, ps[best].p.name) >= 0))))
-                continue;
-            best = j;
-            via = at;
-            g->distance = d;
-        }
+        int via = 0, best = val_nearest_calibrated(&ps[i], ps, np, &g->distance, &via);
         for (int k = 0; k < VAL_NGAPS; k++) g->ratio[k] = NAN;
         if (best < 0) continue;
         sim_strlcpy(g->relative, ps[best].p.name, sizeof g->relative);
@@ -110,8 +129,7 @@ int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
         for (int k = 0; k < VAL_NGAPS; k++) g->ratio[k] = b[k] > 0 ? a[k] / b[k] : (a[k] == b[k] ? 1.0 : NAN);
     }
     free(ps);
-    val_free_paths(paths, np);
-    return rc == SIM_OK ? n : -1;
+    return n;
 }
 
 void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n)

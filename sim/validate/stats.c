@@ -1,6 +1,8 @@
 /* stats.c - errors against published measurements: statistics per source,
  * the printed tables and the JSON document of `heptasim validate`. */
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -13,6 +15,43 @@ static const char *method_name(val_method m)
     case VAL_ANALYTIC: return "analytic";
     default: return "not-run";
     }
+}
+
+void val_step_ranks(const val_case *cases, int n, const char *group, bool loose, val_step_rank *out)
+{
+    int cap = 0;
+    for (int i = 0; i < n; i++) cap += cases[i].nruns * VAL_NMETRICS;
+    double *meas = sim_xcalloc(3 * (size_t)cap + 1, sizeof *meas), *simd = meas + cap, *err = simd + cap;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const val_case *c = &cases[i];
+        if (group && (strcmp(c->group, group) != 0 || c->loose != loose)) continue;
+        if (!group && c->loose) continue;
+        for (int r = 0; r < c->nruns; r++)
+            for (int m = 0; m < c->runs[r].ncmp; m++) {
+                const val_compare *v = &c->runs[r].cmp[m];
+                if (v->metric != VAL_STEP_TIME_S || !isfinite(v->error) || k == cap) continue;
+                meas[k] = v->measured;
+                simd[k] = v->simulated;
+                err[k++] = v->error;
+            }
+    }
+    out->n = k;
+    out->rank_correlation = out->pair_error = NAN;
+    if (k >= 3) {
+        double *work = sim_xcalloc(2 * (size_t)k, sizeof *work);
+        out->rank_correlation = gsl_stats_spearman(meas, 1, simd, 1, (size_t)k, work);
+        free(work);
+    }
+    double sum = 0;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++)
+            if (i != j) {
+                double e = (1 + err[i]) / (1 + err[j]) - 1;
+                sum += e * e;
+            }
+    if (k >= 2) out->pair_error = sqrt(sum / ((double)k * (k - 1)));
+    free(meas);
 }
 
 int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, int cap)
@@ -64,7 +103,7 @@ int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, 
         }
         s->target_met = s->n > 0 && s->failed == 0 &&
                         (s->target_mean_abs <= 0 || s->mean_abs <= s->target_mean_abs) &&
-                        (s->target_max_abs <= 0 || s->max_abs <= s->target_max_abs);
+                        (s->target_max_abs <= 0 || s->max_abs <= s->target_max_abs);        val_step_ranks(cases, n, s->group, s->loose, &s->steps);
     }
     return ng;
 }
@@ -141,6 +180,9 @@ void val_print_groups(FILE *f, const val_group_stats *g, int ng)
             fprintf(f, " (%d case%s not modelled%s)", s->skipped, s->skipped > 1 ? "s" : "", all_skipped ? "" : ", skipped");
         fprintf(f, "\n");
         if (s->n > 0 && s->worst[0]) fprintf(f, "%-34s      worst: %s\n", "", s->worst);
+        if (isfinite(s->steps.rank_correlation))
+            fprintf(f, "%-34s      step times: rank correlation %.3f over %d, ratio of two: rms error %.1f%%\n", "",
+                    s->steps.rank_correlation, s->steps.n, 100 * s->steps.pair_error);
     }
 }
 
@@ -212,6 +254,9 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
         cJSON_AddItemToObject(o, "mean_abs_error", number_or_null(s->mean_abs));
         cJSON_AddItemToObject(o, "max_abs_error", number_or_null(s->max_abs));
         cJSON_AddItemToObject(o, "mean_error", number_or_null(s->mean_signed));
+        cJSON_AddNumberToObject(o, "step_times", s->steps.n);
+        cJSON_AddItemToObject(o, "rank_correlation", number_or_null(s->steps.rank_correlation));
+        cJSON_AddItemToObject(o, "pair_error", number_or_null(s->steps.pair_error));
         if (s->worst[0]) cJSON_AddStringToObject(o, "worst", s->worst);
         if (s->target_mean_abs > 0 || s->target_max_abs > 0) {
             cJSON *t = cJSON_AddObjectToObject(o, "targets");

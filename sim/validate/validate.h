@@ -18,8 +18,10 @@
  * analytic.c (the closed-form surrogate used by the fit), stats.c (errors,
  * tables, JSON), fit.c (calibration with GSL nonlinear least squares),
  * calibration.c (its report, JSON and platform file), presets.c (the
- * uncalibrated presets against their calibrated relatives), golden.c (the
- * regression suite). */
+ * uncalibrated presets against their calibrated relatives), band.c (the
+ * error band of a platform, from its records and its relatives'), golden.c
+ * (the regression suite).  stats.c also measures how simulated step times
+ * keep the order and the ratios of the measured ones. */
 #ifndef HEPTASIM_VALIDATE_H
 #define HEPTASIM_VALIDATE_H
 
@@ -172,6 +174,19 @@ sim_rc val_analytic(const val_case *c, const val_run *r, const cfg_platform *p, 
 
 /* ---------------------------------------------------------------- stats */
 
+/* How well simulated step times keep the order and the ratios of the
+ * measured ones, over a set of comparisons (stats.c). */
+typedef struct val_step_rank {
+    int n;                       /* step-time comparisons with a value */
+    double rank_correlation;     /* Spearman's rho of simulated vs measured (NAN: fewer than 3) */
+    double pair_error;           /* rms over ordered pairs of the error of the simulated ratio of two step
+                                  * times, (1 + e_i) / (1 + e_j) - 1 (NAN: fewer than 2) */
+} val_step_rank;
+
+/* val_step_rank over the step times of the cases of group (with that
+ * loose flag), or of every non-loose case when group is NULL. */
+void val_step_ranks(const val_case *cases, int n, const char *group, bool loose, val_step_rank *out);
+
 typedef struct val_group_stats {
     char group[VAL_ID_LEN];
     bool loose;
@@ -182,6 +197,7 @@ typedef struct val_group_stats {
     char worst[VAL_ID_LEN + 64]; /* "case/run metric" of the largest |error| */
     double target_mean_abs, target_max_abs;
     bool target_met;             /* false also when some run failed */
+    val_step_rank steps;         /* how its step times hold their order and ratios */
 } val_group_stats;
 
 /* Statistics per group (targets and loose cases apart), in the order groups
@@ -350,6 +366,28 @@ int val_preset_gaps(const char *dir, val_preset_gap *out, int cap, sim_err *err)
 void val_print_preset_gaps(FILE *f, const val_preset_gap *g, int n);
 /* The same as a cJSON array the caller deletes. */
 void *val_preset_gaps_json(const val_preset_gap *g, int n);
+
+/* ---------------------------------------------------------------- bands */
+
+/* How far to trust results on platform p (loaded from its file, with any
+ * --set): its error band by the rule of band.c (docs/validation.md),
+ * against the platform files of dir for an uncalibrated p.  Returns SIM_OK,
+ * or the message of a platform file that does not load. */
+sim_rc val_platform_band(const cfg_platform *p, const char *dir, cfg_band *out, sim_err *err);
+
+/* The band of every platform file of dir (sorted by file name). */
+typedef struct val_preset_band {
+    char name[CFG_NAME_LEN];
+    cfg_band band;
+} val_preset_band;
+
+/* Into out (at most cap); returns their count, or -1 with the message of
+ * a file that does not load. */
+int val_preset_bands(const char *dir, val_preset_band *out, int cap, sim_err *err);
+/* The table validate prints: platform, kind, band, ratio error, relative. */
+void val_print_preset_bands(FILE *f, const val_preset_band *b, int n);
+/* The same as a cJSON array the caller deletes. */
+void *val_preset_bands_json(const val_preset_band *b, int n);
 
 /* -------------------------------------------------------------- regress */
 
