@@ -34,6 +34,9 @@ static void assert_close(double a, double b, const char *what, const char *name)
                   b);
 }
 
+/* The step time of the last case check_exact simulated. */
+static double last_step_s;
+
 /* Simulates c with the default symmetry and with one actor per rank and
  * checks that they agree in every figure; returns the ranks one simulated
  * rank stood for. */
@@ -58,6 +61,7 @@ static int check_exact(const char *name, run_case *c)
                   a->lockstep);
     ck_assert_int_eq(a->instructions * a->lockstep, b->instructions);
     assert_close(a->step_time_s, b->step_time_s, "step time", name);
+    last_step_s = b->step_time_s;
     assert_close(a->critical.finish_s, b->critical.finish_s, "critical finish", name);
     assert_close(a->critical.compute_s, b->critical.compute_s, "compute", name);
     assert_close(a->critical.bubble_s + b->step_time_s, b->critical.bubble_s + b->step_time_s, "bubble", name);
@@ -263,13 +267,13 @@ START_TEST(test_rails_two_tiers)
      * and pay the leaf's latency, every stage still one class */
     const tier_spec slow[] = {{64, 1, 0.3, true}, {128, 1, 0.5, false}};
     ck_assert_int_eq(tiered("rails, two tiers with latencies", "gpt-7.5b", 128, slow, 2, sets, 9), 64);
-    /* ... but rings whose edges leave units of 32 at a cost: the classes
-     * are the ranks at one place of the ring in every unit, and one rank
-     * per class cannot both stay in its unit and leave it as the ring's
-     * edges do (a ring of simulated ranks leaves a unit an even number of
-     * times): refused, every rank simulated */
+    /* ... and rings whose edges leave units of 32 at a cost: the classes
+     * are the ranks at one place of the ring in every unit (8 rails x 2
+     * units); the simulated ranks all sit in one unit, and the ring edge
+     * that leaves it in the full step takes a detour up and down the
+     * unit's uplink */
     const tier_spec cross[] = {{32, 1, 0.3, true}, {64, 1, 0.5, false}};
-    ck_assert_int_eq(tiered("rails, rings leaving units at a cost", "gpt-7.5b", 128, cross, 2, sets, 9), 1);
+    ck_assert_int_eq(tiered("rails, rings leaving units at a cost", "gpt-7.5b", 128, cross, 2, sets, 9), 16);
     /* without rails, an oversubscribed spine (2:1 above units of 32):
      * classes stay inside one unit */
     const tier_spec over[] = {{32, 2, 0.3, false}, {64, 1, 0.5, false}};
@@ -280,15 +284,27 @@ END_TEST
 START_TEST(test_rails_three_tiers_oversubscribed)
 {
     /* three tiers, 2:1 above the rail-optimised leaves, 1:1 above: the
-     * data-parallel rings of 8 stay in one leaf (a class per stage and
-     * rail), or leave it, where the uplinks are shared */
+     * data-parallel rings of 8 stay in one leaf, a class per stage spread
+     * over its 8 rail switches, one member on each: their uplinks carry
+     * one flow per class, as the simulated ranks' rail's does */
     const tier_spec three[] = {{64, 2, 0, true}, {128, 1, 0.2, false}, {256, 1, 0.4, false}};
     const char *sets[] = {DENSE_ON_TIERS(8)};
-    ck_assert_int_eq(tiered("rails, three tiers, 2:1 leaves", "gpt-7.5b", 128, three, 3, sets, 9), 8);
-    /* rings through 2:1 leaf uplinks: the ranks whose edges cross them
-     * share them with everyone else's traffic, no two ranks alike */
+    ck_assert_int_eq(tiered("rails, three tiers, 2:1 leaves", "gpt-7.5b", 128, three, 3, sets, 9), 64);
+    /* rings through 2:1 leaf uplinks (the layout of Llama 3 at DP 128 on
+     * the three-tier SuperPOD, small): a class per stage and place of the
+     * ring in a leaf (even or odd), spread over every leaf and rail with
+     * one member on each rail switch; the edge leaving a leaf takes a
+     * detour up and down the simulated ranks' leaf uplink */
     const tier_spec small[] = {{16, 2, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
-    ck_assert_int_eq(tiered("rails, three tiers, rings over 2:1 leaves", "gpt-7.5b", 128, small, 3, sets, 9), 1);
+    ck_assert_int_eq(tiered("rails, three tiers, rings over 2:1 leaves", "gpt-7.5b", 128, small, 3, sets, 9), 32);
+    /* the same with leaf uplinks so thin that they limit the ring and
+     * pipeline flows crossing them: still exact, and slower than 1:1 */
+    const tier_spec thin[] = {{16, 16, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
+    ck_assert_int_eq(tiered("rails, three tiers, rings over 16:1 leaves", "gpt-7.5b", 128, thin, 3, sets, 9), 32);
+    double thin_s = last_step_s;
+    const tier_spec wide[] = {{16, 1, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
+    ck_assert_int_ge(tiered("rails, three tiers, rings over 1:1 leaves", "gpt-7.5b", 128, wide, 3, sets, 9), 32);
+    ck_assert_msg(thin_s > last_step_s * 1.01, "16:1 leaves: %.9g s, 1:1: %.9g s", thin_s, last_step_s);
     /* 2:1 above the spine, three tiers, no rails */
     const tier_spec spine[] = {{32, 1, 0, false}, {64, 2, 0, false}, {128, 1, 0, false}};
     ck_assert_int_ge(tiered("three tiers, 2:1 spine", "gpt-7.5b", 256, spine, 3,
@@ -343,6 +359,13 @@ START_TEST(test_straggler_node_exact)
     const char *link[] = {"model.layers=4", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=8", "pp=2", "dp=1",
                           "global_batch=8", "platform.stragglers=[{\"kind\": \"link\", \"index\": 9, \"speed\": 0.5}]"};
     ck_assert_int_eq(h100("a NIC link at 50 %", 16, link, 9), 1);
+    /* a slow node of TP 2 on a data-parallel ring of 130: the places of the
+     * ring are told apart by their distance to it, 65 refinement rounds;
+     * one class per TP group */
+    const char *ring[] = {"model.layers=1", "vpp=1", "schedule=1f1b", "micro_batch=1", "tp_x=2", "pp=1", "dp=130",
+                          "global_batch=130", "platform.node.devices=2", "platform.supernode.devices=2",
+                          "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]"};
+    ck_assert_int_eq(h100("a node at 80 % on a ring of 130", 260, ring, 11), 2);
 }
 END_TEST
 

@@ -303,6 +303,7 @@ static void rank_main(int argc, char *argv[])
     p2p_claim_neighbours(r, WL_G_CPR);
     /* Let every rank claim its mailboxes before any rank sends. */
     sg_actor_yield();
+    eng_detours_check(r);
 
     r->prog = sim->w->progs.program_new(sim->w->progs.ctx, r->rank);
     if (!r->prog) {

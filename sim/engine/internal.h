@@ -105,6 +105,23 @@ typedef struct eng_rank {
     bool started, draining, done;
 } eng_rank;
 
+/* A route of a reduced run that leaves tier domains its two devices share:
+ * from the device of rank `from` up through the uplinks of its domains of
+ * tiers 0..route_class-2 and down the same tier's uplink and the ones
+ * below to the device of rank `to`, as the full step's flows of that class
+ * do (exact classes spread over the domains of an oversubscribed tier,
+ * symmetry.c). */
+typedef struct eng_detour {
+    int from, to, route_class;
+} eng_detour;
+
+/* What a reduced run changes on a network with tiers (eng_platform_xml_for). */
+typedef struct eng_tier_reduction {
+    int share[CFG_MAX_TIERS];           /* members of a class per domain: an uplink carries 1/share of its bandwidth */
+    const eng_detour *detour;           /* routes between simulated ranks that leave shared domains */
+    int ndetours;
+} eng_tier_reduction;
+
 typedef struct eng_sim {
     const cfg_platform *p;
     const eng_workload *w;
@@ -119,6 +136,8 @@ typedef struct eng_sim {
     int *rep;                           /* reduced runs: world ints, the simulated rank of each rank */
     int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
     double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */
+    eng_tier_reduction tiers;           /* exact classes on a network with tiers (share 0: lockstep) */
+    eng_detour *detours;                /* the routes of tiers.detour, owned */
     eng_rank *ranks;
     sg_host_t *hosts;                   /* world hosts, by device (eng_device_hosts) */
     int *scratch;                       /* world ints: group members */
@@ -160,9 +179,19 @@ sg_host_t *eng_device_hosts(int devices);
  * NIC link; the links shared by
  * several devices get 1/stand_for of their bandwidth, or with up_share and
  * down_share (not NULL), supernode k's uplink becomes two links, one per
- * direction, with those shares of its bandwidth (see symmetry.c). */
+ * direction, with those shares of its bandwidth (see symmetry.c); with
+ * tiers (not NULL) tier t's uplinks get 1/tiers->share[t] of theirs (0:
+ * stand_for) and the detours are declared as routes. */
 sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, unsigned mirrors, int stand_for,
-                            const double *up_share, const double *down_share, FILE *out, sim_err *err);
+                            const double *up_share, const double *down_share, const eng_tier_reduction *tiers,
+                            FILE *out, sim_err *err);
+/* platform.c: whether a detour of route class c from device a to device
+ * b can be declared: a network with tiers and no supernode uplinks, a and
+ * b in one zone of its layout, over the NIC plane, and a route of class c
+ * with fewer links than their natural route (at most ENG_DETOUR_FILLERS
+ * fewer, made up by free links). */
+bool eng_detour_fits(const cfg_platform *p, int a, int b, int c);
+#define ENG_DETOUR_FILLERS (2 * CFG_MAX_TIERS + 4)
 
 /* run.c: the simulation's state before SimGrid: p, w, opt, sizes and
  * scratch, and which ranks get an actor (eng_symmetry_plan); ranks is left
@@ -190,6 +219,9 @@ bool eng_group_reduced(const eng_sim *sim, wl_group g);
  * when one of them is) and starts the mirror actors; before the ranks'
  * actors, once the platform is loaded and the ranks have their hosts. */
 void eng_symmetry_start(eng_sim *sim);
+/* symmetry.c: from r's actor, once the platform is sealed: records a
+ * failure unless SimGrid routes each of r's detours as declared. */
+void eng_detours_check(eng_rank *r);
 /* symmetry.c: after the run, give every rank the statistics of the rank
  * that stood for it. */
 void eng_symmetry_spread(eng_sim *sim);

@@ -116,6 +116,7 @@ typedef struct mirrors {
     unsigned nic;    /* ENG_MIRROR_NIC(c) bits: mirror hosts behind the NIC link, per route class */
     bool open_spine; /* links between group zones unlimited */
     bool only_simulated; /* the devices of unsimulated ranks left out */
+    const eng_tier_reduction *tiers; /* NULL: tier uplinks shared as stand_for says, no detours */
 } mirrors;
 
 static bool simulated(const mirrors *mr, int i)
@@ -336,8 +337,9 @@ static void emit_tier_links(const cfg_platform *p, const mirrors *mr, FILE *out)
              * many devices share go unlimited.)  In a reduced run the
              * simulated ranks gathered under one domain are at most its
              * devices, whose NICs still bound them */
+            int share = mr->tiers && mr->tiers->share[t] > 0 ? mr->tiers->share[t] : mr->stand_for;
             double bw = p->tiers[t].oversubscription > 1
-                            ? n * p->nic_bytes_per_s / p->tiers[t].oversubscription / mr->stand_for
+                            ? n * p->nic_bytes_per_s / p->tiers[t].oversubscription / share
                             : 2 * n * p->nic_bytes_per_s;
             emit_link(out, id, d, bw, p->tiers[t].latency_s / 2, "SPLITDUPLEX");
         }
@@ -383,6 +385,61 @@ static void emit_tiered_device_routes(const cfg_platform *p, const mirrors *mr, 
             i, first, i, i);
 }
 
+/* Links of a device's NIC route in the tiered layout (NIC, pad, and with
+ * rails the third, free one). */
+static int nic_route_links(const cfg_platform *p)
+{
+    return net_rails(p) ? 3 : 2;
+}
+
+/* The links of the natural route between the NIC planes of devices a and b
+ * in one zone: each one's NIC route, and the uplinks of the tiers it
+ * leaves, up and down. */
+static int natural_links(const cfg_platform *p, int a, int b)
+{
+    return 2 * nic_route_links(p) + 2 * net_route_tiers(p, a, b);
+}
+
+/* Links of a detour of route class c before its filler: the two NICs, one
+ * pad with the spine's latency, the uplinks of tiers 0..c-2 up and down. */
+static int detour_links(int c)
+{
+    return 3 + 2 * (c - 1);
+}
+
+bool eng_detour_fits(const cfg_platform *p, int a, int b, int c)
+{
+    if (p->ntiers == 0 || p->oversubscription > 1 || c < 1) return false;
+    int G = p->tiers[group_tier(p)].devices;
+    if (a / G != b / G || net_plane_between(p, a, b) == NET_FABRIC) return false;
+    int filler = natural_links(p, a, b) - 1 - detour_links(c);
+    return filler >= 0 && filler <= ENG_DETOUR_FILLERS;
+}
+
+/* The detours from devices [first, last).  SimGrid takes the route of the
+ * fewest links between two hosts: a detour has one link fewer than the
+ * natural route between its devices (free filler links make up the
+ * count), so it is taken for that pair; a route of another pair through
+ * it (to its first device, then the detour) is longer than that pair's
+ * own, which goes up and down fewer NIC routes (symmetry.c). */
+static void emit_detours(const cfg_platform *p, const mirrors *mr, FILE *out, int first, int last)
+{
+    for (int k = 0; mr->tiers && k < mr->tiers->ndetours; k++) {
+        const eng_detour *d = &mr->tiers->detour[k];
+        if (d->from < first || d->from >= last) continue;
+        int c = d->route_class, filler = natural_links(p, d->from, d->to) - 1 - detour_links(c);
+        fprintf(out, "   <route src=\"npu%d\" dst=\"npu%d\" symmetrical=\"NO\"><link_ctn id=\"nic%d\" direction=\"UP\"/>",
+                d->from, d->to, d->from);
+        for (int t = 0; t <= c - 2; t++)
+            fprintf(out, "<link_ctn id=\"u%d-%d\" direction=\"UP\"/>", t, net_tier_domain_of(p, t, d->from));
+        for (int t = c - 2; t >= 0; t--)
+            fprintf(out, "<link_ctn id=\"u%d-%d\" direction=\"DOWN\"/>", t, net_tier_domain_of(p, t, d->to));
+        fputs("<link_ctn id=\"dpad0\"/>", out);
+        for (int f = 0; f < filler; f++) fprintf(out, "<link_ctn id=\"dfill%d\"/>", f);
+        fprintf(out, "<link_ctn id=\"nic%d\" direction=\"DOWN\"/></route>\n", d->to);
+    }
+}
+
 /* Group zone j of the tiered layout: devices [first, last). */
 static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *out, int j, int first, int last, int tau)
 {
@@ -400,6 +457,7 @@ static void emit_tiered_group(const cfg_platform *p, const mirrors *mr, FILE *ou
         if (simulated(mr, i)) emit_tiered_device_routes(p, mr, out, i);
     for (int i = first; i < last; i++)
         if (!simulated(mr, i) && kept(mr, i)) emit_tiered_device_routes(p, mr, out, i);
+    emit_detours(p, mr, out, first, last);
     for (int k = first / dps; k * dps < last && mr->uplinks; k++)
         if (kept_any(mr, k * dps, (k + 1) * dps))
             fprintf(out, "   <route src=\"sn%d-gw\" dst=\"t0-%d\"><link_ctn id=\"up%d\" direction=\"UP\"/></route>\n", k,
@@ -483,6 +541,11 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
                   "SPLITDUPLEX");
     }
     emit_tier_links(p, mr, out);
+    if (mr->tiers && mr->tiers->ndetours > 0) {
+        /* the detours' pad (the two pads of a NIC route's latency) and filler */
+        emit_link(out, "dpad", 0, ENG_PAD_BYTES_PER_S, p->spine_latency_s, "FATPIPE");
+        for (int f = 0; f < ENG_DETOUR_FILLERS; f++) emit_link(out, "dfill", f, ENG_PAD_BYTES_PER_S, 0.0, "FATPIPE");
+    }
     fputs("  </zone>\n", out);
     for (int j = 0; j < ngroups; j++)
         emit_tiered_group(p, mr, out, j, j * G, (j + 1) * G < p->devices ? (j + 1) * G : p->devices, tau);
@@ -500,15 +563,17 @@ static sim_rc tiered_xml(const cfg_platform *p, const mirrors *mr, FILE *out, si
  * keeps out open. */
 sim_rc eng_platform_xml(const cfg_platform *p, FILE *out, sim_err *err)
 {
-    return eng_platform_xml_for(p, NULL, 0, 0, 1, NULL, NULL, out, err);
+    return eng_platform_xml_for(p, NULL, 0, 0, 1, NULL, NULL, NULL, out, err);
 }
 
 sim_rc eng_platform_xml_for(const cfg_platform *p, const int *rep, int world, unsigned with_mirrors, int stand_for,
-                            const double *up_share, const double *down_share, FILE *out, sim_err *err)
+                            const double *up_share, const double *down_share, const eng_tier_reduction *tiers,
+                            FILE *out, sim_err *err)
 {
     mirrors mr = {rep, world, stand_for > 1 ? stand_for : 1, NULL, NULL, true,
                   (with_mirrors & ENG_MIRROR_FABRIC) != 0, with_mirrors & ENG_MIRROR_NIC_ANY,
-                  (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0, rep && (with_mirrors & ENG_ONLY_SIMULATED) != 0};
+                  (with_mirrors & ENG_MIRROR_OPEN_SPINE) != 0, rep && (with_mirrors & ENG_ONLY_SIMULATED) != 0,
+                  rep && p->ntiers > 0 ? tiers : NULL};
     if (up_share && down_share) {
         mr.up_share = up_share;
         mr.down_share = down_share;

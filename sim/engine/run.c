@@ -105,7 +105,7 @@ static sim_rc platform_xml(const cfg_platform *p, const eng_sim *sim, FILE *out,
      * only carry one flow for the lockstep TP group */
     unsigned only = sim->replicas == 1 ? ENG_ONLY_SIMULATED : 0u;
     return eng_platform_xml_for(p, sim->rep, sim->world, sim->mirrors | only, sim->lockstep, sim->up_share,
-                                sim->down_share, out, err);
+                                sim->down_share, &sim->tiers, out, err);
 }
 
 /* Writes the platform into a new temporary file whose name goes to path
@@ -247,6 +247,7 @@ void eng_sim_release(eng_sim *sim)
     free(sim->hosts);
     free(sim->rep);
     free(sim->mates);
+    free(sim->detours);
     free(sim->up_share);
     free(sim->down_share);
     free(sim->scratch);

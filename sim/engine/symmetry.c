@@ -14,9 +14,11 @@
  * many partners in each class.  Colour refinement (Weisfeiler-Leman)
  * computes it: start from (stage, layouts, compute and NIC speeds), split
  * classes by the multiset of (edge, route class, partner's class) until
- * none splits.  With shared uplinks (oversubscription > 1) the supernode,
- * and the domain of every oversubscribed tier, are part of the starting
- * colour: classes stay inside one.
+ * none splits.  With shared supernode uplinks (oversubscription > 1) the
+ * supernode is part of the starting colour: classes stay inside one.  The
+ * domains of oversubscribed tiers are left out of it first: the classes
+ * are taken when they spread evenly over those domains (spread_shares),
+ * else the domains join the starting colour and classes stay inside one.
  *
  * Why one rank may stand for its class.  Under SimGrid's max-min sharing
  * (CM02, no correction factors) a flow's rate is set by progressive
@@ -43,18 +45,21 @@
  *    it sends), at the route latency of that plane;
  *  - a flow to another class goes to that class's simulated rank, which
  *    receives it (it has as many such partners, the classes being of one
- *    size), on a route of the full step's route class: refused otherwise;
+ *    size), on a route of the full step's route class: its own, or when
+ *    the two simulated ranks share domains the full step's flows leave, a
+ *    detour up and down their uplinks (eng_detour); refused otherwise;
  *  - a link shared by several devices carries one flow where the full
  *    step has one per member: a supernode's uplink, or an oversubscribed
  *    tier's (classes inside the supernode, the domain), gets 1/size of its
- *    bandwidth; uplinks that are not oversubscribed and the links joining
+ *    bandwidth, or 1/(members per domain) when classes spread over the
+ *    tier's domains; uplinks that are not oversubscribed and the links joining
  *    group zones, which in the full step carry no more than the NICs
  *    below them, are left unlimited when classes spread over them.
  *
  * Classes must have one size; the run must use flow mode (in step mode
  * the pairwise steps pair partners by index).  See docs/network.md for
- * what this cannot reduce (rings through oversubscribed uplinks, rings
- * leaving a domain at a cost in some places only).
+ * what this cannot reduce (detours a layout cannot declare, flows of a
+ * class to itself through oversubscribed uplinks, stragglers on rings).
  * Otherwise the TP groups are tried as before: TP groups of one size,
  * each inside one supernode, and every other group kind the programs use
  * made of simulated ranks only, on a network whose first tier is not
@@ -87,7 +92,9 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
+#include <xbt/dynar.h>
 #include <xbt/log.h>
 
 XBT_LOG_EXTERNAL_CATEGORY(heptasim_engine);
@@ -309,7 +316,7 @@ static void uplink_shares(eng_sim *sim, int *m)
  * by offset. */
 enum { EDGE_PAIR = 2 * NET_NRINGS, EDGE_KINDS = 2 * NET_NRINGS + 1 };
 #define LAYOUT_KEYS (9 + 2 * (NET_NRINGS + 1)) /* per group kind: a member's layout, see layout_key */
-#define MAX_REFINE_ROUNDS 64      /* colour refinement rounds before giving up */
+#define MAX_REFINE_ROUNDS 1024    /* colour refinement rounds before giving up (a ring of n with one odd rank takes n/2) */
 #define MAX_EDGES (1LL << 25)     /* edges of the rank graph before giving up */
 
 /* The rank graph: per rank its edges (label << 32 | neighbour), CSR. */
@@ -500,8 +507,10 @@ static bool group_edges(eng_sim *sim, rgraph *gr, int pass, int g, bool ring, bo
 /* The coarsest partition of the ranks into classes that the argument of
  * the banner makes exact, as class[] (a colour per rank); returns the
  * number of classes, or 0 when none can be computed (no stage
- * information, unusable groups, too large a graph, no fixpoint). */
-static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
+ * information, unusable groups, too large a graph, no fixpoint).  With
+ * spread, classes may spread over the domains of oversubscribed tiers
+ * (exact_plan then checks that they spread evenly, spread_shares). */
+static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
 {
     const eng_workload *w = sim->w;
     const cfg_strategy *s = w->strategy;
@@ -526,14 +535,15 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out)
     int *key = sim_xcalloc((size_t)world * (size_t)nkey, sizeof *key);
     int *m = sim_xcalloc((size_t)world, sizeof *m), *seen = sim_xcalloc((size_t)world, sizeof *seen);
     /* shared uplinks carry the flows of a supernode, or of a domain of an
-     * oversubscribed tier: classes stay inside one */
+     * oversubscribed tier: classes stay inside one (or, spread, evenly over
+     * several) */
     bool uplinks = sim->p->oversubscription > 1;
     for (int i = 0; i < world; i++) {
         int *k = key + (size_t)i * nkey;
         k[0] = stage[i];
         k[1] = uplinks ? net_supernode_of(sim->p, i) : 0;
         for (int t = 0; t < ntiers; t++)
-            k[2 + t] = sim->p->tiers[t].oversubscription > 1 ? net_tier_domain_of(sim->p, t, i) : 0;
+            k[2 + t] = sim->p->tiers[t].oversubscription > 1 && !spread ? net_tier_domain_of(sim->p, t, i) : 0;
         /* stragglers: a slow device or NIC link in a class of its own */
         bits_key(cfg_device_speed(sim->p, i), k + 2 + ntiers);
         bits_key(cfg_nic_speed(sim->p, i), k + 4 + ntiers);
@@ -616,19 +626,100 @@ static void rgraph_release(rgraph *gr)
     free(gr->fill);
 }
 
-/* The exact classes as sim's reduction: one simulated rank (the smallest)
- * per class; true when taken.  Refused unless every class has the same
- * size, every class lies in one supernode when uplinks are shared, and
+/* Whether a route of class c leaves the domains of an oversubscribed tier. */
+static bool leaves_shared_tier(const cfg_platform *p, int c)
+{
+    for (int t = 0; t <= c - 2 && t < p->ntiers; t++)
+        if (p->tiers[t].oversubscription > 1) return true;
+    return false;
+}
+
+/* Classes spread over the domains of oversubscribed tiers (rank_classes
+ * with spread): true when, for every such tier t, every class has the same
+ * number share[t] of members in each domain it meets, and the classes met
+ * in a domain have their simulated ranks in one domain that meets the same
+ * classes.  The uplinks of domains meeting the same classes then carry as
+ * many flows of each flow class (share[t] per class and edge leaving the
+ * domain), and the simulated ranks' domain's uplink with 1/share[t] of its
+ * bandwidth stands for them. */
+static bool spread_shares(const eng_sim *sim, const int *cls, const int *first, int *share)
+{
+    const cfg_platform *p = sim->p;
+    int world = sim->world;
+    uint64_t *key = sim_xcalloc((size_t)world, sizeof *key);
+    bool ok = true;
+    for (int t = 0; t < p->ntiers && ok; t++) {
+        if (p->tiers[t].oversubscription <= 1) continue;
+        int ndom = net_tier_domains(p, t);
+        int *home = sim_xcalloc((size_t)ndom, sizeof *home), *met = sim_xcalloc((size_t)ndom, sizeof *met);
+        for (int d = 0; d < ndom; d++) home[d] = -1;
+        for (int i = 0; i < world; i++)
+            key[i] = (uint64_t)(uint32_t)cls[i] << 32 | (uint32_t)net_tier_domain_of(p, t, i);
+        qsort(key, (size_t)world, sizeof *key, u64_cmp);
+        share[t] = 0;
+        for (int i = 0, j; i < world && ok; i = j) {
+            for (j = i; j < world && key[j] == key[i]; j++) continue;
+            int d = (int)(uint32_t)key[i], h = net_tier_domain_of(p, t, first[key[i] >> 32]);
+            if (!share[t]) share[t] = j - i;
+            ok = share[t] == j - i && (home[d] < 0 || home[d] == h);
+            home[d] = h;
+            met[d]++;
+        }
+        for (int d = 0; d < ndom && ok; d++) ok = met[d] == 0 || (home[home[d]] == home[d] && met[home[d]] == met[d]);
+        free(home);
+        free(met);
+    }
+    free(key);
+    return ok;
+}
+
+/* The flows of the simulated ranks to other classes' simulated ranks, as
+ * (from, to, route class) triples edge[0..n): each ordered pair must take
+ * one route class.  Returns the pairs whose route in the reduced run has
+ * a lower class than the full step's flows (their devices share domains
+ * the flows leave) as detours (*out, owned by the caller), or -1 when a
+ * pair takes two classes, takes a higher one, or cannot be detoured (no
+ * tiers, supernode uplinks, two zones of the layout). */
+static int detours_of(const eng_sim *sim, uint64_t *edge, int n, eng_detour **out)
+{
+    const cfg_platform *p = sim->p;
+    *out = NULL;
+    qsort(edge, (size_t)n, sizeof *edge, u64_cmp);
+    int nd = 0;
+    eng_detour *d = NULL;
+    for (int i = 0, j; i < n; i = j) {
+        uint64_t pair = edge[i] / ENG_ROUTE_CLASSES;
+        for (j = i; j < n && edge[j] == edge[i]; j++) continue;
+        int a = (int)(pair >> 32), b = (int)(uint32_t)pair, c = (int)(edge[i] % ENG_ROUTE_CLASSES);
+        bool two = j < n && edge[j] / ENG_ROUTE_CLASSES == pair;
+        int have = eng_route_class(p, a, b);
+        if (have == c && !two) continue;
+        if (two || have > c || !eng_detour_fits(p, a, b, c)) {
+            free(d);
+            return -1;
+        }
+        d = sim_xrealloc(d, (size_t)(nd + 1) * sizeof *d);
+        d[nd++] = (eng_detour){a, b, c};
+    }
+    *out = d;
+    return nd;
+}
+
+/* The exact classes (rank_classes with spread or not) as sim's reduction:
+ * one simulated rank (the smallest) per class; true when taken.  Refused
+ * unless every class has the same size, lies in one supernode when
+ * supernode uplinks are shared, spreads evenly over the domains of
+ * oversubscribed tiers (spread_shares), sends no flow to its own class
+ * through an oversubscribed tier's uplinks (its mirrors bypass them), and
  * every flow of a simulated rank to another class's simulated rank takes
- * the plane its full-step flows take. */
-static bool exact_plan(eng_sim *sim)
+ * the route class its full-step flows take, on its own or by a detour. */
+static bool exact_plan_with(eng_sim *sim, bool spread)
 {
     const eng_workload *w = sim->w;
-    if (!w->stage_programs || !w->strategy || sim->opt.comm_mode != ENG_FLOWS) return false;
     int world = sim->world;
     int *cls = sim_xcalloc((size_t)world, sizeof *cls);
     rgraph gr = {0};
-    int ncls = rank_classes(sim, cls, &gr);
+    int ncls = rank_classes(sim, cls, &gr, spread);
     if (ncls < 1 || ncls == world || world % ncls != 0) {
         rgraph_release(&gr);
         free(cls);
@@ -656,30 +747,46 @@ static bool exact_plan(eng_sim *sim)
         for (int d = 0; d < CFG_NDIMS; d++)
             if (a[d] != b[d]) dims |= 1u << d;
     }
+    eng_tier_reduction tiers = {{0}, NULL, 0};
+    for (int t = 0; t < net_tiers(sim->p); t++) tiers.share[t] = s;
+    if (spread) ok = ok && spread_shares(sim, cls, first, tiers.share);
     free(first);
     free(count);
     free(cls);
     /* the flows of the simulated ranks: to their own class (a mirror of the
      * route's class), or to another's simulated rank on a route of the
      * class of the full step's: the same plane, latency and limiting links */
+    uint64_t *edge = sim_xcalloc((size_t)gr.n + 1, sizeof *edge);
+    int nedge = 0;
     for (int r = 0; r < world && ok; r++) {
         if (rep[r] != r) continue;
         for (int k = 0; k < gr.len[r] && ok; k++) {
             uint64_t e = gr.e[gr.off[r] + k];
             int y = (int)(uint32_t)e, c = (int)((e >> 32) % ENG_ROUTE_CLASSES);
-            if (rep[y] == r)
+            if (rep[y] == r) {
                 mirrors |= c == 0 ? ENG_MIRROR_FABRIC : ENG_MIRROR_NIC(c);
-            else
-                ok = eng_route_class(sim->p, r, rep[y]) == c;
+                ok = !leaves_shared_tier(sim->p, c);
+            } else {
+                /* a predecessor edge is a flow from the partner's class */
+                uint64_t q = (e >> 32) / ENG_ROUTE_CLASSES;
+                bool from = q < (uint64_t)WL_NGROUPS * EDGE_KINDS && q % EDGE_KINDS < EDGE_PAIR && q % 2 == 1;
+                int a = from ? rep[y] : r, b = from ? r : rep[y];
+                edge[nedge++] = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) * ENG_ROUTE_CLASSES + (uint64_t)c;
+            }
         }
     }
     rgraph_release(&gr);
+    eng_detour *detour = NULL;
+    int nd = ok ? detours_of(sim, edge, nedge, &detour) : -1;
+    free(edge);
+    ok = ok && nd >= 0;
     int *mates = sim_xcalloc((size_t)world, sizeof *mates);
     ok = ok && list_mates(sim, rep, s, mates);
     if (!ok) {
-        XBT_DEBUG("%d exact classes of %d ranks refused", ncls, s);
+        XBT_DEBUG("%d exact classes of %d ranks refused%s", ncls, s, spread ? " (spread over tier domains)" : "");
         free(rep);
         free(mates);
+        free(detour);
         return false;
     }
     sim->lockstep = s;
@@ -687,8 +794,23 @@ static bool exact_plan(eng_sim *sim)
     sim->mirrors = mirrors;
     sim->rep = rep;
     sim->mates = mates;
-    XBT_DEBUG("%d exact classes of %d ranks", ncls, s);
+    sim->detours = detour;
+    sim->tiers = tiers;
+    sim->tiers.detour = detour;
+    sim->tiers.ndetours = nd;
+    XBT_DEBUG("%d exact classes of %d ranks, %d detours%s", ncls, s, nd, spread ? " (spread over tier domains)" : "");
     return true;
+}
+
+/* The exact classes: spread over the domains of oversubscribed tiers when
+ * that is exact (coarser), else inside one domain of each. */
+static bool exact_plan(eng_sim *sim)
+{
+    const eng_workload *w = sim->w;
+    if (!w->stage_programs || !w->strategy || sim->opt.comm_mode != ENG_FLOWS) return false;
+    bool shared = false;
+    for (int t = 0; t < net_tiers(sim->p); t++) shared = shared || sim->p->tiers[t].oversubscription > 1;
+    return (shared && exact_plan_with(sim, true)) || exact_plan_with(sim, false);
 }
 
 /* }=========================================================== */
@@ -788,6 +910,29 @@ void eng_symmetry_start(eng_sim *sim)
             if (sim->mirrors & ENG_MIRROR_NIC(k)) r->nmirror[k] = mirror_start(r, "nmirror", k, &r->nmirror_host[k]);
     }
     XBT_DEBUG("%d of %d ranks simulated", sim->world / stand_for, sim->world);
+}
+
+void eng_detours_check(eng_rank *r)
+{
+    eng_sim *sim = r->sim;
+    sg_link_t pad = NULL;
+    xbt_dynar_t links = NULL;
+    for (int k = 0; k < sim->tiers.ndetours && !sim->failed; k++) {
+        const eng_detour *d = &sim->tiers.detour[k];
+        if (d->from != r->rank) continue;
+        if (!links) {
+            links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+            pad = sg_link_by_name("dpad0");
+        }
+        xbt_dynar_reset(links);
+        sg_host_get_route(sim->hosts[d->from], sim->hosts[d->to], links);
+        bool taken = false;
+        for (unsigned long i = 0; i < xbt_dynar_length(links) && !taken; i++)
+            taken = xbt_dynar_get_as(links, i, sg_link_t) == pad;
+        if (!taken) eng_fail(sim, "rank %d: the route to rank %d is not its detour of route class %d", d->from, d->to,
+                             d->route_class);
+    }
+    if (links) xbt_dynar_free(&links);
 }
 
 void eng_symmetry_spread(eng_sim *sim)
