@@ -240,6 +240,19 @@ END_TEST
 /* A searched or printed key changes the compact string whenever it takes
  * another of its values where it matters: every candidate of a search has
  * its own name. */
+/* The values a search tries of k for s (none for a key it does not
+ * search), from a base strategy that allows the lower precisions, which a
+ * search tries only then. */
+static int search_values(const cfg_key *k, const cfg_strategy *s, cfg_value *v)
+{
+    if (!k->choices) return 0;
+    cfg_strategy allow = *s;
+    allow.fp8 = allow.grad_reduce_in_bf16 = true;
+    allow.optimizer_moments = CFG_MOMENTS_BF16;
+    cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
+    return k->choices(k, &sp, s, v);
+}
+
 START_TEST(compact_names_tell_values_apart)
 {
     cfg_strategy b[2];
@@ -253,17 +266,8 @@ START_TEST(compact_names_tell_values_apart)
             cfg_strategy_compact(&b[i], c0, sizeof c0);
             cfg_value now, v[CFG_MAX_CHOICES];
             cfg_key_get(k, &b[i], &now);
-            int n = 0;
-            if (k->choices) {
-                /* a base strategy that allows the lower precisions, which a search tries only then */
-                cfg_strategy allow = b[i];
-                allow.fp8 = allow.grad_reduce_in_bf16 = true;
-                allow.optimizer_moments = CFG_MOMENTS_BF16;
-                cfg_space sp = {.model = &moe, .platform = &platform, .base = &allow, .room = platform.devices};
-                n = k->choices(k, &sp, &b[i], v);
-            } else {
-                v[n++] = (cfg_value){.i = now.i + 1};
-            }
+            int n = search_values(k, &b[i], v);
+            if (!k->choices) v[n++] = (cfg_value){.i = now.i + 1};
             for (int j = 0; j < n; j++) {
                 if (cfg_value_same(k, &v[j], &now)) continue;
                 cfg_strategy t = b[i];
@@ -295,6 +299,105 @@ START_TEST(compact_names_by_hand)
     b[1].recompute = CFG_RECOMP_SELECTIVE;
     cfg_strategy_compact(&b[1], c, sizeof c);
     ck_assert_str_eq(c, "dp2 pp2 tp1x2 uly2 fused mb1 sel z0");
+}
+END_TEST
+
+/* The value of k in s as a search means it (a pinned value that stands
+ * for another, etp 0 = tp, is that one). */
+static cfg_value meant(const cfg_key *k, const cfg_strategy *s)
+{
+    cfg_value v;
+    cfg_key_get(k, s, &v);
+    if (k->derive) k->derive(s, &v);
+    return v;
+}
+
+/* Every value a search tries of every key, or the next one, printed and
+ * read back: the same compact string, and every key that matters at its
+ * value (those that do not at their default, which is what the string
+ * says of them). */
+START_TEST(compact_strings_read_back)
+{
+    cfg_strategy b[2];
+    bases(b);
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        if (!k->search && !k->compact) continue; /* vpp: the schedule's values carry it */
+        int read = 0;
+        for (int i = 0; i < 2; i++) {
+            cfg_value now, v[CFG_MAX_CHOICES + 1];
+            cfg_key_get(k, &b[i], &now);
+            int n = search_values(k, &b[i], v);
+            v[n++] = (cfg_value){.i = now.i + 1, .with = now.with + 1, .order = {0}};
+            if (k->type == CFG_K_ORDER) n--; /* its choices are every order it has a name for */
+            for (int j = 0; j < n; j++) {
+                cfg_strategy t = b[i];
+                cfg_key_set(k, &t, &v[j]);
+                char c1[CFG_TEXT_LEN], c2[CFG_TEXT_LEN];
+                cfg_strategy_compact(&t, c1, sizeof c1);
+                cfg_strategy r = b[i];
+                r.tp_x = r.dp = 7; /* overwritten: every token key is read or reset */
+                sim_err err = {{0}};
+                ck_assert_msg(cfg_strategy_read_compact(c1, "test", &r, &err) == SIM_OK, "%s: '%s': %s", k->key, c1,
+                              err.msg);
+                cfg_strategy_compact(&r, c2, sizeof c2);
+                ck_assert_msg(strcmp(c1, c2) == 0, "%s: '%s' read back as '%s'", k->key, c1, c2);
+                for (const cfg_key *o = cfg_strategy_keys; o->key; o++) {
+                    if (!o->search && !o->compact && !o->pin_as) continue;
+                    cfg_value want = meant(o, &t), got = meant(o, &r);
+                    if (!cfg_key_matters(o, &t)) cfg_key_default(o, &want);
+                    if (!cfg_key_matters(o, &t) && o->derive) o->derive(&r, &want);
+                    ck_assert_msg(cfg_value_same(o, &want, &got), "%s: '%s': %s read as %d (%d)", k->key, c1, o->key,
+                                  got.i, want.i);
+                }
+                ck_assert_int_eq(r.global_batch, b[i].global_batch); /* no token: the base's */
+                read++;
+            }
+        }
+        ck_assert_msg(read > 0, "%s: never read back", k->key);
+    }
+}
+END_TEST
+
+START_TEST(compact_strings_by_hand)
+{
+    cfg_strategy s = {0};
+    sim_err err = {{0}};
+    ck_assert(cfg_strategy_read_compact("dp512 pp4-zb-v tp2x2 sp uly2 ep16 etp1 mb2 full z3 no-ovl-grad dp<cp", "t",
+                                        &s, &err) == SIM_OK);
+    ck_assert_int_eq(s.dp, 512);
+    ck_assert_int_eq(s.pp, 4);
+    ck_assert_int_eq(s.schedule, CFG_SCHED_ZB_V);
+    ck_assert_int_eq(s.tp_x, 2);
+    ck_assert_int_eq(s.tp_y, 2);
+    ck_assert(s.sequence_parallel);
+    ck_assert_int_eq(s.cp_ulysses, 2);
+    ck_assert_int_eq(s.ep, 16);
+    ck_assert_int_eq(s.etp, 1);
+    ck_assert_int_eq(s.micro_batch, 2);
+    ck_assert_int_eq(s.recompute, CFG_RECOMP_FULL);
+    ck_assert_int_eq(s.zero, 3);
+    ck_assert(!s.overlap_grad_reduce);
+    ck_assert(s.overlap_param_gather);
+    ck_assert_int_eq(s.order[2], CFG_DIM_EP);
+    ck_assert(cfg_strategy_read_compact("pp8v3 dp2", "t", &s, &err) == SIM_OK);
+    ck_assert_int_eq(s.schedule, CFG_SCHED_INTERLEAVED);
+    ck_assert_int_eq(s.vpp, 3);
+    ck_assert_int_eq(s.tp_x, 1); /* reset: not named */
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"dp8 tp2 foo", "t: 'foo' is not a token of a compact strategy"},
+        {"dp8 dp4", "t: 'dp4' sets dp a second time"},
+        {"dp8 pp2v2 pp2", "t: 'pp2' sets pp a second time"},
+        {"dp8 tp2x", "t: 'tp2x' is not a token"},
+        {"dp12345678901", "t: 'dp12345678901' is not a token"},
+        {"dp8 pp2-interleaved", "t: 'pp2-interleaved' is not a token"},
+        {"  ", "t: an empty compact strategy"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(cfg_strategy_read_compact(bad[i].text, "t", &s, &err) == SIM_EINVAL, "%s", bad[i].text);
+        ck_assert_msg(strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) == 0, "%s: %s", bad[i].text, err.msg);
+    }
 }
 END_TEST
 
@@ -364,6 +467,8 @@ static Suite *suite(void)
     tcase_add_test(t, one_key_apart_is_another_strategy);
     tcase_add_test(t, compact_names_tell_values_apart);
     tcase_add_test(t, compact_names_by_hand);
+    tcase_add_test(t, compact_strings_read_back);
+    tcase_add_test(t, compact_strings_by_hand);
     tcase_add_test(t, pins_are_one_bit_per_key);
     tcase_add_test(t, search_columns_hold);
     suite_add_tcase(s, t);

@@ -335,7 +335,10 @@ START_TEST(test_json_memory_only)
     mdl_count_params(run.model, &par);
     ck_assert_double_eq(num(obj(j, "parameters"), "total"), par.total);
     ck_assert_double_eq(num(obj(j, "parameters"), "active"), par.active);
-    ck_assert_int_eq(cJSON_GetArraySize(j), 11);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "overrides")), 0);
+    ck_assert_double_eq(num(obj(j, "resolved_model"), "layers"), run.model->layers);
+    ck_assert_double_eq(num(obj(obj(j, "resolved_platform"), "device"), "hbm_TBps"), run.platform->hbm_bytes_per_s / 1e12);
+    ck_assert_int_eq(cJSON_GetArraySize(j), 14);
     cJSON_Delete(j);
 }
 END_TEST
@@ -449,7 +452,7 @@ START_TEST(test_memory_table)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    rpt_memory_summary(f, &model, &strategy, &platform);
+    rpt_memory_summary(f, &model, &strategy, &platform, NULL);
     fclose(f);
     /* one row per stage, each with the stage's own total */
     for (int st = 0; st < strategy.pp; st++) {
@@ -468,7 +471,7 @@ START_TEST(test_memory_table)
     platform.hbm_bytes = platform.hbm_reserved_bytes + 0.9 * peak.total_bytes;
     buf = NULL;
     f = open_memstream(&buf, &len);
-    rpt_memory_summary(f, &model, &strategy, &platform);
+    rpt_memory_summary(f, &model, &strategy, &platform, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "does NOT fit: needs"));
     free(buf);

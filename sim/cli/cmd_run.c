@@ -15,7 +15,7 @@ static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timel
 {
     FILE *f = cli_summary_stream(a);
     if (!a->quiet && run->sim) rpt_summary(f, run);
-    if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform);
+    if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform, &run->overrides);
     sim_rc rc = SIM_OK;
     if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
     if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);
@@ -29,10 +29,11 @@ int cmd_memory(const cli_args *a)
     sim_rc rc = cli_load_inputs(a, true, &in, &err);
     rpt_run run;
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        cli_run_init(&run, a, &in.model, &in.platform, &in.strategy);
         rc = write_views(a, &run, NULL, &err);
         if (rc == SIM_OK && a->csv_path) {
             void *rows = rpt_memory_stages_json(&in.model, &in.strategy, &in.platform);
+            rpt_rows_add_overrides(rows, &run.overrides);
             rc = rpt_write_csv(a->csv_path, rows, rpt_memory_csv_columns, "CSV table", &err);
             cJSON_Delete(rows);
         }
@@ -56,7 +57,7 @@ int cmd_estimate(const cli_args *a)
     }
     if (rc == SIM_OK) rc = cli_platform_band(&in.platform, &band, &err);
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &in.model, &in.platform, &in.strategy);
+        cli_run_init(&run, a, &in.model, &in.platform, &in.strategy);
         run.est = &est;
         run.band = &band;
         if (!a->quiet) rpt_summary(cli_summary_stream(a), &run);
@@ -184,7 +185,7 @@ int cmd_run(const cli_args *a)
         rc = runner_check_replay(c, &opt, &err);
     }
     if (rc == SIM_OK) {
-        rpt_run_init(&run, &c->model, &c->platform, &c->strategy);
+        cli_run_init(&run, a, &c->model, &c->platform, &c->strategy);
         run.band = &band;
         rc = rpt_check_fits(&run, &err);
         sim_err ignored = {{0}};

@@ -52,10 +52,17 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->band = &x->band;
     cfg_strategy *base = &rq->search.base;
     if (a->strategy)
-        rc = cfg_load_strategy(a->strategy, &ov, base, err);
+        rc = srch_load_strategy(a->strategy, &ov, base, err);
     else
         rc = srch_base_strategy(&ov, "search", base, err);
     if (rc != SIM_OK) return rc;
+    if (a->global_batch > 0 && a->global_tokens > 0)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--global-batch' and '--global-tokens' cannot be used together "
+                        "(give the batch in sequences or in tokens)", cmd);
+    if (a->global_tokens > 0 && a->global_tokens % x->model.seq_len != 0)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--global-tokens %d' is not a multiple of %s's seq_len %d (use a "
+                        "multiple of %d)", cmd, a->global_tokens, x->model.name, x->model.seq_len, x->model.seq_len);
+    if (a->global_tokens > 0) base->global_batch = a->global_tokens / x->model.seq_len;
     if (a->global_batch > 0) base->global_batch = a->global_batch;
     rq->search.model = &x->model;
     rq->search.platform = &x->platform;
@@ -65,6 +72,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->search.space = space >= 0 ? (srch_space)space : SRCH_SPACE_7D;
     rq->search.baseline = baseline >= 0 ? (srch_baseline)baseline : SRCH_BASELINE_RING;
     rq->search.progress = search_progress;
+    rq->overrides = ov;
     rq->engine.symmetry = cli_symmetry(a);
     rq->top = a->top > 0 ? a->top : top_default;
     rq->jobs = cli_jobs(a);
@@ -72,6 +80,9 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->shard_count = a->shard_count;
     rq->out_path = a->out_path;
     rq->resume = a->resume;
+    if ((a->save_best || a->save_top) && a->shard_count > 1)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' with '--shard': a shard sees part of the ranking (merge "
+                        "the shards, then run -s ID@MERGED.jsonl)", cmd, a->save_best ? "save-best" : "save-top");
     if (a->resume && !a->out_path)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--resume' needs '--out FILE', the file of the sweep to carry on",
                         cmd);
@@ -90,11 +101,15 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
     }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *all = srch_sweep_records_json(s);
+        rpt_rows_add_overrides(all, &x->rq.overrides);
         rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
         cJSON_Delete(all);
     }
+    if (rc == SIM_OK && a->save_best && s->cmp.best) rc = srch_save_strategy(a->save_best, s->cmp.best, err);
+    int saved;
+    if (rc == SIM_OK && a->save_top) rc = srch_save_top(a->save_top, &s->ranking, &saved, err);
     if (rc == SIM_OK && a->report_path) {
-        char title[256];
+        char title[CFG_TEXT_LEN + 256];
         srch_sweep_title(&x->rq, compare, title, sizeof title);
         rc = cli_write_search_report(a->report_path, s, title, err);
     }

@@ -3,6 +3,7 @@
 #define HEPTASIM_CLI_COMMANDS_H
 
 #include "../engine/engine.h"
+#include "../report/report.h"
 #include "../search/search.h"
 #include "options.h"
 
@@ -27,6 +28,9 @@ bool cli_derives_strategy(const cli_args *a);
  * inputs, else the strategy srch_default_strategy derives (checked).  With
  * check, also cross-check them (cfg_check). */
 sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *err);
+
+/* rpt_run_init, with the --set items of a named in the run's documents. */
+void cli_run_init(rpt_run *run, const cli_args *a, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s);
 sim_rc cli_load_model_platform(const cli_args *a, cfg_model *m, cfg_platform *p, sim_err *err);
 
 /* The error band of platform p, against the shipped platforms

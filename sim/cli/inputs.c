@@ -67,7 +67,7 @@ sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *e
     sim_rc rc = cli_load_model_platform(a, &in->model, &in->platform, err);
     if (rc != SIM_OK) return rc;
     if (cli_derives_strategy(a)) return srch_default_strategy(&in->model, &in->platform, &ov, &in->strategy, err);
-    rc = cfg_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
+    rc = srch_load_strategy(a->strategy ? a->strategy : DEFAULT_STRATEGY, &ov, &in->strategy, err);
     if (rc == SIM_OK && check) rc = cfg_check(&in->model, &in->platform, &in->strategy, err);
     const cfg_strategy *s = &in->strategy;
     if (rc == SIM_OK && in->model.moe.experts > 0 && cfg_expert_dropped(s) > 0)
@@ -76,4 +76,10 @@ sim_rc cli_load_inputs(const cli_args *a, bool check, cli_inputs *in, sim_err *e
                 s->path[0] ? s->path : "strategy", 100 * cfg_expert_dropped(s), s->moe_load_imbalance,
                 s->moe_capacity_factor);
     return rc;
+}
+
+void cli_run_init(rpt_run *run, const cli_args *a, const cfg_model *m, const cfg_platform *p, const cfg_strategy *s)
+{
+    rpt_run_init(run, m, p, s);
+    run->overrides = (cfg_overrides){a->nsets, a->sets};
 }

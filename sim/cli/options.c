@@ -19,7 +19,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS
+    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS
 } opt_id;
 
 typedef struct opt_row {
@@ -45,7 +45,9 @@ static const opt_row options[] = {
      PATH},
     {O_PLATFORM, "platform", 'p', "PLATFORM", CLI_OPT_INPUTS | CLI_OPT_CASES, "platform: a name from platforms/ or a path",
      PATH},
-    {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS, "strategy: a name from strategies/ or a path", PATH},
+    {O_STRATEGY, "strategy", 's', "STRATEGY", CLI_OPT_INPUTS,
+     "strategy: a name from strategies/, a path, a compact form as sweep prints it ('dp64 pp2 tp4 sp mb1 sel z1') or "
+     "a sweep candidate ID@RECORDS (7d-6@sweep.jsonl)", PATH},
     {O_SET, "set", 0, "KEY=VALUE", CLI_OPT_INPUTS | CLI_OPT_CASES,
      "override a strategy key, or model.KEY / platform.KEY (repeatable)", PLAIN},
     {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform", COUNT(1, CFG_MAX_DEVICES)},
@@ -67,8 +69,14 @@ static const opt_row options[] = {
     {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
      COUNT(1, CFG_MAX_WIDTH)},
+    {O_GLOBAL_TOKENS, "global-tokens", 0, "T", CLI_OPT_SEARCH,
+     "global batch in tokens: T / seq_len sequences (T a multiple of the model's seq_len)", COUNT(1, INT_MAX)},
     {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file", PLAIN},
+    {O_SAVE_BEST, "save-best", 0, "FILE", CLI_OPT_SEARCH,
+     "write the best simulated strategy as a strategy file (for run -s FILE)", PATH},
+    {O_SAVE_TOP, "save-top", 0, "DIR", CLI_OPT_SEARCH,
+     "write each row of the ranked table as a strategy file DIR/NN-ID.json (DIR created when missing)", PATH},
     {O_SHARD, "shard", 0, "I/N", CLI_OPT_SPACE, "run the I-th of N deterministic shards of the candidates", PLAIN},
     {O_OUT, "out", 0, "DIR", CLI_OPT_STUDY, "write the study's folder to DIR (default results/studies/NAME)", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_STUDY, "skip the cells a run into the same folder finished", PLAIN},
@@ -312,8 +320,11 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_TOP: return parse_count(command, o, val, &a->top, err);
     case O_JOBS: return parse_count(command, o, val, &a->jobs, err);
     case O_GLOBAL_BATCH: return parse_count(command, o, val, &a->global_batch, err);
+    case O_GLOBAL_TOKENS: return parse_count(command, o, val, &a->global_tokens, err);
     case O_OUT: a->out_path = val; break;
     case O_RESUME: a->resume = true; break;
+    case O_SAVE_BEST: a->save_best = val; break;
+    case O_SAVE_TOP: a->save_top = val; break;
     case O_SHARD: return parse_shard(command, val, a, err);
     case O_TRACE: a->trace_path = val; break;
     case O_TRACE_RANKS: a->trace_ranks = val; break;

@@ -29,10 +29,13 @@ typedef struct cli_args {
     int jobs;                    /* --jobs J (0 = number of cores) */
     const char *out_path;        /* --out FILE */
     bool resume;                 /* --resume */
+    const char *save_best;       /* --save-best FILE: the best strategy as a strategy file */
+    const char *save_top;        /* --save-top DIR: each ranked row as a strategy file */
     bool list;                   /* --list: study cells, run nothing */
     const char *cells;           /* --cells PATTERNS: the study cells to run */
     int shard_index, shard_count;/* --shard I/N (count 0 = no sharding) */
     int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
+    int global_tokens;           /* --global-tokens T: the global batch in tokens (0 = none) */
     const char *megatron_cp;     /* --megatron-cp ring|a2a (NULL = ring) */
     /* views */
     const char *trace_path;      /* --trace FILE */
@@ -55,7 +58,7 @@ enum {
     CLI_OPT_JSON = 1 << 1,
     CLI_OPT_ENGINE = 1 << 2,     /* --dump-platform --comm-mode --symmetry --cfg */
     CLI_OPT_QUIET = 1 << 3,
-    CLI_OPT_SEARCH = 1 << 4,     /* --top --out --resume --global-batch */
+    CLI_OPT_SEARCH = 1 << 4,     /* --top --out --resume --global-batch --global-tokens --save-best --save-top */
     CLI_OPT_JOBS = 1 << 5,       /* --jobs */
     CLI_OPT_TRACE = 1 << 6,      /* --trace --trace-ranks */
     CLI_OPT_REPORT = 1 << 7,     /* --report */

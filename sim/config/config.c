@@ -7,6 +7,7 @@
  * (types, bounds, defaults, SI units), derive the dependent defaults and
  * check the rules that tie the keys of one file together.  The rules that
  * tie the three files together are in check.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,17 @@ const char *cfg_data_dir(void)
     return installed;
 }
 
+bool cfg_calibrated_preset(const cfg_platform *p, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char shipped[SIM_MAX_PATH + 64], calibrated[SIM_MAX_PATH + 64];
+    snprintf(shipped, sizeof shipped, "%s/platforms/%s.json", cfg_data_dir(), p->name);
+    snprintf(calibrated, sizeof calibrated, "%s/platforms/%s-calibrated.json", cfg_data_dir(), p->name);
+    if (p->calibration.cases > 0 || strcmp(p->path, shipped) != 0 || !is_file(calibrated)) return false;
+    snprintf(out, cap, "%s-calibrated", p->name);
+    return true;
+}
+
 sim_rc cfg_data_check(sim_err *err)
 {
     const char *env = getenv("HEPTASIM_DATA");
@@ -279,6 +291,54 @@ static const char *kind_singular(const char *kind)
     if (strcmp(kind, "platforms") == 0) return "platform";
     if (strcmp(kind, "strategies") == 0) return "strategy";
     return kind;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* What a name that is not shipped may have meant, among the names of
+ * kind's folder (the .json files of models/ ...): " (did you mean 'x'?)", with the
+ * closest name (cfg_suggest), else with up to three names that start with
+ * word or that word starts with ("qwen3-235b": "qwen3-235b-a22b"); "" when
+ * none is close. */
+static void name_hint(const char *kind, const char *word, char *out, size_t cap)
+{
+    enum { MAXNAMES = 256, NAMELEN = 96 };
+    static char names[MAXNAMES][NAMELEN];
+    const char *ptrs[MAXNAMES];
+    int n = 0;
+    out[0] = '\0';
+    char dir[SIM_MAX_PATH + 64];
+    snprintf(dir, sizeof dir, "%s/%s", cfg_data_dir(), kind);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) && n < MAXNAMES;) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || len - 5 >= NAMELEN || strcmp(e->d_name + len - 5, ".json") != 0) continue;
+        memcpy(names[n], e->d_name, len - 5);
+        names[n][len - 5] = '\0';
+        ptrs[n] = names[n];
+        n++;
+    }
+    if (d) closedir(d);
+    qsort(ptrs, (size_t)n, sizeof *ptrs, cmp_names); /* readdir's order is the file system's */
+    const char *close = cfg_suggest(word, ptrs, n);
+    if (close) {
+        snprintf(out, cap, " (did you mean '%s'?)", close);
+        return;
+    }
+    char list[3 * NAMELEN + 16] = "";
+    int found = 0;
+    size_t wlen = strlen(word);
+    for (int i = 0; i < n && found < 3 && wlen >= 3; i++) {
+        size_t len = strlen(ptrs[i]);
+        if (strncmp(ptrs[i], word, wlen < len ? wlen : len) != 0) continue;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s'%s'", found ? " or " : "", ptrs[i]);
+        found++;
+    }
+    if (found) snprintf(out, cap, " (did you mean %s?)", list);
 }
 
 sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int cap, sim_err *err)
@@ -315,9 +375,12 @@ sim_rc cfg_resolve(const char *kind, const char *name_or_path, char *out, int ca
     } else {
         bool has_ext = n > 5 && strcmp(name_or_path + n - 5, ".json") == 0;
         snprintf(cand, sizeof cand, "%s/%s/%s%s", cfg_data_dir(), kind, name_or_path, has_ext ? "" : ".json");
-        if (!is_file(cand))
-            return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s', '%s')", what, name_or_path,
-                            name_or_path, cand);
+        if (!is_file(cand)) {
+            char hint[400];
+            name_hint(kind, name_or_path, hint, sizeof hint);
+            return sim_fail(err, SIM_EINVAL, "heptasim: %s '%s' not found (tried '%s', '%s')%s", what, name_or_path,
+                            name_or_path, cand, hint);
+        }
     }
     if (strlen(cand) > room)
         return sim_fail(err, SIM_EINVAL,

@@ -376,6 +376,12 @@ int cfg_overrides_count(const cfg_overrides *ov, const char *kind, const char *e
  * Returns $HEPTASIM_DATA itself or a static string; never NULL. */
 const char *cfg_data_dir(void);
 
+/* The shipped calibrated preset of an uncalibrated shipped one: for p
+ * read from platforms/NAME.json of the data directory with no fit record
+ * of its own, "NAME-calibrated" when platforms/NAME-calibrated.json is
+ * there.  Writes it to out and returns true; false (out "") otherwise. */
+bool cfg_calibrated_preset(const cfg_platform *p, char *out, size_t cap);
+
 /* SIM_EINVAL with one line when $HEPTASIM_DATA is set but is not a
  * directory; checked once before any command runs. */
 sim_rc cfg_data_check(sim_err *err);

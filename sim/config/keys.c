@@ -507,6 +507,85 @@ static void order_token(const cfg_strategy *s, char *out, size_t cap)
     if (strcmp(out, "default") == 0) out[0] = '\0';
 }
 
+/* The readers of the tokens the format functions above write. */
+
+/* A whole number of at most 9 digits at the start of text into *out;
+ * returns the digits taken (0: none). */
+static int read_count(const char *text, int *out)
+{
+    int n = 0, v = 0;
+    while (text[n] >= '0' && text[n] <= '9' && n < 9) v = v * 10 + (text[n++] - '0');
+    if (text[n] >= '0' && text[n] <= '9') return 0; /* too long to be a count */
+    *out = v;
+    return n;
+}
+
+/* the literal prefix, then a count ("tp" 8) */
+static int read_prefixed(const char *word, const char *prefix, int *out)
+{
+    size_t len = strlen(prefix);
+    if (strncmp(word, prefix, len) != 0) return 0;
+    int n = read_count(word + len, out);
+    return n ? (int)len + n : 0;
+}
+
+static int tp_parse(const char *word, cfg_strategy *s)
+{
+    int x, y = 1, n = read_prefixed(word, "tp", &x);
+    if (n && word[n] == 'x') {
+        int m = read_count(word + n + 1, &y);
+        if (m) n += 1 + m;
+    }
+    if (n) s->tp_x = x, s->tp_y = y;
+    return n;
+}
+
+static int schedule_parse(const char *word, cfg_strategy *s)
+{
+    int v, n = read_prefixed(word, "v", &v);
+    if (n) {
+        s->schedule = CFG_SCHED_INTERLEAVED;
+        s->vpp = v;
+        return n;
+    }
+    if (word[0] != '-') return 0;
+    for (int i = 0; schedule_names[i]; i++) { /* interleaved is written vN */
+        size_t len = strlen(schedule_names[i]);
+        if (i != CFG_SCHED_INTERLEAVED && strncmp(word + 1, schedule_names[i], len) == 0 && word[1 + len] == '\0') {
+            s->schedule = (cfg_schedule)i;
+            s->vpp = 1;
+            return 1 + (int)len;
+        }
+    }
+    return 0;
+}
+
+static int flushes_parse(const char *word, cfg_strategy *s)
+{
+    int v, n = read_prefixed(word, "flush", &v);
+    if (n) s->pipeline_flushes = v;
+    return n;
+}
+
+static int etp_parse(const char *word, cfg_strategy *s)
+{
+    int v, n = read_prefixed(word, "etp", &v);
+    if (n) s->etp = v;
+    return n;
+}
+
+/* a named order, or the order itself ("tp_x-tp_y-...") */
+static int order_parse(const char *word, cfg_strategy *s)
+{
+    for (int i = 0; i < NORDERS; i++)
+        if (strcmp(word, named_orders[i].name) == 0) {
+            memcpy(s->order, named_orders[i].order, sizeof s->order);
+            return (int)strlen(word);
+        }
+    char why[200];
+    return cfg_order_parse(word, s->order, why, sizeof why) ? (int)strlen(word) : 0;
+}
+
 /* }================================================ the rows' rules */
 
 /* {========================================================= the table */
@@ -540,7 +619,7 @@ const cfg_key cfg_strategy_keys[] = {
     {S_INT("pp", pp, 1, MAXDIM, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 5, DIMS, .choices = dims_choices, .fits = pp_fits, .compact = 2, .token = "pp%d"},
     {S_INT("tp_x", tp_x, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
-     .search = 1, DIMS, .choices = dims_choices, .fits = tp_x_fits, .compact = 6, .format = tp_token},
+     .search = 1, DIMS, .choices = dims_choices, .fits = tp_x_fits, .compact = 6, .format = tp_token, .parse = tp_parse},
     {S_INT("tp_y", tp_y, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE, /* token: tp_x's */
      .search = 2, DIMS, .choices = dims_choices, .fits = tp_y_fits},
     {S_INT("cp_ring", cp_ring, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
@@ -550,7 +629,7 @@ const cfg_key cfg_strategy_keys[] = {
     {S_INT("ep", ep, 1, MAXDIM, 1), .flags = SAME | PIN | PROBE,
      .search = 7, SHAPE, .choices = ep_choices, .compact = 11, .token = "ep%d"},
     {S_INT("etp", etp, 0, MAXDIM, 0), .flags = SAME | PIN | PROBE,
-     .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token},
+     .search = 8, SHAPE, .choices = etp_choices, .derive = etp_derive, .compact = 12, .format = etp_token, .parse = etp_parse},
     {S_INT("vpp", vpp, 1, CFG_MAX_LAYERS, 1), .flags = SAME | PIN | ROWS, .pin_as = "schedule"}, /* searched, token: schedule's */
     {S_INT("first_stage_layers", first_stage_layers, 0, CFG_MAX_LAYERS, 0), .flags = SAME | CFG_KF_OMIT_ZERO | ROWS,
      .matters = pipelined, .compact = 3, .token = "first%d"},
@@ -563,9 +642,9 @@ const cfg_key cfg_strategy_keys[] = {
     {S_STR("pipeline_layout", pipeline_layout), .flags = SAME | ROWS, .matters = pipelined},
     {S_ENUM("schedule", schedule, schedule_names, "1f1b"), .with = offsetof(cfg_strategy, vpp),
      .flags = SAME | PIN | CFG_KF_CHECKED | CFG_KF_TOKEN_JOINED | ROWS | COSTS,
-     .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token},
+     .search = 15, INNER, .choices = schedule_choices, .compact = 5, .format = schedule_token, .parse = schedule_parse},
     {S_INT("pipeline_flushes", pipeline_flushes, 0, CFG_MAX_MICRO_BATCHES, 0), .flags = SAME | CFG_KF_OMIT_ZERO | COSTS,
-     .matters = pipelined, .compact = 26, .format = flushes_token},
+     .matters = pipelined, .compact = 26, .format = flushes_token, .parse = flushes_parse},
     {S_INT("micro_batch", micro_batch, 1, CFG_MAX_WIDTH, 1), .flags = SAME | PIN | ALWAYS | PROBE,
      .search = 9, SHAPE, .choices = micro_batch_choices, .compact = 13, .token = "mb%d"},
     {S_INT("global_batch", global_batch, 1, CFG_MAX_WIDTH, 0), .flags = SAME | CFG_KF_REQUIRED | PROBE},
@@ -590,7 +669,7 @@ const cfg_key cfg_strategy_keys[] = {
     {S_BOOL("fuse_tpy_cp", fuse_tpy_cp, 0), .flags = SAME | PIN | CFG_KF_CHECKED | NOMEM | PROBE,
      .search = 12, INNER, .choices = switch_choices, .matters = two_d_tp_and_ulysses, .compact = 10, .token = "fused"},
     {S_ORDER("order", order, CFG_DEFAULT_ORDER), .flags = SAME | PIN | NOMEM | PROBE,
-     .search = 14, INNER, .choices = order_choices, .fits = order_fits, .compact = 19, .format = order_token},
+     .search = 14, INNER, .choices = order_choices, .fits = order_fits, .compact = 19, .format = order_token, .parse = order_parse},
     {S_DBL("moe_capacity_factor", moe_capacity_factor, 0, 1000, 0), .flags = SAME | PROBE},
     {S_BOOL("moe_pad_expert_input_to_capacity", moe_pad_expert_input_to_capacity, 0), .flags = SAME | PROBE},
     {S_ENUM("moe_dispatcher", moe_dispatcher, dispatcher_names, "alltoall"), .flags = SAME | PROBE, /* never searched */
@@ -755,6 +834,104 @@ void cfg_strategy_compact(const cfg_strategy *s, char *out, int cap)
     }
     buf[n] = '\0';
     sim_strlcpy(out, buf, (size_t)cap);
+}
+
+/* The characters at the start of word that k's token takes, its value
+ * set in *s; 0 when word does not start with k's token. */
+static int read_token(const cfg_key *k, const char *word, cfg_strategy *s)
+{
+    enum { TOKEN = 64 };
+    if (k->parse) return k->parse(word, s);
+    cfg_value v;
+    if (k->format) { /* an enum: the longest of its names' tokens */
+        int best = 0;
+        for (int i = 0; k->type == CFG_K_ENUM && k->names[i]; i++) {
+            cfg_strategy t = *s;
+            char tok[TOKEN];
+            v = (cfg_value){.i = k->values ? k->values[i] : i};
+            cfg_key_set(k, &t, &v);
+            k->format(&t, tok, TOKEN);
+            int len = (int)strlen(tok);
+            if (len > best && strncmp(word, tok, (size_t)len) == 0) best = len, *s = t;
+        }
+        return best;
+    }
+    if (k->type == CFG_K_BOOL) { /* the word of the value that is not the default */
+        size_t len = strlen(k->token);
+        if (strncmp(word, k->token, len) != 0) return 0;
+        v = (cfg_value){.i = k->def == 0};
+        cfg_key_set(k, s, &v);
+        return (int)len;
+    }
+    const char *fmt = strstr(k->token, "%d"); /* "dp%d": a prefix, then the count */
+    char prefix[TOKEN];
+    if (!fmt || fmt[2] != '\0' || fmt - k->token >= TOKEN) return 0;
+    memcpy(prefix, k->token, (size_t)(fmt - k->token));
+    prefix[fmt - k->token] = '\0';
+    memset(&v, 0, sizeof v);
+    int n = read_prefixed(word, prefix, &v.i);
+    if (n) cfg_key_set(k, s, &v);
+    return n;
+}
+
+/* Reads one word: the token of a row that is not joined, then the joined
+ * token that follows it, if any.  Marks the rows read in given[]. */
+static bool read_word(const char *word, cfg_strategy *s, bool given[CFG_MAX_OBJECT_KEYS + 1], const char **twice)
+{
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++) {
+        if (k->compact <= 0 || (k->flags & CFG_KF_TOKEN_JOINED)) continue;
+        cfg_strategy t = *s;
+        int n = read_token(k, word, &t);
+        if (n == 0) continue;
+        const cfg_key *joined = NULL;
+        for (const cfg_key *j = cfg_strategy_keys; word[n] && j->key && !joined; j++) {
+            if (j->compact <= 0 || !(j->flags & CFG_KF_TOKEN_JOINED)) continue;
+            int m = read_token(j, word + n, &t);
+            if (m > 0 && word[n + m] == '\0') joined = j;
+        }
+        if (word[n] && !joined) continue;
+        if (given[k->compact] || (joined && given[joined->compact])) {
+            *twice = given[k->compact] ? k->key : joined->key;
+            return false;
+        }
+        given[k->compact] = true;
+        if (joined) given[joined->compact] = true;
+        *s = t;
+        return true;
+    }
+    return false;
+}
+
+sim_rc cfg_strategy_read_compact(const char *text, const char *origin, cfg_strategy *s, sim_err *err)
+{
+    for (const cfg_key *k = cfg_strategy_keys; k->key; k++)
+        if (k->search > 0 || k->compact > 0) {
+            cfg_value d;
+            cfg_key_default(k, &d);
+            cfg_key_set(k, s, &d);
+        }
+    bool given[CFG_MAX_OBJECT_KEYS + 1] = {false};
+    int words = 0;
+    for (const char *c = text; *c;) {
+        while (*c == ' ' || *c == '\t') c++;
+        size_t len = strcspn(c, " \t");
+        if (len == 0) break;
+        char word[64];
+        const char *twice = NULL;
+        if (len >= sizeof word || (memcpy(word, c, len), word[len] = '\0', !read_word(word, s, given, &twice))) {
+            if (twice)
+                return sim_fail(err, SIM_EINVAL, "%s: '%s' sets %s a second time (give each key once)", origin,
+                                word, twice);
+            return sim_fail(err, SIM_EINVAL, "%s: '%.*s' is not a token of a compact strategy (write one as sweep "
+                            "prints it, e.g. 'dp8 pp2v2 tp4 sp ep8 mb1 sel z1')", origin, len > 40 ? 40 : (int)len, c);
+        }
+        words++;
+        c += len;
+    }
+    if (words == 0)
+        return sim_fail(err, SIM_EINVAL, "%s: an empty compact strategy (write one as sweep prints it, e.g. 'dp8 "
+                        "pp2v2 tp4 sp ep8 mb1 sel z1')", origin);
+    return SIM_OK;
 }
 
 /* }======================================================== the readers */

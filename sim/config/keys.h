@@ -98,6 +98,10 @@ typedef void (*cfg_derive_fn)(const cfg_strategy *s, cfg_value *v);
 typedef bool (*cfg_matters_fn)(const cfg_strategy *s);
 /* Writes the key's token of s into out (nothing when it has none). */
 typedef void (*cfg_token_fn)(const cfg_strategy *s, char *out, size_t cap);
+/* Reads the key's token at the start of word into s (the inverse of the
+ * row's cfg_token_fn); returns the characters it takes, 0 when word does
+ * not start with one of the key's tokens. */
+typedef int (*cfg_untoken_fn)(const char *word, cfg_strategy *s);
 
 /* One row of a schema table: one JSON key.  Bounds and default are in the
  * units of the JSON key; scale converts them to the SI value stored. */
@@ -128,6 +132,7 @@ typedef struct cfg_key {
     int compact;               /* position of its token in compact strings; 0: no token */
     const char *token;         /* printf format of an int ("ep%d"), or the word of a bool */
     cfg_token_fn format;       /* writes the token instead of `token` */
+    cfg_untoken_fn parse;      /* reads what `format` writes (NULL: an enum's format, read by trying its names) */
 } cfg_key;
 
 /* Read the JSON object obj (a cJSON object; void*: no cJSON.h here) at
@@ -175,6 +180,15 @@ void *cfg_strategy_fingerprint_json(const cfg_strategy *s);
  * its default and matters (or always, CFG_KF_TOKEN_ALWAYS).  Writes at
  * most cap bytes. */
 void cfg_strategy_compact(const cfg_strategy *s, char *out, int cap);
+
+/* The inverse of cfg_strategy_compact, with the same rows' tokens: every
+ * key a search tries or a compact string names is set in *s to its
+ * default, then to the value of its token in text (words apart by spaces,
+ * in any order; a joined token follows its word).  The keys no token
+ * names stay as they are in *s (global_batch, the MoE keys).  origin
+ * names text in messages.  SIM_OK, or SIM_EINVAL with one line naming the
+ * word that is no token or is given twice (*s then undefined). */
+sim_rc cfg_strategy_read_compact(const char *text, const char *origin, cfg_strategy *s, sim_err *err);
 
 /* The short name of s's rank order: "default", "dp<cp", "ep-outer",
  * "pp-inner" (the orders a search tries; two orders that place every

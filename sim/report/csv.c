@@ -81,11 +81,12 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
 }
 
 /* The columns of a record around its strategy's: first the candidate, then
- * its figures, then the ranking's (alike, alike_of) and a failure's. */
+ * its figures, then the ranking's (alike, alike_of), a failure's and the
+ * inputs' overrides (rpt_rows_add_overrides). */
 static const char *const record_head[] = {"index", "space", "megatron_style", NULL};
 static const char *const record_tail[] = {"estimate_step_time_s", "simulated", "step_time_s", "mfu", "tokens_per_s",
                                           "accuracy.relative_error", "accuracy.kind", "memory.peak_bytes", "memory.capacity_bytes", "memory.fits", "alike",
-                                          "alike_of", "error", NULL};
+                                          "alike_of", "error", "overrides", NULL};
 
 #define RECORD_MAX_COLUMNS 96
 #define RECORD_PATH_LEN 64
@@ -109,4 +110,15 @@ const char *const *rpt_record_csv_columns(void)
     }
     columns[n] = NULL;
     return columns;
+}
+
+void rpt_rows_add_overrides(void *rows, const cfg_overrides *ov)
+{
+    char text[2 * CFG_TEXT_LEN];
+    rpt_overrides_text(ov, text, sizeof text);
+    cJSON *row;
+    cJSON_ArrayForEach(row, (cJSON *)rows)
+    {
+        if (cJSON_IsObject(row)) cJSON_AddStringToObject(row, "overrides", text);
+    }
 }

@@ -243,6 +243,8 @@ static void summary_table(FILE *f, const rpt_run *run)
     snprintf(line, sizeof line, "%s, %d devices (%s)", run->platform->name, rpt_devices(run),
              run->platform->device_name);
     ROW("platform", line);
+    rpt_overrides_text(&run->overrides, line, sizeof line);
+    if (line[0]) ROW("overrides", line);
     char words[512];
     rpt_strategy_text(s, words, sizeof words);
     snprintf(line, sizeof line, "%.200s: %.500s", s->name, words);

@@ -159,7 +159,7 @@ void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cf
 
 const char *const rpt_memory_csv_columns[] = {
     "stage", "layers", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes",
-    "total_bytes", "capacity_bytes", "inflight_microbatches", "fits", NULL};
+    "total_bytes", "capacity_bytes", "inflight_microbatches", "fits", "overrides", NULL};
 
 static cJSON *breakdown_json(const rpt_run *run)
 {
@@ -247,6 +247,19 @@ void *rpt_band_json(const cfg_band *b, double step_time_s, double mfu, double to
  * the run's contract keys; with run->sim NULL only model, platform, devices,
  * strategy and memory.  Sizes in bytes, times in seconds, mfu/hfu as
  * fractions. */
+void rpt_overrides_text(const cfg_overrides *ov, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; ov && i < ov->n; i++) sim_list_add(out, cap, ov->items[i]);
+}
+
+void *rpt_overrides_json(const cfg_overrides *ov)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; ov && i < ov->n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(ov->items[i]));
+    return a;
+}
+
 void *rpt_run_to_json(const rpt_run *run)
 {
     cJSON *root = cJSON_CreateObject();
@@ -259,6 +272,10 @@ void *rpt_run_to_json(const rpt_run *run)
     cJSON_AddStringToObject(root, "strategy_compact", compact);
     cJSON *strat = cfg_strategy_to_json(run->strategy);
     cJSON_AddItemToObject(root, "strategy", strat ? strat : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "overrides", rpt_overrides_json(&run->overrides));
+    cJSON *model = cfg_model_to_json(run->model), *platform = cfg_platform_to_json(run->platform);
+    cJSON_AddItemToObject(root, "resolved_model", model ? model : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "resolved_platform", platform ? platform : cJSON_CreateNull());
     rpt_json_add_num(root, "seq_len", run->model->seq_len);
     cJSON_AddBoolToObject(root, "seq_len_assumed", run->model->seq_len_assumed);
     rpt_json_add_num(root, "micro_batches", cfg_micro_batches(run->strategy));

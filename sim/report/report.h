@@ -31,6 +31,7 @@ typedef struct rpt_run {
     mdl_memory memory;           /* the peak rank */
     int memory_stage;            /* its pipeline stage */
     double wall_s;               /* simulator wall-clock time */
+    cfg_overrides overrides;     /* the --set items the inputs were read with (n 0: none) */
     const cfg_band *band;        /* how far to trust its times (val_platform_band), or NULL */
 } rpt_run;
 
@@ -63,8 +64,11 @@ void rpt_metrics_compute(const rpt_run *run, rpt_metrics *out);
 void rpt_summary(FILE *out, const rpt_run *run);
 
 /* Memory table for `heptasim memory`: one row per pipeline stage with its
- * memory by component, in-flight micro-batches and layer count. */
-void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
+ * memory by component, in-flight micro-batches and layer count; under the
+ * first line, as rpt_summary, the --set items of ov (NULL: none) and the
+ * calibrated preset shipped beside an uncalibrated one. */
+void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p,
+                        const cfg_overrides *ov);
 
 /* The strategy as reports name it: its name and its compact form
  * ("gpt-310b-a3-megatron + 2 overrides: dp16 pp16v2 tp8 ..."); s must have
@@ -96,6 +100,12 @@ void *rpt_band_json(const cfg_band *b, double step_time_s, double mfu, double to
  * summary").  Returns SIM_OK, SIM_ENOMEM, or SIM_EIO naming the path (or
  * stdout).  doc stays the caller's. */
 sim_rc rpt_write_json_doc(const char *path, const void *doc, const char *what, sim_err *err);
+
+/* The --set items of ov as every document names them: "KEY=VALUE" in
+ * the order given, comma-separated into out ("" with none; cut at cap);
+ * and as a cJSON array of those strings (void*: no cJSON.h here). */
+void rpt_overrides_text(const cfg_overrides *ov, char *out, size_t cap);
+void *rpt_overrides_json(const cfg_overrides *ov);
 
 /* The one rule for a number of a JSON document: v at key of the cJSON
  * object obj (void*: no cJSON.h here), null when v is not finite (NaN, an
@@ -243,6 +253,7 @@ typedef struct rpt_search_doc {
     int ntable;
     const rpt_ranked_row *next_table; /* sweep: the rows of the first next best estimates */
     int nnext;
+    cfg_overrides overrides;      /* the --set items of model, platform and base strategy (n 0: none) */
 } rpt_search_doc;
 
 /* The JSON summaries (cJSON trees the caller deletes): command, inputs,
@@ -363,9 +374,15 @@ sim_rc rpt_write_csv(const char *path, const void *rows, const char *const *colu
  * memory, the ranking's alike and alike_of, and error. */
 const char *const *rpt_record_csv_columns(void);
 
+/* Gives every object of the cJSON array rows an "overrides" string, the
+ * --set items of ov (rpt_overrides_text: "" with none), the last column of
+ * the record and memory CSV tables. */
+void rpt_rows_add_overrides(void *rows, const cfg_overrides *ov);
+
 /* The memory of a rank of every pipeline stage (s checked) as a cJSON
  * array the caller deletes, one object per stage with the keys of
- * rpt_memory_csv_columns (sizes in bytes). */
+ * rpt_memory_csv_columns but the last, overrides (rpt_rows_add_overrides;
+ * sizes in bytes). */
 void *rpt_memory_stages_json(const cfg_model *m, const cfg_strategy *s, const cfg_platform *p);
 extern const char *const rpt_memory_csv_columns[];
 

@@ -178,6 +178,19 @@ static void estimate_breakdown(FILE *out, const est_result *e)
 
 /* ------------------------------------------------------------- summary */
 
+/* What a summary says of its inputs under its first line: the --set
+ * items, and that an uncalibrated preset has a calibrated one beside it. */
+static void inputs_lines(FILE *out, const cfg_overrides *ov, const cfg_platform *p)
+{
+    char sets[CFG_TEXT_LEN * 2];
+    rpt_overrides_text(ov, sets, sizeof sets);
+    if (sets[0]) fprintf(out, "overrides  %s\n", sets);
+    char fitted[CFG_NAME_LEN + 16];
+    if (cfg_calibrated_preset(p, fitted, sizeof fitted))
+        fprintf(out, "platform   %s: efficiencies uncalibrated (defaults); %s is fitted to published runs (-p %s)\n",
+                p->name, fitted, fitted);
+}
+
 /* The error band of the step time, tokens/s and MFU, and its reason. */
 static void band_lines(FILE *out, const cfg_band *b, const rpt_metrics *mt)
 {
@@ -207,6 +220,7 @@ void rpt_summary(FILE *out, const rpt_run *run)
     rpt_strategy_label(s, label, sizeof label);
     fprintf(out, "heptasim %s  %s on %s (%d devices), strategy %s\n", rpt_version(), run->model->name,
             run->platform->name, devices, label);
+    inputs_lines(out, &run->overrides, run->platform);
     if (!run->sim && run->est)
         fputs("ESTIMATE: analytic (no contention, not simulated; 'heptasim run' simulates it)\n", out);
     if (run->memory.total_bytes > cap)
@@ -275,12 +289,14 @@ void rpt_summary(FILE *out, const rpt_run *run)
 /* Prints the memory of a rank of every pipeline stage, in GiB, with the
  * verdict against the usable capacity (HBM minus reserved).  The strategy
  * must have passed cfg_check. */
-void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p)
+void rpt_memory_summary(FILE *out, const cfg_model *m, const cfg_strategy *s, const cfg_platform *p,
+                        const cfg_overrides *ov)
 {
     double cap = cfg_usable_hbm_bytes(p);
     char label[CFG_NAME_LEN + CFG_TEXT_LEN + 8];
     rpt_strategy_label(s, label, sizeof label);
     fprintf(out, "memory per device: %s, strategy %s, on %s\n", m->name, label, p->name);
+    inputs_lines(out, ov, p);
     mdl_params par;
     mdl_count_params(m, &par);
     char a[32], b[32], d[32];

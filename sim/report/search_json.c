@@ -57,6 +57,7 @@ static cJSON *session_json(const rpt_search_doc *d)
     cJSON_AddStringToObject(o, "command", d->command);
     cJSON_AddStringToObject(o, "model", d->model);
     cJSON_AddStringToObject(o, "platform", d->platform);
+    cJSON_AddItemToObject(o, "overrides", rpt_overrides_json(&d->overrides));
     rpt_json_add_num(o, "devices", d->devices);
     cJSON_AddStringToObject(o, "space", d->space);
     rpt_json_add_num(o, "global_batch", d->global_batch);

@@ -20,6 +20,9 @@ static const char *plural(long long n)
 
 static void print_search_lines(FILE *f, const rpt_search_doc *d)
 {
+    char sets[2 * CFG_TEXT_LEN];
+    rpt_overrides_text(&d->overrides, sets, sizeof sets);
+    if (sets[0]) fprintf(f, "overrides: %s\n", sets);
     const rpt_search_counts *k = &d->counts;
     double t = d->search_s;
     char a[32], b[32], c[32], e[32], g[32];

@@ -319,6 +319,7 @@ sim_rc rpt_trace_close(rpt_trace *t, const rpt_run *run, sim_err *err)
     if (run) {
         if (run->model) cJSON_AddStringToObject(other, "model", run->model->name);
         if (run->platform) cJSON_AddStringToObject(other, "platform", run->platform->name);
+        cJSON_AddItemToObject(other, "overrides", rpt_overrides_json(&run->overrides));
         if (run->strategy) {
             char compact[CFG_TEXT_LEN];
             cfg_strategy_compact(run->strategy, compact, sizeof compact);

@@ -50,11 +50,13 @@ sim_rc srch_default_strategy(const cfg_model *m, const cfg_platform *p, const cf
     rc = srch_run(&rq, &res, err);
     if (rc != SIM_OK) return rc;
     if (res->nbest == 0) {
+        char why[600];
+        srch_pruned_reason(&rq, &res->counts, why, sizeof why);
         rc = sim_fail(err, SIM_EOOM,
                       "heptasim: no %s strategy of %s fits on %s with %d devices (%lld enumerated, all pruned by "
-                      "memory; give more --devices, a smaller --set global_batch, fewer --set keys, or a strategy "
+                      "memory: %s; give more --devices, a smaller --set global_batch, fewer --set keys, or a strategy "
                       "with -s)",
-                      seven_d ? "7D" : "Megatron-style", m->name, p->name, p->devices, res->counts.enumerated);
+                      seven_d ? "7D" : "Megatron-style", m->name, p->name, p->devices, res->counts.enumerated, why);
     } else {
         *out = res->best[0].strategy;
         sim_strlcpy(out->name, seven_d ? SRCH_DERIVED_7D_NAME : SRCH_DERIVED_NAME, sizeof out->name);

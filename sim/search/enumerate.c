@@ -198,3 +198,49 @@ void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_b
 }
 
 /* }=================================================== the Megatron-style rule */
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void srch_device_limits(const cfg_model *m, int devices, int global_batch, char *out, size_t cap)
+{
+    const struct {
+        const char *dim, *what;
+        int n;
+    } bound[] = {{"dp", "the global batch", global_batch}, {"tp_x", "heads", m->heads}, {"ep", "experts", m->moe.experts}};
+    char list[256] = "";
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+        int g = bound[i].n > 0 ? gcd(devices, bound[i].n) : 0;
+        if (g == 0 || g >= devices || g >= bound[i].n) continue;
+        char item[96];
+        if (i == 0)
+            snprintf(item, sizeof item, "%s to %d (a divisor of %s %d)", bound[i].dim, g, bound[i].what, bound[i].n);
+        else
+            snprintf(item, sizeof item, "%s to %d (a divisor of the %d %s)", bound[i].dim, g, bound[i].n, bound[i].what);
+        sim_list_add(list, sizeof list, item);
+    }
+    out[0] = '\0';
+    if (!list[0]) return;
+    char factors[96] = "";
+    int rest = devices;
+    for (int p = 2; rest > 1; p++) {
+        int e = 0;
+        while (rest % p == 0) rest /= p, e++;
+        if (e == 0) continue;
+        char power[32];
+        if (e > 1)
+            snprintf(power, sizeof power, "%d^%d", p, e);
+        else
+            snprintf(power, sizeof power, "%d", p);
+        size_t used = strlen(factors);
+        snprintf(factors + used, sizeof factors - used, "%s%s", used ? " x " : "", power);
+    }
+    snprintf(out, cap, "%d = %s limits %s", devices, factors, list);
+}

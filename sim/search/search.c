@@ -226,6 +226,7 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
     double peak_bytes = peak_of(x, s);
     if (peak_bytes > x->capacity) {
         k->pruned_memory++;
+        if (k->least_pruned_bytes == 0 || peak_bytes < k->least_pruned_bytes) k->least_pruned_bytes = peak_bytes;
         return SIM_OK;
     }
     est_result est;
@@ -591,6 +592,8 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
         k->rejected += c->rejected;
         k->enumerated += c->enumerated;
         k->pruned_memory += c->pruned_memory;
+        if (c->least_pruned_bytes > 0 && (k->least_pruned_bytes == 0 || c->least_pruned_bytes < k->least_pruned_bytes))
+            k->least_pruned_bytes = c->least_pruned_bytes;
         k->estimated += c->estimated;
         k->estimated_megatron += c->estimated_megatron;
         k->estimated_twin_megatron += c->estimated_twin_megatron;
@@ -672,13 +675,31 @@ static sim_rc no_valid_strategy(const srch_request *rq, sim_err *err)
     }
     if (s.pp != rq->base.pp) s.first_stage_layers = s.last_stage_layers = 0; /* even split, as the search does */
     sim_err why = {{0}};
-    if (cfg_check(rq->model, rq->platform, &s, &why) != SIM_OK)
+    char limits[400];
+    srch_device_limits(rq->model, rq->platform->devices, rq->base.global_batch, limits, sizeof limits);
+    if (cfg_check(rq->model, rq->platform, &s, &why) != SIM_OK && limits[0])
+        return sim_fail(err, SIM_EINVAL, "heptasim: search: no valid strategy in the %s space: %s; the simplest "
+                        "candidate: %s", srch_space_name(rq->space), limits, why.msg);
+    if (why.msg[0])
         return sim_fail(err, SIM_EINVAL, "heptasim: search: no valid strategy in the %s space: %s",
                         srch_space_name(rq->space), why.msg);
     return sim_fail(err, SIM_EINVAL,
                     "heptasim: search: no valid strategy in the %s space of %d devices with these pinned keys (pin "
                     "fewer keys, or change the device count)",
                     srch_space_name(rq->space), rq->platform->devices);
+}
+
+void srch_pruned_reason(const srch_request *rq, const srch_counts *k, char *out, size_t cap)
+{
+    char least[32], usable[32], limits[400];
+    srch_device_limits(rq->model, rq->platform->devices, rq->base.global_batch, limits, sizeof limits);
+    if (k->least_pruned_bytes > 0)
+        snprintf(out, cap, "the least memory a candidate needs is %s of %s usable per device%s%s",
+                 sim_fmt_bytes(k->least_pruned_bytes, least, sizeof least),
+                 sim_fmt_bytes(cfg_usable_hbm_bytes(rq->platform), usable, sizeof usable), limits[0] ? "; " : "",
+                 limits);
+    else
+        snprintf(out, cap, "%s", limits);
 }
 
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err)

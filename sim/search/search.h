@@ -83,6 +83,14 @@ bool srch_megatron_style(const cfg_strategy *s, const cfg_platform *p, srch_base
  * out; "" when s is Megatron-style. */
 void srch_megatron_breaches(const cfg_strategy *s, const cfg_platform *p, srch_baseline b, char *out, size_t cap);
 
+/* What the device count's factors leave of the space (enumerate.c), for
+ * the messages of a search that finds nothing: "1000 = 2^3 x 5^3 limits
+ * dp to 8 (a divisor of the global batch 1024), tp_x to 8 (a divisor of
+ * the 64 heads), ep to 8 (a divisor of the 128 experts)", naming each
+ * dimension whose largest value (the greatest common divisor of the
+ * devices and what it must divide) is below both; "" when none is. */
+void srch_device_limits(const cfg_model *m, int devices, int global_batch, char *out, size_t cap);
+
 /* ----------------------------------------------------------- candidates */
 
 typedef enum srch_sim_state {
@@ -120,6 +128,7 @@ typedef struct srch_counts {
     long long estimated_megatron; /* of those, the Megatron-style ones */
     long long estimated_twin_megatron; /* and the Megatron-style ones under the other baseline (twin_too) */
     long long probes;         /* workload probes the estimates needed */
+    double least_pruned_bytes;/* the smallest peak memory of the pruned ones (0: none pruned) */
 } srch_counts;
 
 /* Called now and then while searching: done of total dimension tuples. */
@@ -169,6 +178,11 @@ typedef struct srch_result {
  * srch_result_free), SIM_EINVAL when the request is unusable (message names
  * the option), or an estimator error. */
 sim_rc srch_run(const srch_request *rq, srch_result **out, sim_err *err);
+
+/* Why a search of rq with counts k kept no candidate, for its message:
+ * the least memory a pruned candidate needs against the usable memory,
+ * and what the device count's factors limit (srch_device_limits). */
+void srch_pruned_reason(const srch_request *rq, const srch_counts *k, char *out, size_t cap);
 void srch_result_free(srch_result *r);
 
 /* The result the same search gives under the other baseline, from one that
@@ -426,6 +440,7 @@ typedef struct srch_sweep_request {
     srch_result *searched;        /* compare: the search of this request already run (srch_result_twin
                                    * of its twin's), used instead of searching; the sweep takes it over
                                    * (NULL: search) */
+    cfg_overrides overrides;      /* the --set items of the inputs, for the documents (n 0: none) */
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
     const cfg_band *band;         /* how far to trust the platform's step times (NULL: not known) */
@@ -510,6 +525,29 @@ bool srch_speedup_sure(const srch_comparison *c);
  * which space has no simulated strategy (none fits, or every simulation
  * failed). */
 sim_rc srch_compare_check(const srch_comparison *c, sim_err *err);
+
+/* ------------------------------------------- the strategies -s names */
+
+/* The strategy -s names (named.c): a compact form as a sweep prints it
+ * (words apart by spaces, or one word starting "dp<N>": the generic base
+ * strategy of srch_base_strategy with the tokens' values,
+ * cfg_strategy_read_compact; named "compact"); ID@RECORDS, the strategy
+ * of the record of candidate ID ("7d-6", its strategy's name) in the
+ * records file RECORDS of a sweep's --out; else a file or a name from
+ * strategies/ (cfg_load_strategy).  The overrides of ov apply to each and
+ * name it as cfg_parse_strategy does.  SIM_EINVAL with one line naming the
+ * word, the id or the file. */
+sim_rc srch_load_strategy(const char *spec, const cfg_overrides *ov, cfg_strategy *out, sim_err *err);
+
+/* The strategy of candidate c as a strategy file at path, described by
+ * its compact form (save.c; rpt_write_json_doc: no truncated file). */
+sim_rc srch_save_strategy(const char *path, const srch_candidate *c, sim_err *err);
+
+/* One strategy file per row of the ranked table r (its simulated
+ * candidates in order, alike ones once: srch_fold_alike) in the folder dir
+ * (created when missing), named NN-ID.json (01-7d-6.json); *saved gets how
+ * many.  SIM_EIO naming the folder or file that cannot be written. */
+sim_rc srch_save_top(const char *dir, const srch_ranking *r, int *saved, sim_err *err);
 
 /* ------------------------------------------------------------ summaries */
 

@@ -171,12 +171,15 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
     sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra, s, err);
     if (rc != SIM_OK) return rc;
     srch_result *res = s->res;
-    if (res->nbest == 0)
+    if (res->nbest == 0) {
+        char why[600];
+        srch_pruned_reason(&rq->search, &res->counts, why, sizeof why);
         return sim_fail(err, SIM_EOOM,
                         "heptasim sweep: no strategy of the %s space fits on %s with %d devices (%lld enumerated, %lld "
-                        "pruned by memory; try more devices, a smaller --global-batch or fewer --set pins)",
+                        "pruned by memory: %s; try more devices, a smaller --global-batch or fewer --set pins)",
                         srch_space_name(s->space), rq->search.platform->name, rq->search.platform->devices,
-                        res->counts.enumerated, res->counts.pruned_memory);
+                        res->counts.enumerated, res->counts.pruned_memory, why);
+    }
     s->selected = rq->top < res->nbest ? rq->top : res->nbest;
     s->chosen = sim_xcalloc((size_t)s->selected + 1, sizeof *s->chosen);
     s->nchosen = srch_shard(res, rq->top, rq->shard_index, rq->shard_count, s->chosen);

@@ -56,6 +56,7 @@ static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep
         .twin_path = rq->twin_path,
         .best_estimates = s->selected,
         .ignored = s->resumed.ignored,
+        .overrides = rq->overrides,
         .band = rq->band,
     };
     for (int i = 0; i < s->nchosen; i++) d.approximate += s->chosen[i]->state == SRCH_SIM_DONE && s->chosen[i]->approximate;
@@ -188,12 +189,15 @@ void *srch_sweep_records_json(const srch_sweep *s)
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap)
 {
     const srch_request *q = &rq->search;
+    char sets[CFG_TEXT_LEN], with[CFG_TEXT_LEN + 16] = "";
+    rpt_overrides_text(&rq->overrides, sets, sizeof sets);
+    if (sets[0]) snprintf(with, sizeof with, ", with %s", sets);
     if (compare)
-        snprintf(out, (size_t)cap, "%s on %s (%d devices): Megatron-style vs 7D", q->model->name, q->platform->name,
-                 q->platform->devices);
+        snprintf(out, (size_t)cap, "%s on %s (%d devices%s): Megatron-style vs 7D", q->model->name, q->platform->name,
+                 q->platform->devices, with);
     else
-        snprintf(out, (size_t)cap, "%s on %s (%d devices): %s sweep", q->model->name, q->platform->name,
-                 q->platform->devices, srch_space_name(q->space));
+        snprintf(out, (size_t)cap, "%s on %s (%d devices%s): %s sweep", q->model->name, q->platform->name,
+                 q->platform->devices, with, srch_space_name(q->space));
 }
 
 

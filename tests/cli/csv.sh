@@ -13,7 +13,9 @@ import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 d = json.load(open(sys.argv[2]))
 assert list(rows[0].keys()) == ["stage", "layers", "weights_bytes", "grads_bytes", "optimizer_bytes",
-    "activations_bytes", "buffers_bytes", "total_bytes", "capacity_bytes", "inflight_microbatches", "fits"], rows[0].keys()
+    "activations_bytes", "buffers_bytes", "total_bytes", "capacity_bytes", "inflight_microbatches", "fits",
+    "overrides"], rows[0].keys()
+assert d["overrides"] and all(r["overrides"] == ", ".join(d["overrides"]) for r in rows), (d["overrides"], rows[0])
 assert len(rows) == d["strategy"]["pp"] == 2, len(rows)
 for r in rows:
     parts = sum(float(r[k]) for k in ("weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"))

@@ -88,4 +88,14 @@ capture "$bin" memory -m "$data/models/hf/deepseek-v3" -p dgx-h100 --devices 204
   --set model.seq_len=4096
 check "no note when the sequence length is given" bash -c "! grep -q HuggingFace '$tmp/err'"
 
+# an uncalibrated preset says so when a calibrated one is shipped beside it
+cal=(-m llama3-8b --devices 8 --set model.layers=4 --set global_batch=16 -s 'dp2 pp2 tp2 sp mb1 sel z1')
+capture "$bin" memory "${cal[@]}" -p dgx-h100
+check "dgx-h100's summary points at dgx-h100-calibrated" \
+  grep -qx 'platform   dgx-h100: efficiencies uncalibrated (defaults); dgx-h100-calibrated is fitted to published runs (-p dgx-h100-calibrated)' "$tmp/out"
+capture "$bin" memory "${cal[@]}" -p dgx-h100-calibrated
+check "the calibrated preset says nothing of the kind" sh -c "! grep -q 'efficiencies uncalibrated' '$tmp/out'"
+capture "$bin" memory "${cal[@]}" -p dgx-h200
+check "nor a preset with no calibrated file beside it" sh -c "! grep -q 'efficiencies uncalibrated' '$tmp/out'"
+
 summary

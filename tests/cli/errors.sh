@@ -31,6 +31,16 @@ expect 2 '\.stragglers\[0\]\.speed: expected a number in \[0.01, 1\], got 0' \
 expect 2 "\.stragglers: the analytic estimate .* does not model stragglers" \
   -- estimate -m gpt-7.5b -p dgx-h100 --devices 16 --set 'platform.stragglers=[{"kind": "node", "index": 0, "speed": 0.8}]'
 expect 2 "strategy 'no-such-strategy' not found" -- memory -s no-such-strategy
+# a mistyped shipped name gets the name it was close to
+expect 2 "model 'qwen3-235b' not found" "did you mean 'qwen3-235b-a22b'\?" -- memory -m qwen3-235b
+expect 2 "platform 'dgx-h10' not found" "did you mean 'dgx-h100'\?" -- memory -p dgx-h10
+expect 2 "strategy 'gpt3-175b-a10' not found" "did you mean 'gpt3-175b-a100'\?" -- memory -s gpt3-175b-a10
+expect 2 "model 'no-such-model' not found \(tried [^)]*\)$" -- memory -m no-such-model
+# a search that finds nothing names the limit: the device count's factors, the memory
+q=(-m qwen3-235b-a22b -p dgx-h100 --devices 1000)
+expect 2 "no valid strategy in the megatron space: 1000 = 2\^3 x 5\^3 limits dp to 8 \(a divisor of the global batch 1024\), tp_x to 8 \(a divisor of the 64 heads\), ep to 8 \(a divisor of the 128 experts\)" -- memory "${q[@]}"
+expect 1 "all pruned by memory: the least memory a candidate needs is [0-9.]+ GiB of 78.0 GiB usable per device; 1000 = 2\^3 x 5\^3 limits tp_x to 8 .*, ep to 8" -- memory "${q[@]}" --set global_batch=1000
+expect 1 "pruned by memory: the least memory a candidate needs is [0-9.]+ GiB of 78.0 GiB usable per device; give more" -- memory -m qwen3-235b-a22b -p dgx-h100 --devices 8
 
 printf '{"name": "broken", "layers": 4,' >"$tmp/broken.json"
 expect 2 "broken.json: .*(malformed|JSON)" -- memory -m "$tmp/broken.json"

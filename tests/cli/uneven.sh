@@ -33,7 +33,7 @@ fi
 # ----------------------------------- the keys at 0 are the even split
 plain=(-m llama3-8b -p dgx-h100 -s gpt3-175b-a100 --devices 16 --set model.layers=8 --set pp=2 --set vpp=2
        --set tp_x=2 --set dp=4 --set global_batch=16 -q --json -)
-strip='import json, sys; d = json.load(sys.stdin); d["simulator"].pop("wall_s", None); d.pop("strategy_name"); d["strategy"].pop("name"); print(json.dumps(d, sort_keys=True))'
+strip='import json, sys; d = json.load(sys.stdin); d["simulator"].pop("wall_s", None); d.pop("strategy_name"); d.pop("overrides"); d["strategy"].pop("name"); print(json.dumps(d, sort_keys=True))'
 a=$("$bin" run "${plain[@]}" 2>/dev/null | python3 -c "$strip")
 b=$("$bin" run "${plain[@]}" --set first_stage_layers=0 --set last_stage_layers=0 2>/dev/null | python3 -c "$strip")
 if [ -n "$a" ] && [ "$a" == "$b" ]; then ok; else ko "first/last_stage_layers=0 changed the result"; fi
