@@ -126,7 +126,7 @@ START_TEST(test_bad_provenance_refused)
         const char *text, *msg;
     } bad[] = {
         {"{\"base\": \"b.json\", \"provenance\": {\"derived_from\": \"c.json\"}}",
-         ".provenance.derived_from: 'c.json' is not a base of this file"},
+         ".provenance.derived_from: 'c.json' is not calibrated"},
         {"{\"base\": \"a.json\", \"provenance\": {\"derived_from\": \"a.json\"}}",
          ".provenance.derived_from: 'a.json' is not calibrated"},
         {"{\"base\": \"b.json\", \"provenance\": {\"derived_from\": \"nowhere.json\"}}",
@@ -149,6 +149,35 @@ START_TEST(test_bad_provenance_refused)
         ck_assert_msg(strstr(err.msg, "e.json: ") && strstr(err.msg, bad[i].msg), "case %zu: %s", i, err.msg);
         ck_assert_ptr_null(strchr(err.msg, '\n'));
     }
+    drop_dir(dir);
+}
+END_TEST
+
+/* A derived platform written out as resolved JSON (no .base, its
+ * relative's efficiencies spelled out) loads again, still derived; the
+ * same file with one efficiency changed is refused. */
+START_TEST(test_written_derived_platform_loads_again)
+{
+    char dir[] = "/tmp/heptasim-band-XXXXXX";
+    make_dir(dir);
+    char path[256];
+    snprintf(path, sizeof path, "%s/d.json", dir);
+    cfg_platform p, again;
+    sim_err err = {{0}};
+    ck_assert_int_eq(cfg_load_platform(path, NULL, 0, &p, &err), SIM_OK);
+    cJSON *doc = cfg_platform_to_json(&p);
+    char *text = cJSON_PrintUnformatted(doc);
+    snprintf(path, sizeof path, "%s/written.json", dir);
+    ck_assert_msg(cfg_parse_platform(text, path, NULL, 0, &again, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_str_eq(again.provenance.derived_from, "b.json");
+    cJSON_free(text);
+    cJSON *eff = cJSON_GetObjectItemCaseSensitive(doc, "efficiency");
+    cJSON_ReplaceItemInObjectCaseSensitive(eff, "attention", cJSON_CreateNumber(0.41));
+    text = cJSON_PrintUnformatted(doc);
+    ck_assert_int_eq(cfg_parse_platform(text, path, NULL, 0, &again, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "efficiencies differ from those of 'b.json'"));
+    cJSON_free(text);
+    cJSON_Delete(doc);
     drop_dir(dir);
 }
 END_TEST
@@ -286,6 +315,7 @@ static Suite *band_suite(void)
     TCase *tc = tcase_create("band");
     tcase_add_test(tc, test_band_follows_provenance);
     tcase_add_test(tc, test_bad_provenance_refused);
+    tcase_add_test(tc, test_written_derived_platform_loads_again);
     tcase_add_test(tc, test_shipped_bands);
     tcase_add_test(tc, test_band_records_left_out_of_fingerprints);
     tcase_add_test(tc, test_step_ranks);

@@ -9,7 +9,7 @@ printf '{"base": "%s", "provenance": {"derived_from": "ascend-910b"}}' "$cal" >"
 expect 2 "not-calibrated.json: \.provenance\.derived_from: 'ascend-910b' is not calibrated" \
   -- memory -p "$tmp/not-calibrated.json"
 printf '{"base": "ascend-910b", "provenance": {"derived_from": "dgx-h100-calibrated"}}' >"$tmp/not-base.json"
-expect 2 "not-base.json: \.provenance\.derived_from: 'dgx-h100-calibrated' is not a base of this file" \
+expect 2 "not-base.json: \.provenance\.derived_from: the file's efficiencies differ from those of 'dgx-h100-calibrated'" \
   -- memory -p "$tmp/not-base.json"
 printf '{"base": "ascend-910b-calibrated", "provenance": {"derived_from": 3}}' >"$tmp/number.json"
 expect 2 "number.json: \.provenance\.derived_from" -- memory -p "$tmp/number.json"

@@ -49,7 +49,7 @@ libs=($(pkg-config --libs libcjson gsl) -lm)
 # The simulator sources the harnesses use (the pure modules whole, so a new
 # file in one of them is picked up), compiled once for all of them.
 srcs=()
-for f in "$top"/sim/{common,config,model,cost}/*.c "$top/sim/cli/options.c"; do srcs+=("${f#"$top/sim/"}"); done
+for f in "$top"/sim/{common,config,model,cost}/*.c; do srcs+=("${f#"$top/sim/"}"); done
 objs=()
 for s in "${srcs[@]}"; do
   o="$out/obj/$(echo "$s" | tr / _).o"
@@ -59,11 +59,13 @@ for s in "${srcs[@]}"; do
   objs+=("$o")
 done
 
-# The records harness reads and merges sweep records: the search and
-# what it links (workload, estimator, runner, engine, so SimGrid too).
+# The records harness reads and merges sweep records, and the option parser
+# (cli/options.c) takes its value names from the engine's and the search's
+# tables: those harnesses link the rest of the simulator (workload,
+# estimator, runner, engine, so SimGrid too).
 sobjs=()
 for f in "$top"/sim/*/*.c; do
-  case $f in "$top"/sim/cli/*|"$top"/sim/common/*|"$top"/sim/config/*|"$top"/sim/model/*|"$top"/sim/cost/*) continue ;; esac
+  case $f in "$top/sim/cli/options.c") ;; "$top"/sim/cli/*|"$top"/sim/common/*|"$top"/sim/config/*|"$top"/sim/model/*|"$top"/sim/cost/*) continue ;; esac
   s=${f#"$top/sim/"}
   o="$out/obj/$(echo "$s" | tr / _).o"
   if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ -n "$(find "$top/sim" -name '*.h' -newer "$o" -print -quit)" ]; then
@@ -75,7 +77,7 @@ done
 harnesses=(model hf platform strategy set cli records)
 for h in "${harnesses[@]}"; do
   extra=()
-  [ "$h" = records ] && extra=("${sobjs[@]}" $(pkg-config --libs simgrid))
+  case $h in records|cli|set) extra=("${sobjs[@]}" $(pkg-config --libs simgrid)) ;; esac
   "$cc" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$here/fuzz_$h.c" "${objs[@]}" "${extra[@]}" "${libs[@]}" \
     -o "$out/fuzz_$h"
 done
