@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -17,12 +16,6 @@ static bool looks_compact(const char *spec)
 {
     if (strpbrk(spec, " \t")) return true;
     return strncmp(spec, "dp", 2) == 0 && spec[2] >= '0' && spec[2] <= '9' && !strchr(spec, '.') && !strchr(spec, '/');
-}
-
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 /* s through the strategy reader again, as if read from a file named
@@ -85,8 +78,13 @@ static sim_rc from_record(const char *spec, const char *at, const cfg_overrides 
 
 sim_rc srch_load_strategy(const char *spec, const cfg_overrides *ov, cfg_strategy *out, sim_err *err)
 {
+    /* A file or a shipped name comes first, so that one that looks like a
+     * compact form or holds an '@' is still read as what it is. */
+    char path[CFG_PATH_LEN];
+    sim_err unused = {{0}};
+    if (cfg_resolve("strategies", spec, path, sizeof path, &unused) == SIM_OK) return cfg_load_strategy(spec, ov, out, err);
     if (looks_compact(spec)) return from_compact(spec, ov, out, err);
     const char *at = strrchr(spec, '@');
-    if (at && !is_file(spec)) return from_record(spec, at, ov, out, err);
+    if (at) return from_record(spec, at, ov, out, err);
     return cfg_load_strategy(spec, ov, out, err);
 }

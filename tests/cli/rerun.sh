@@ -44,6 +44,13 @@ check "compare saves its best 7D strategy" \
   test "$(step_of "${inputs[@]}" --set model.layers=2 -s "$tmp/cbest.json")" = "$(jq '."7d".step_time_s' "$tmp/c.json")"
 
 # bad forms: one line each, status 2
+# a file whose name looks like a compact form or holds an '@' is read as the file
+cp "$tmp/best.json" "$tmp/dp4"
+cp "$tmp/best.json" "$tmp/7d-1@x"
+check "a file named like a compact form is read as the file" \
+  test "$(cd "$tmp" && step_of "${inputs[@]}" -s dp4)" = "$best"
+check "a file named like a record id is read as the file" \
+  test "$(step_of "${inputs[@]}" -s "$tmp/7d-1@x")" = "$best"
 expect 2 "'dp4 pp2 foo'" "'foo' is not a token of a compact strategy" -- run "${inputs[@]}" -s 'dp4 pp2 foo'
 expect 2 "'dp2' sets dp a second time" -- run "${inputs[@]}" -s 'dp4 dp2'
 expect 2 "strategy 'dp4 tp3'" "tp_x: 3 does not divide" -- run "${inputs[@]}" -s 'dp4 tp3'
