@@ -531,4 +531,54 @@ typedef struct rpt_sweep_head {
  * the file cannot be written, SIM_EINVAL if candidates is not an array. */
 sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_sweep_head *head, sim_err *err);
 
+/* {========================================================== sensitivity */
+
+/* One perturbed value of a platform figure (heptasim sensitivity). */
+typedef struct rpt_sens_point {
+    bool applicable;              /* the platform loaded with it and the strategy passed its checks */
+    char why[SIM_ERR_LEN];        /* not applicable: the reason */
+    double value;                 /* the figure's value in its key's unit (a curve: its scale factor) */
+    double estimate_s;            /* the analytic estimate of the step */
+    bool simulated;
+    double simulated_s;           /* simulated: the engine's step time */
+} rpt_sens_point;
+
+/* One figure, perturbed down (low) and up (high). */
+typedef struct rpt_sens_row {
+    const char *key;              /* the platform key ("device.hbm_TBps"), static */
+    const char *label;            /* "HBM bandwidth", static */
+    bool curve;                   /* an efficiency curve: value is a scale factor of every point */
+    double value;                 /* the platform's value in the key's unit (a curve: 1) */
+    rpt_sens_point low, high;
+    double swing;                 /* largest |relative change| of the estimate, for the order */
+} rpt_sens_row;
+
+/* The sensitivity document: the base step, the rows in decreasing swing. */
+typedef struct rpt_sens_doc {
+    const cfg_model *model;
+    const cfg_platform *platform;
+    const cfg_strategy *strategy;
+    const cfg_band *band;         /* may be NULL */
+    double step;                  /* the relative step, 0.2 = -20 % / +20 % */
+    double estimate_s;            /* the base step's estimate */
+    bool simulated;
+    double simulated_s;           /* the base step simulated */
+    const rpt_sens_row *rows;
+    int nrows;
+    double wall_s;
+} rpt_sens_doc;
+
+/* The tornado table on f. */
+void rpt_sens_print(FILE *f, const rpt_sens_doc *d);
+/* The document as a cJSON object (caller deletes); the rows as a cJSON
+ * array for rpt_write_csv with rpt_sens_csv_columns. */
+void *rpt_sens_json(const rpt_sens_doc *d);
+void *rpt_sens_rows_json(const rpt_sens_doc *d);
+extern const char *const rpt_sens_csv_columns[];
+/* The HTML report: the base step, a tornado chart and the table.  SIM_EIO
+ * naming the path when it cannot be written. */
+sim_rc rpt_write_sens_html(const char *path, const rpt_sens_doc *d, sim_err *err);
+
+/* }========================================================== */
+
 #endif
