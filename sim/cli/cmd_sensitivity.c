@@ -37,6 +37,7 @@ int cmd_sensitivity(const cli_args *a)
             .step = a->step > 0 ? a->step : DEFAULT_STEP,
             .simulate = a->simulate_given ? a->simulate : DEFAULT_SIMULATE,
             .jobs = cli_jobs(a),
+            .search = a->sens_search,
         };
         rc = sens_run(&rq, &res, &err);
         if (rc == SIM_OK) {
@@ -51,6 +52,9 @@ int cmd_sensitivity(const cli_args *a)
                 .simulated_s = res.simulated_s,
                 .rows = res.rows,
                 .nrows = res.nrows,
+                .search_space = res.searched ? srch_space_name(res.space) : NULL,
+                .best = res.searched ? res.best : NULL,
+                .best_estimate_s = res.best_estimate_s,
                 .wall_s = sim_now_s() - t0,
             };
             if (res.failed > 0)

@@ -41,6 +41,7 @@ typedef struct cli_args {
     double step;                 /* --step PCT as a fraction (0 = the default) */
     int simulate;                /* --simulate N */
     bool simulate_given;
+    bool sens_search;            /* --search */
     /* views */
     const char *trace_path;      /* --trace FILE */
     const char *trace_ranks;     /* --trace-ranks LIST */
@@ -77,7 +78,7 @@ enum {
     CLI_OPT_CSV = 1 << 16,       /* --csv */
     CLI_OPT_STUDY = 1 << 17,     /* --out DIR --resume --shard --list of a study */
     CLI_OPT_PROGRESS = 1 << 18,  /* --progress */
-    CLI_OPT_SENS = 1 << 19       /* --step --simulate */
+    CLI_OPT_SENS = 1 << 19       /* --step --simulate --search */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

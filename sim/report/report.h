@@ -4,7 +4,7 @@
  * Chrome trace (trace.c, views.c), the HTML reports (html.c,
  * sweep_html.c, svg.c), the ranked table of a search (ranking.c), the
  * text and JSON summaries of sweep, compare and merge (search_text.c,
- * search_json.c), a study's
+ * search_json.c), the tornado of heptasim sensitivity (sensitivity.c), a study's
  * study.csv, study.md and cell definitions (study.c), and sweep records:
  * one as JSON and back, and the JSONL files of them, read and appended
  * (records.c).  Other modules hand it rows (the plain structs below, or
@@ -541,6 +541,9 @@ typedef struct rpt_sens_point {
     double estimate_s;            /* the analytic estimate of the step */
     bool simulated;
     double simulated_s;           /* simulated: the engine's step time */
+    bool searched;                /* the best strategy searched again on this point's platform */
+    char best[CFG_TEXT_LEN];      /* searched: its best by estimate, compact form */
+    double best_estimate_s;       /* its estimate */
 } rpt_sens_point;
 
 /* One figure, perturbed down (low) and up (high). */
@@ -565,6 +568,9 @@ typedef struct rpt_sens_doc {
     double simulated_s;           /* the base step simulated */
     const rpt_sens_row *rows;
     int nrows;
+    const char *search_space;     /* the space searched again (NULL: no search) */
+    const char *best;             /* the best by estimate on the platform itself, compact form */
+    double best_estimate_s;
     double wall_s;
 } rpt_sens_doc;
 

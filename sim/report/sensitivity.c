@@ -43,6 +43,8 @@ static const char *value_text(const rpt_sens_row *r, const rpt_sens_point *p, ch
     return buf;
 }
 
+static void print_search(FILE *f, const rpt_sens_doc *d);
+
 void rpt_sens_print(FILE *f, const rpt_sens_doc *d)
 {
     char t1[32], t2[32];
@@ -73,6 +75,26 @@ void rpt_sens_print(FILE *f, const rpt_sens_doc *d)
         if (!r->low.applicable) fprintf(f, "  %s low: n/a: %s\n", r->key, r->low.why);
         if (!r->high.applicable) fprintf(f, "  %s high: n/a: %s\n", r->key, r->high.why);
     }
+    print_search(f, d);
+}
+
+/* The robustness lines: the best strategy on the platform itself, then
+ * whether each searched end keeps it. */
+static void print_search(FILE *f, const rpt_sens_doc *d)
+{
+    if (!d->search_space) return;
+    fprintf(f, "\nbest %s strategy by estimate: %s (%.4f s); on the perturbed platforms:\n", d->search_space,
+            d->best ? d->best : "-", d->best_estimate_s);
+    for (int i = 0; i < d->nrows; i++) {
+        const rpt_sens_row *r = &d->rows[i];
+        const rpt_sens_point *pts[2] = {&r->low, &r->high};
+        for (int k = 0; k < 2; k++) {
+            if (!pts[k]->searched) continue;
+            bool same = d->best && strcmp(pts[k]->best, d->best) == 0;
+            fprintf(f, "  %-34s %-5s %s%s (%.4f s)\n", r->key, k ? "high" : "low", same ? "same: " : "changes to ",
+                    pts[k]->best, pts[k]->best_estimate_s);
+        }
+    }
 }
 
 static cJSON *point_json(const rpt_sens_doc *d, const rpt_sens_point *p)
@@ -90,6 +112,12 @@ static cJSON *point_json(const rpt_sens_doc *d, const rpt_sens_point *p)
     if (p->simulated) {
         rpt_json_add_num(o, "step_time_s", p->simulated_s);
         rpt_json_add_num(o, "step_time_change", sim_change(d, p));
+    }
+    if (p->searched) {
+        cJSON *b = cJSON_AddObjectToObject(o, "best");
+        cJSON_AddStringToObject(b, "strategy", p->best);
+        rpt_json_add_num(b, "estimate_s", p->best_estimate_s);
+        cJSON_AddBoolToObject(b, "changed", !d->best || strcmp(p->best, d->best) != 0);
     }
     return o;
 }
@@ -116,9 +144,9 @@ void *rpt_sens_rows_json(const rpt_sens_doc *d)
 const char *const rpt_sens_csv_columns[] = {
     "rank", "key", "label", "curve", "value", "swing",
     "low.applicable", "low.value", "low.estimate_s", "low.estimate_change", "low.simulated", "low.step_time_s",
-    "low.step_time_change", "low.reason",
+    "low.step_time_change", "low.best.changed", "low.best.strategy", "low.reason",
     "high.applicable", "high.value", "high.estimate_s", "high.estimate_change", "high.simulated",
-    "high.step_time_s", "high.step_time_change", "high.reason", NULL,
+    "high.step_time_s", "high.step_time_change", "high.best.changed", "high.best.strategy", "high.reason", NULL,
 };
 
 void *rpt_sens_json(const rpt_sens_doc *d)
@@ -134,6 +162,12 @@ void *rpt_sens_json(const rpt_sens_doc *d)
     if (d->band)
         cJSON_AddItemToObject(o, "accuracy", rpt_band_json(d->band, d->simulated ? d->simulated_s : d->estimate_s,
                                                            NAN, NAN));
+    if (d->search_space) {
+        cJSON *b = cJSON_AddObjectToObject(o, "search");
+        cJSON_AddStringToObject(b, "space", d->search_space);
+        cJSON_AddStringToObject(b, "best", d->best ? d->best : "");
+        rpt_json_add_num(b, "estimate_s", d->best_estimate_s);
+    }
     cJSON_AddItemToObject(o, "figures", rpt_sens_rows_json(d));
     cJSON *sim = cJSON_AddObjectToObject(o, "simulator");
     rpt_json_add_num(sim, "wall_s", d->wall_s);
@@ -243,6 +277,24 @@ sim_rc rpt_write_sens_html(const char *path, const rpt_sens_doc *d, sim_err *err
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
+    if (d->search_space) {
+        fputs("<h2 id=\"robustness\">Best strategy on the perturbed platforms</h2>\n<p class=\"note\">", f);
+        fprintf(f, "The best %s strategy by estimate on the platform itself: ", d->search_space);
+        rpt_html_escape(f, d->best ? d->best : "-");
+        fputs(".</p>\n<table>\n<tr><th>key</th><th>end</th><th>best</th><th>changed</th></tr>\n", f);
+        for (int i = 0; i < d->nrows; i++) {
+            const rpt_sens_point *pts[2] = {&d->rows[i].low, &d->rows[i].high};
+            for (int k = 0; k < 2; k++) {
+                if (!pts[k]->searched) continue;
+                fputs("<tr><td>", f);
+                rpt_html_escape(f, d->rows[i].key);
+                fprintf(f, "</td><td>%s</td><td>", k ? "high" : "low");
+                rpt_html_escape(f, pts[k]->best);
+                fprintf(f, "</td><td>%s</td></tr>\n", d->best && strcmp(pts[k]->best, d->best) == 0 ? "no" : "yes");
+            }
+        }
+        fputs("</table>\n", f);
+    }
     rpt_html_end(f);
     return sim_out_commit(&o, err);
 }

@@ -143,6 +143,42 @@ static double swing_of(const rpt_sens_row *r, double base)
     return s;
 }
 
+/* The best strategy by estimate of rq's space on platform p (keep 1, the
+ * strategy's global batch): its compact form into best and its estimate.
+ * False when the search fails or keeps nothing (best says why). */
+static bool best_on(const sens_request *rq, srch_space space, const cfg_platform *p, char *best, size_t cap,
+                    double *est_s)
+{
+    srch_request q;
+    memset(&q, 0, sizeof q);
+    sim_err err = {{0}};
+    if (srch_base_strategy(&rq->ov, "search", &q.base, &err) != SIM_OK) {
+        sim_strlcpy(best, err.msg, cap);
+        return false;
+    }
+    q.base.global_batch = rq->strategy->global_batch;
+    q.model = rq->model;
+    q.platform = p;
+    q.pinned = srch_pins_of_overrides(&rq->ov, &q.base);
+    q.space = space;
+    q.keep = 1;
+    q.jobs = rq->jobs;
+    srch_result *res = NULL;
+    if (srch_run(&q, &res, &err) != SIM_OK) {
+        sim_strlcpy(best, err.msg, cap);
+        return false;
+    }
+    bool ok = res->nbest > 0;
+    if (ok) {
+        cfg_strategy_compact(&res->best[0].strategy, best, cap);
+        *est_s = res->best[0].est.step_s;
+    } else {
+        snprintf(best, cap, "no strategy fits");
+    }
+    srch_result_free(res);
+    return ok;
+}
+
 /* What a simulated case stands for: its row and end (-1: the base). */
 typedef struct sim_tag {
     int row, end;
@@ -231,6 +267,19 @@ sim_rc sens_run(const sens_request *rq, sens_result *out, sim_err *err)
                 pt->simulated = true;
                 pt->simulated_s = cases[i].result.step_time_s;
             }
+        }
+        if (rc == SIM_OK && rq->search) {
+            out->space = srch_megatron_style(rq->strategy, rq->platform, SRCH_BASELINE_RING) ? SRCH_SPACE_MEGATRON
+                                                                                           : SRCH_SPACE_7D;
+            out->searched = best_on(rq, out->space, rq->platform, out->best, sizeof out->best, &out->best_estimate_s);
+            for (int i = 0; out->searched && i < ns; i++)
+                for (int end = 0; end < 2; end++) {
+                    int r = idx[i];
+                    rpt_sens_point *pt = end ? &out->rows[r].high : &out->rows[r].low;
+                    if (!pt->applicable) continue;
+                    pt->searched = best_on(rq, out->space, &plats[2 * r + end], pt->best, sizeof pt->best,
+                                           &pt->best_estimate_s);
+                }
         }
         free(cases);
         free(tags);

@@ -6,6 +6,7 @@
 #define HEPTASIM_SENSITIVITY_H
 
 #include "../report/report.h"
+#include "../search/search.h"
 
 typedef struct sens_request {
     const cfg_model *model;
@@ -17,6 +18,7 @@ typedef struct sens_request {
     double step;                  /* relative step, in (0, SENS_STEP_MAX] */
     int simulate;                 /* figures to simulate, the first of the order (0: none) */
     int jobs;                     /* simulations at once */
+    bool search;                  /* search the best strategy again on both ends of the simulated rows */
 } sens_request;
 
 #define SENS_STEP_MAX 0.9
@@ -27,6 +29,10 @@ typedef struct sens_result {
     double estimate_s;
     bool simulated;
     double simulated_s;
+    bool searched;
+    srch_space space;             /* searched: the Megatron-style space for a Megatron-style strategy, else 7D */
+    char best[CFG_TEXT_LEN];      /* searched: the best by estimate on the platform itself */
+    double best_estimate_s;
     int failed;                   /* simulations that failed (their points not simulated) */
     char first_failure[SIM_ERR_LEN];
 } sens_result;

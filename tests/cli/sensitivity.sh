@@ -37,4 +37,20 @@ PY
 else
   ko "sensitivity on the small case: $(cat "$tmp/err")"
 fi
+# --search: the best strategy on the platform, and at each simulated end
+if capture "$bin" sensitivity "${base[@]}" --simulate 1 --search -j 2 --json "$tmp/r.json"; then
+  python3 - "$tmp/r.json" <<'PY' >"$tmp/py" 2>&1 && ok || ko "--search: $(cat "$tmp/py")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["search"]["space"] == "megatron" and d["search"]["best"], d["search"]
+top = d["figures"][0]
+for e in ("low", "high"):
+    if top[e]["applicable"]:
+        b = top[e]["best"]
+        assert b["changed"] == (b["strategy"] != d["search"]["best"]), b
+assert all("best" not in f[e] for f in d["figures"][1:] for e in ("low", "high"))
+PY
+else
+  ko "sensitivity --search: $(cat "$tmp/err")"
+fi
 summary
