@@ -62,6 +62,7 @@ int cmd_estimate(const cli_args *a);
 int cmd_sweep(const cli_args *a);
 int cmd_compare(const cli_args *a);
 int cmd_merge(const cli_args *a);
+int cmd_sensitivity(const cli_args *a);
 int cmd_study(const cli_args *a);
 int cmd_validate(const cli_args *a);
 int cmd_calibrate(const cli_args *a);

@@ -19,7 +19,7 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS
+    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS, O_STEP, O_SIMULATE, O_SENS_SEARCH
 } opt_id;
 
 typedef struct opt_row {
@@ -87,6 +87,12 @@ static const opt_row options[] = {
     {O_CELLS, "cells", 0, "PATTERNS", CLI_OPT_STUDY,
      "run only the cells whose names match a comma-separated shell pattern ('*s32768*'); with --resume the table "
      "shows every cell finished so far", PLAIN},
+    {O_STEP, "step", 0, "PCT", CLI_OPT_SENS,
+     "perturb each platform figure PCT per cent down and up (default 20; above 0, at most 90)", PLAIN},
+    {O_SIMULATE, "simulate", 0, "N", CLI_OPT_SENS,
+     "simulate the N figures that move the estimate most (default 4; 0: estimate only)", COUNT(0, 64)},
+    {O_SENS_SEARCH, "search", 0, NULL, CLI_OPT_SENS,
+     "also search the best strategy by estimate again on both ends of each simulated figure", PLAIN},
     {O_JOBS, "jobs", 'j', "J", CLI_OPT_JOBS, "processes at once: simulations, and a search's share (default: number of cores)",
      COUNT(1, CLI_MAX_JOBS)},
     {O_TRACE, "trace", 0, "FILE", CLI_OPT_TRACE, "write a Chrome trace-event file (Perfetto)", PATH},
@@ -277,6 +283,23 @@ static sim_rc parse_shard(const char *command, const char *val, cli_args *a, sim
     return SIM_OK;
 }
 
+/* PCT of --step: a number of per cent (a trailing '%' allowed) in
+ * (0, 90]. */
+static sim_rc parse_step(const char *command, const char *val, cli_args *a, sim_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (end && *end == '%') end++;
+    if (errno || end == val || !end || *end != '\0' || !isfinite(v) || !(v > 0) || v > 90) {
+        char q[112];
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--step' takes a per cent above 0 and at most 90 (e.g. "
+                        "--step 20), got '%s'", command, quoted(val, q, sizeof q));
+    }
+    a->step = v / 100;
+    return SIM_OK;
+}
+
 static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_args *a, sim_err *err)
 {
     char q[112];
@@ -321,6 +344,11 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_JOBS: return parse_count(command, o, val, &a->jobs, err);
     case O_GLOBAL_BATCH: return parse_count(command, o, val, &a->global_batch, err);
     case O_GLOBAL_TOKENS: return parse_count(command, o, val, &a->global_tokens, err);
+    case O_STEP: return parse_step(command, val, a, err);
+    case O_SIMULATE:
+        a->simulate_given = true;
+        return parse_count(command, o, val, &a->simulate, err);
+    case O_SENS_SEARCH: a->sens_search = true; break;
     case O_OUT: a->out_path = val; break;
     case O_RESUME: a->resume = true; break;
     case O_SAVE_BEST: a->save_best = val; break;

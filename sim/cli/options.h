@@ -37,6 +37,11 @@ typedef struct cli_args {
     int global_batch;            /* --global-batch B (0 = the strategy's / model default) */
     int global_tokens;           /* --global-tokens T: the global batch in tokens (0 = none) */
     const char *megatron_cp;     /* --megatron-cp ring|a2a (NULL = ring) */
+    /* sensitivity */
+    double step;                 /* --step PCT as a fraction (0 = the default) */
+    int simulate;                /* --simulate N */
+    bool simulate_given;
+    bool sens_search;            /* --search */
     /* views */
     const char *trace_path;      /* --trace FILE */
     const char *trace_ranks;     /* --trace-ranks LIST */
@@ -72,7 +77,8 @@ enum {
     CLI_OPT_SPACE = 1 << 15,     /* --space --shard: one space searched, in shards (sweep) */
     CLI_OPT_CSV = 1 << 16,       /* --csv */
     CLI_OPT_STUDY = 1 << 17,     /* --out DIR --resume --shard --list of a study */
-    CLI_OPT_PROGRESS = 1 << 18   /* --progress */
+    CLI_OPT_PROGRESS = 1 << 18,  /* --progress */
+    CLI_OPT_SENS = 1 << 19       /* --step --simulate --search */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

@@ -4,7 +4,7 @@
  * Chrome trace (trace.c, views.c), the HTML reports (html.c,
  * sweep_html.c, svg.c), the ranked table of a search (ranking.c), the
  * text and JSON summaries of sweep, compare and merge (search_text.c,
- * search_json.c), a study's
+ * search_json.c), the tornado of heptasim sensitivity (sensitivity.c), a study's
  * study.csv, study.md and cell definitions (study.c), and sweep records:
  * one as JSON and back, and the JSONL files of them, read and appended
  * (records.c).  Other modules hand it rows (the plain structs below, or
@@ -530,5 +530,61 @@ typedef struct rpt_sweep_head {
  * missing keys are drawn as unknown.  Returns SIM_EIO with a message if
  * the file cannot be written, SIM_EINVAL if candidates is not an array. */
 sim_rc rpt_write_sweep_html(const char *path, const void *candidates, const rpt_sweep_head *head, sim_err *err);
+
+/* {========================================================== sensitivity */
+
+/* One perturbed value of a platform figure (heptasim sensitivity). */
+typedef struct rpt_sens_point {
+    bool applicable;              /* the platform loaded with it and the strategy passed its checks */
+    char why[SIM_ERR_LEN];        /* not applicable: the reason */
+    double value;                 /* the figure's value in its key's unit (a curve: its scale factor) */
+    double estimate_s;            /* the analytic estimate of the step */
+    bool simulated;
+    double simulated_s;           /* simulated: the engine's step time */
+    bool searched;                /* the best strategy searched again on this point's platform */
+    char best[CFG_TEXT_LEN];      /* searched: its best by estimate, compact form */
+    double best_estimate_s;       /* its estimate */
+} rpt_sens_point;
+
+/* One figure, perturbed down (low) and up (high). */
+typedef struct rpt_sens_row {
+    const char *key;              /* the platform key ("device.hbm_TBps"), static */
+    const char *label;            /* "HBM bandwidth", static */
+    bool curve;                   /* an efficiency curve: value is a scale factor of every point */
+    double value;                 /* the platform's value in the key's unit (a curve: 1) */
+    rpt_sens_point low, high;
+    double swing;                 /* largest |relative change| of the estimate, for the order */
+} rpt_sens_row;
+
+/* The sensitivity document: the base step, the rows in decreasing swing. */
+typedef struct rpt_sens_doc {
+    const cfg_model *model;
+    const cfg_platform *platform;
+    const cfg_strategy *strategy;
+    const cfg_band *band;         /* may be NULL */
+    double step;                  /* the relative step, 0.2 = -20 % / +20 % */
+    double estimate_s;            /* the base step's estimate */
+    bool simulated;
+    double simulated_s;           /* the base step simulated */
+    const rpt_sens_row *rows;
+    int nrows;
+    const char *search_space;     /* the space searched again (NULL: no search) */
+    const char *best;             /* the best by estimate on the platform itself, compact form */
+    double best_estimate_s;
+    double wall_s;
+} rpt_sens_doc;
+
+/* The tornado table on f. */
+void rpt_sens_print(FILE *f, const rpt_sens_doc *d);
+/* The document as a cJSON object (caller deletes); the rows as a cJSON
+ * array for rpt_write_csv with rpt_sens_csv_columns. */
+void *rpt_sens_json(const rpt_sens_doc *d);
+void *rpt_sens_rows_json(const rpt_sens_doc *d);
+extern const char *const rpt_sens_csv_columns[];
+/* The HTML report: the base step, a tornado chart and the table.  SIM_EIO
+ * naming the path when it cannot be written. */
+sim_rc rpt_write_sens_html(const char *path, const rpt_sens_doc *d, sim_err *err);
+
+/* }========================================================== */
 
 #endif

@@ -5,7 +5,7 @@
 # The cases: the 2,048-die default (gpt-310b, TP 8), Llama 3 405B on 16,384
 # H100s as Meta trained it, Mixtral 8x22B with its 7D strategy (2D TP,
 # Ulysses CP, EP) on 2,048 dies, a sweep of gpt-310b over 2,048 dies (top
-# 16, 2 at a time), TP 16 on GB200 NVL72 racks (576 GPUs: the TP groups
+# 16, 2 at a time), the sensitivity of the default to its platform, TP 16 on GB200 NVL72 racks (576 GPUs: the TP groups
 # straddle the 72-GPU NVLink domains), and DeepSeek-V3 on 2,048 H100s with
 # EP 64, PP 16 and no TP.  With --large, also 65,536 H100s: Llama 3 405B
 # with TP 8 (DP 512) and DeepSeek-V3 with EP 64 (DP 4,096), and Llama 3 405B
@@ -70,6 +70,7 @@ default|std|gpt-310b, default (TP 8), 2,048 dies|run
 llama3-16k|std|llama3-405b-h100-16k (TP 8), 16,384 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384
 mixtral-7d|std|mixtral-8x22b-a3-7d (2D TP, Ulysses, EP 8), 2,048 dies|run -m mixtral-8x22b -p ascend-a3-2048 -s mixtral-8x22b-a3-7d
 sweep|std|`sweep --top 16 -j 2`, gpt-310b, 2,048 dies|sweep -m gpt-310b -p ascend-a3-2048 --top 16 -j 2
+sensitivity|std|`sensitivity -j 2` (default: every figure estimated, 4 simulated), gpt-310b, 2,048 dies|sensitivity -j 2
 nvl72-tp16|std|gpt-310b, TP 16 PP 4 DP 9 on gb200-nvl72 (TP groups straddle the 72-GPU domains), 576 GPUs|run -p gb200-nvl72 -s gpt-310b-a3-megatron --set tp_x=16 --set pp=4 --set dp=9 --set global_batch=1152
 deepseek-v3|std|deepseek-v3, EP 64 PP 16 no TP (full recompute), 2,048 H100|run -m deepseek-v3 -p dgx-h100 --devices 2048 -s deepseek-v3-h800 --set recompute=full
 llama3-65k|large|llama3-405b, TP 8 PP 16 DP 512, 65,536 H100|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 65536 --set dp=512 --set global_batch=8192
@@ -168,7 +169,11 @@ if p.returncode != 0:
     row(wall_cell=f"failed, exit status {p.returncode}: {(err[-1] if err else '')[:160]}")
     sys.exit(0)
 d = json.load(open(os.path.join(tmp, "out.json")))
-if "simulator" in d:  # run
+if "figures" in d:  # sensitivity: the simulated unperturbed step
+    sims = sum(1 for f in d["figures"] for e in ("low", "high") if f[e].get("simulated"))
+    row(f"{d['devices']:,}", "–", "exact", f"{wall:,.1f} s ({len(d['figures'])} figures, {sims} ends simulated)",
+        step=f"{d['step_time_s']:.4f} s" if "step_time_s" in d else "–")
+elif "simulator" in d:  # run
     s = d["simulator"]
     events = s["instructions"] + s["flows"]
     row(f"{d['devices']:,}", f"{s['ranks_simulated']:,}", "approximate" if s.get("approximate") else "exact",
