@@ -201,7 +201,10 @@ static const cfg_key straggler_rows[] = {
  * snapshot to host memory. */
 static const int checkpoint_mode_values[] = {CFG_CKPT_SYNC, CFG_CKPT_ASYNC};
 static const cfg_key storage_rows[] = {
-    ROW_ENUM("checkpoint", cfg_platform, checkpoint_mode, cfg_checkpoint_mode_names, checkpoint_mode_values, "sync"),
+    /* no default on the row, so that a file without "storage" keeps 0
+     * (and writes none); "storage" without it is sync (cfg_parse_platform) */
+    {.key = "checkpoint", .type = CFG_K_ENUM, .flags = DRV, .offset = offsetof(cfg_platform, checkpoint_mode),
+     .names = cfg_checkpoint_mode_names, .values = checkpoint_mode_values},
     ROW_DBL("node_GBps", cfg_platform, storage_node_bytes_per_s, 1e-3, CFG_NIC_GBPS_MAX, 0, 1e9, REQ),
     ROW_DBL("aggregate_GBps", cfg_platform, storage_aggregate_bytes_per_s, 1e-3, 1e9, 0, 1e9, REQ),
     ROW_DBL("snapshot_GBps", cfg_platform, snapshot_bytes_per_s, 0, CFG_NIC_GBPS_MAX, 0, 1e9, CFG_KF_OMIT_ZERO),
@@ -868,6 +871,7 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
     if (!rc) rc = check_provenance(&p, origin, ov, err);
+    if (!rc && p.storage_node_bytes_per_s > 0 && p.checkpoint_mode == 0) p.checkpoint_mode = CFG_CKPT_SYNC;
     free(ch);
     cJSON_Delete(root);
     cfg_reader_free(&r);
