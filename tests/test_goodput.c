@@ -167,6 +167,22 @@ START_TEST(straggler_needs_simulation)
 }
 END_TEST
 
+/* A step 3 % faster on twice the devices finishes later: the failures
+ * double with the devices and the lost time outweighs the gain. */
+START_TEST(faster_step_finishes_later)
+{
+    sim_err err = {{0}};
+    gp_inputs a = inputs(16384, 0, 600, 100), b = inputs(32768, 0, 600, 100);
+    a.token_budget = b.token_budget = 2e12;
+    b.step_s = a.step_s * 0.97;
+    gp_result ra, rb;
+    ck_assert_msg(gp_run(&a, &ra, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(gp_run(&b, &rb, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_msg(rb.days.mean > ra.days.mean, "%g days on 32K, %g on 16K", rb.days.mean, ra.days.mean);
+    ck_assert(rb.interruptions.mean > 1.8 * ra.interruptions.mean * 0.97);
+}
+END_TEST
+
 static const char *good =
     "{\"components\": [{\"name\": \"gpu\", \"failures_per_1000_days\": 0.2, \"source\": \"s\"}],"
     " \"recovery\": {\"detection_min\": 1, \"restart_min\": 2, \"source\": \"s\"}}";
@@ -217,6 +233,7 @@ int main(void)
     tcase_add_test(tc, interval_against_young_daly);
     tcase_add_test(tc, seeds_reproduce);
     tcase_add_test(tc, straggler_needs_simulation);
+    tcase_add_test(tc, faster_step_finishes_later);
     tcase_add_test(tc, bad_files);
     suite_add_tcase(s, tc);
     return check_run(s);
