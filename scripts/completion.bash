@@ -38,17 +38,18 @@ _heptasim_names() {
 
 # _heptasim_value EXE METAVAR CUR: candidates for an option's argument, from
 # its help's METAVAR: literal alternatives (tp|dp|none), names (MODEL,
-# PLATFORM, STRATEGY), paths (FILE); nothing for numbers and lists.
+# PLATFORM, STRATEGY, RELIABILITY), paths (FILE); nothing for numbers and lists.
 _heptasim_value() {
   local exe=$1 cur=$3 part parts
   IFS='|' read -ra parts <<<"$2"
   for part in "${parts[@]}"; do
     case $part in
-      MODEL | PLATFORM | STRATEGY)
+      MODEL | PLATFORM | STRATEGY | RELIABILITY)
         case $part in
           MODEL) _heptasim_names "$exe" models "$cur" ;;
           PLATFORM) _heptasim_names "$exe" platforms "$cur" ;;
           STRATEGY) _heptasim_names "$exe" strategies "$cur" ;;
+          RELIABILITY) _heptasim_names "$exe" reliability "$cur" ;;
         esac
         # a path: directories and JSON files, once something is typed
         [ -n "$cur" ] && compgen -d -- "$cur" && compgen -f -X '!*.json' -- "$cur"

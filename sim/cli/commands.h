@@ -67,5 +67,6 @@ int cmd_study(const cli_args *a);
 int cmd_validate(const cli_args *a);
 int cmd_calibrate(const cli_args *a);
 int cmd_regress(const cli_args *a);
+int cmd_goodput(const cli_args *a);
 
 #endif

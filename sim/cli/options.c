@@ -19,7 +19,8 @@
 typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
-    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS, O_STEP, O_SIMULATE, O_SENS_SEARCH
+    O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS, O_STEP, O_SIMULATE, O_SENS_SEARCH,
+    O_RELIABILITY, O_INTERVAL, O_TOKENS, O_DAYS, O_SEEDS, O_SEED, O_NO_STRAGGLERS
 } opt_id;
 
 typedef struct opt_row {
@@ -105,6 +106,15 @@ static const opt_row options[] = {
     {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error", PLAIN},
     {O_PROGRESS, "progress", 0, "FILE", CLI_OPT_PROGRESS,
      "also write progress lines to FILE (stderr shows them when a terminal, unless -q)", PATH},
+    {O_RELIABILITY, "reliability", 'r', "RELIABILITY", CLI_OPT_GOODPUT,
+     "reliability model: a name from reliability/ or a path (default llama3-16k)", PATH},
+    {O_INTERVAL, "interval", 0, "MINUTES", CLI_OPT_GOODPUT, "training between checkpoints (default 10)", PLAIN},
+    {O_TOKENS, "tokens", 0, "T", CLI_OPT_GOODPUT, "run until T tokens are trained (15.6e12)", PLAIN},
+    {O_DAYS, "days", 0, "D", CLI_OPT_GOODPUT, "run for D days of wall clock (default 54 without --tokens)", PLAIN},
+    {O_SEEDS, "seeds", 0, "N", CLI_OPT_GOODPUT, "Monte Carlo trials (default 100)", COUNT(1, 100000)},
+    {O_SEED, "seed", 0, "S", CLI_OPT_GOODPUT, "seed of the first trial (default 1)", COUNT(0, INT_MAX)},
+    {O_NO_STRAGGLERS, "no-stragglers", 0, NULL, CLI_OPT_GOODPUT,
+     "leave the reliability file's stragglers out (no slow-step simulation; flagged in the output)", PLAIN},
     {O_QUIET, "quiet", 'q', NULL, CLI_OPT_QUIET, "do not print the summary", PLAIN},
     {O_HELP, "help", 'h', NULL, 0, "show this help", PLAIN},
 };
@@ -354,6 +364,13 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_SAVE_BEST: a->save_best = val; break;
     case O_SAVE_TOP: a->save_top = val; break;
     case O_SHARD: return parse_shard(command, val, a, err);
+    case O_RELIABILITY: a->reliability = val; break;
+    case O_INTERVAL: a->interval = val; break;
+    case O_TOKENS: a->tokens = val; break;
+    case O_DAYS: a->days = val; break;
+    case O_SEEDS: return parse_count(command, o, val, &a->seeds, err);
+    case O_SEED: a->seed_given = true; return parse_count(command, o, val, &a->seed, err);
+    case O_NO_STRAGGLERS: a->no_stragglers = true; break;
     case O_TRACE: a->trace_path = val; break;
     case O_TRACE_RANKS: a->trace_ranks = val; break;
     case O_REPORT: a->report_path = val; break;

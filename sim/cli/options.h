@@ -51,6 +51,15 @@ typedef struct cli_args {
     bool full;                   /* --full: simulate every data-parallel replica */
     bool loo;                    /* --loo: leave-one-out evaluation of a calibration */
     const char *fit;             /* --fit LIST: calibration parameters */
+    /* goodput */
+    const char *reliability;     /* --reliability NAME|FILE */
+    const char *interval;        /* --interval MINUTES */
+    const char *tokens;          /* --tokens T */
+    const char *days;            /* --days D */
+    int seeds;                   /* --seeds N (0 = default) */
+    int seed;                    /* --seed S */
+    bool seed_given;
+    bool no_stragglers;          /* --no-stragglers */
     const char *files[CLI_MAX_FILES]; /* positional arguments */
     int nfiles;
     int argc;                    /* the command line (study records it) */
@@ -78,7 +87,8 @@ enum {
     CLI_OPT_CSV = 1 << 16,       /* --csv */
     CLI_OPT_STUDY = 1 << 17,     /* --out DIR --resume --shard --list of a study */
     CLI_OPT_PROGRESS = 1 << 18,  /* --progress */
-    CLI_OPT_SENS = 1 << 19       /* --step --simulate --search */
+    CLI_OPT_SENS = 1 << 19,      /* --step --simulate --search */
+    CLI_OPT_GOODPUT = 1 << 20    /* --reliability --interval --tokens --days --seeds --seed --no-stragglers */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

@@ -197,6 +197,20 @@ static const cfg_key straggler_rows[] = {
     ROW_END,
 };
 
+/* Checkpoint storage: sync writes stop training, async ones only for the
+ * snapshot to host memory. */
+static const int checkpoint_mode_values[] = {CFG_CKPT_SYNC, CFG_CKPT_ASYNC};
+static const cfg_key storage_rows[] = {
+    /* no default on the row, so that a file without "storage" keeps 0
+     * (and writes none); "storage" without it is sync (cfg_parse_platform) */
+    {.key = "checkpoint", .type = CFG_K_ENUM, .flags = DRV, .offset = offsetof(cfg_platform, checkpoint_mode),
+     .names = cfg_checkpoint_mode_names, .values = checkpoint_mode_values},
+    ROW_DBL("node_GBps", cfg_platform, storage_node_bytes_per_s, 1e-3, CFG_NIC_GBPS_MAX, 0, 1e9, REQ),
+    ROW_DBL("aggregate_GBps", cfg_platform, storage_aggregate_bytes_per_s, 1e-3, 1e9, 0, 1e9, REQ),
+    ROW_DBL("snapshot_GBps", cfg_platform, snapshot_bytes_per_s, 0, CFG_NIC_GBPS_MAX, 0, 1e9, CFG_KF_OMIT_ZERO),
+    ROW_END,
+};
+
 static const cfg_key platform_rows[] = {
     ROW_STR("name", cfg_platform, name, DRV),
     ROW_STR("description", cfg_platform, description, 0),
@@ -212,6 +226,7 @@ static const cfg_key platform_rows[] = {
      .size = sizeof(cfg_straggler), .max = CFG_MAX_STRAGGLERS, .count = offsetof(cfg_platform, nstragglers),
      .sub = straggler_rows},
     ROW_OBJ("provenance", cfg_platform, provenance.derived_from, provenance_rows, CFG_KF_OMIT_ZERO),
+    ROW_OBJ("storage", cfg_platform, checkpoint_mode, storage_rows, CFG_KF_OMIT_ZERO),
     ROW_END,
 };
 
@@ -856,6 +871,7 @@ sim_rc cfg_parse_platform(const char *json, const char *origin, const cfg_overri
     if (!rc && cJSON_IsObject(root)) rc = cfg_overrides_apply(&r, ov, "platform", root);
     if (!rc) rc = cfg_schema_read(&r, platform_rows, root, &p);
     if (!rc) rc = check_provenance(&p, origin, ov, err);
+    if (!rc && p.storage_node_bytes_per_s > 0 && p.checkpoint_mode == 0) p.checkpoint_mode = CFG_CKPT_SYNC;
     free(ch);
     cJSON_Delete(root);
     cfg_reader_free(&r);
@@ -1099,4 +1115,9 @@ sim_rc cfg_strategy_revalidate(const cfg_strategy *s, sim_err *err)
     cfg_strategy tmp;
     memset(&tmp, 0, sizeof tmp);
     return revalidate(cfg_strategy_keys, s, cfg_origin(s->path, "strategy"), &tmp, err);
+}
+
+cJSON *cfg_parse_json(const char *text, const char *origin, sim_err *err)
+{
+    return parse_text(text, origin, err);
 }

@@ -166,6 +166,12 @@ typedef struct cfg_straggler {
     double speed;                  /* fraction of the others' speed, (0, 1] */
 } cfg_straggler;
 
+/* How a checkpoint stops training: for the whole write to storage
+ * (sync), or only for a copy to host memory, written to storage behind
+ * the training (async, in-memory).  ORDER CFG_CHECKPOINT:
+ * cfg_checkpoint_mode_names in names.c (from 1: 0 means no storage). */
+typedef enum cfg_checkpoint_mode { CFG_CKPT_SYNC = 1, CFG_CKPT_ASYNC, CFG_CKPT_END } cfg_checkpoint_mode;
+
 typedef struct cfg_platform {
     char name[CFG_NAME_LEN];
     char description[CFG_TEXT_LEN];
@@ -192,6 +198,12 @@ typedef struct cfg_platform {
     double oversubscription;       /* >= 1: supernode uplink = NICs / oversubscription */
     int ntiers;                    /* tiers of switches above the supernodes; 0: one spine joins them */
     cfg_tier tiers[CFG_MAX_TIERS]; /* innermost first */
+    /* checkpoint storage ("storage"; docs/platforms.md): checkpoint 0 when
+     * the file has none */
+    int checkpoint_mode;           /* cfg_checkpoint_mode; 0: no storage given */
+    double storage_node_bytes_per_s;      /* one node's write (and read) bandwidth to the storage */
+    double storage_aggregate_bytes_per_s; /* the whole storage system's */
+    double snapshot_bytes_per_s;   /* async: one device's copy of its state to host memory */
     int nstragglers;               /* stragglers: 0 for a uniform platform */
     cfg_straggler stragglers[CFG_MAX_STRAGGLERS];
 

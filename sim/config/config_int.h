@@ -96,6 +96,10 @@ sim_rc cfg_overrides_apply(cfg_reader *r, const cfg_overrides *ov, const char *k
  * `return cfg_one_line(rc, err)`; does nothing when rc is SIM_OK. */
 sim_rc cfg_one_line(sim_rc rc, sim_err *err);
 
+/* The JSON tree of text (caller deletes), or NULL with one line in err:
+ * not UTF-8, malformed JSON (near line N).  The parser of every config file. */
+cJSON *cfg_parse_json(const char *text, const char *origin, sim_err *err);
+
 /* JSON text of node, at most 40 characters ("..." when cut). */
 void cfg_json_repr(const cJSON *node, char *buf, size_t cap);
 
@@ -104,6 +108,7 @@ void cfg_json_repr(const cJSON *node, char *buf, size_t cap);
 extern const char *const cfg_activation_names[];
 extern const char *const cfg_window_kind_names[];
 extern const char *const cfg_straggler_kind_names[];
+extern const char *const cfg_checkpoint_mode_names[]; /* ORDER CFG_CHECKPOINT */
 
 /* The candidate closest to word (ignoring case; at most 1 edit for words
  * shorter than 6 characters, 2 otherwise), or NULL when none is close. */

@@ -18,6 +18,7 @@ _Static_assert(sizeof cfg_window_kind_names / sizeof *cfg_window_kind_names == C
 const char *const cfg_straggler_kind_names[] = {"device", "node", "link", NULL}; /* ORDER CFG_STRAGGLER */
 _Static_assert(sizeof cfg_straggler_kind_names / sizeof *cfg_straggler_kind_names == CFG_NSTRAGGLER_KINDS + 1,
                "one name per kind");
+const char *const cfg_checkpoint_mode_names[] = {"sync", "async", NULL}; /* ORDER CFG_CHECKPOINT (values from 1) */
 static const char *const dim_names[] = {"tp_x", "tp_y", "cp_ulysses", "cp_ring", "ep", "dp", "pp", NULL}; /* ORDER CFG_DIM */
 _Static_assert(sizeof dim_names / sizeof *dim_names == CFG_NDIMS + 1, "one name per dimension");
 

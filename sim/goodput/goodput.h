@@ -1,0 +1,89 @@
+/* goodput.h - a training run over days on one simulated step: failures,
+ * restarts, checkpoints, planned maintenance and stragglers as seeded
+ * random processes (GSL), Monte Carlo over seeds.  docs/goodput.md.
+ *
+ * Times are seconds of wall clock, sizes bytes.  The step times are
+ * inputs: the caller simulates them (the runner), this module never
+ * estimates a step. */
+#ifndef HEPTASIM_GOODPUT_H
+#define HEPTASIM_GOODPUT_H
+
+#include "../config/reliability.h"
+
+#define GP_MAX_SEEDS 100000
+
+/* A checkpoint of the strategy's state, from the memory model. */
+typedef struct gp_checkpoint {
+    double rank_bytes;   /* weights (no FP8 copies) + optimizer state the largest rank holds */
+    double share_bytes;  /* of those, what the rank writes: replicated state is written once */
+    double total_bytes;  /* the whole checkpoint: every rank's share */
+    double stall_s;      /* training stopped per checkpoint: the write (sync) or the snapshot (async) */
+    double persist_s;    /* from the stop to the checkpoint on storage */
+    double read_s;       /* reloading it after a restart */
+} gp_checkpoint;
+
+/* The checkpoint of (m, p, s) on p's storage.  SIM_EINVAL with one line
+ * when p has no "storage", or async without snapshot_GBps. */
+sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,
+                        sim_err *err);
+
+/* What time is lost to, in the run's accounting (wall = useful + all). */
+typedef enum gp_cause {
+    GP_LOST_WORK = 0,    /* training since the last checkpoint, redone after a failure */
+    GP_RESTARTS,         /* detection, restart and reload after a failure */
+    GP_CHECKPOINTS,      /* training stopped for checkpoints */
+    GP_MAINTENANCE,      /* planned stops: downtime, restart and reload */
+    GP_STRAGGLERS,       /* the slow step's extra time over the uniform step */
+    GP_NCAUSES
+} gp_cause;
+const char *gp_cause_name(gp_cause c);
+
+typedef struct gp_inputs {
+    const cfg_reliability *rel;
+    int devices, devices_per_node;
+    double step_s;                                    /* the uniform step */
+    double straggler_step_s[CFG_MAX_REL_STRAGGLERS];  /* the step with one slow part of row i (simulated) */
+    bool stragglers_off;                              /* leave the reliability file's stragglers out (flagged) */
+    double tokens_per_step;
+    gp_checkpoint ckpt;
+    double interval_s;       /* training between checkpoints (whole steps, at least one) */
+    double token_budget;     /* > 0: run until these tokens are trained */
+    double horizon_s;        /* else: run for this wall clock */
+    int seeds;
+    unsigned long seed;      /* trial i uses seed + i */
+} gp_inputs;
+
+/* One trial (one seed). */
+typedef struct gp_trial {
+    double wall_s, useful_s, tokens, ettr;
+    int interruptions, planned, checkpoints;
+    int by_component[CFG_MAX_REL_COMPONENTS];
+    double lost_s[GP_NCAUSES];
+    double step_s;           /* the step of the run, with its stragglers */
+} gp_trial;
+
+typedef struct gp_stats { double mean, p10, p50, p90; } gp_stats;
+
+typedef struct gp_result {
+    int seeds;
+    gp_stats ettr, days, interruptions, goodput_tokens_per_s;
+    double planned_mean;
+    double by_component_mean[CFG_MAX_REL_COMPONENTS];
+    double lost_mean_s[GP_NCAUSES];
+    double failure_rate_per_s;   /* every component's, for this job */
+    double young_daly_s;         /* sqrt(2 stall MTBF) */
+    double straggler_runs;       /* fraction of the trials with a slow part */
+} gp_result;
+
+/* Simulates one trial with seed. */
+sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_err *err);
+/* Monte Carlo over in->seeds trials. */
+sim_rc gp_run(const gp_inputs *in, gp_result *out, sim_err *err);
+/* The checkpoint interval with the highest mean ETTR, searched over a
+ * geometric grid of n intervals from lo_s to hi_s with the same seeds
+ * (common random numbers), refined by a parabola through the best point
+ * and its neighbours (in log interval).  *ettr gets the best mean ETTR. */
+sim_rc gp_best_interval(const gp_inputs *in, double lo_s, double hi_s, int n, double *best_s, double *ettr,
+                        sim_err *err);
+
+#endif
