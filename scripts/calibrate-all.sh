@@ -35,8 +35,9 @@ fit_of() {
     # AutoModel's Qwen3-30B-A3B), so that case cannot be held out
     dgx-h100) echo gemm_scale,gemm_fp8_scale,overlap_slowdown ;;
     # SimuMax's real runs on one 8 x B200 node (TP overlap off): the TP 1..8
-    # spread determines the network efficiency as well
-    hgx-b200) echo gemm_scale,attention,network ;;
+    # spread determines the network efficiency as well; the two DeepSeek-V3
+    # runs the grouped-GEMM scale (only MoE expert GEMMs depend on it)
+    hgx-b200) echo gemm_scale,attention,network,grouped_gemm_scale ;;
     # MindSpeed-LLM 1.0.RC3 on Atlas 800T A2
     ascend-910b) echo gemm_scale,attention,network,overlap_slowdown ;;
     *) return 1 ;;

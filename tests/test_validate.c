@@ -361,6 +361,31 @@ START_TEST(test_params_apply)
     /* physical figures are never touched */
     ck_assert_double_eq(out.peak_flops_per_s, base.peak_flops_per_s);
     ck_assert_double_eq(out.fabric_bytes_per_s, base.fabric_bytes_per_s);
+    /* no grouped-GEMM curve unless its scale moves; then the fitted GEMM
+     * curve times the scale, the dense curve itself untouched */
+    ck_assert_int_eq(out.grouped_gemm_efficiency.n, 0);
+    val_params_of(&base, v);
+    v[VAL_P_GEMM_SCALE] = 0.9;
+    v[VAL_P_GROUPED_GEMM_SCALE] = 0.5;
+    val_params_apply(&base, v, &out);
+    ck_assert_int_eq(out.grouped_gemm_efficiency.n, n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_double_eq(out.grouped_gemm_efficiency.x[i], base.gemm_efficiency.x[i]);
+        ck_assert_double_eq_tol(out.gemm_efficiency.y[i], 0.9 * base.gemm_efficiency.y[i], 1e-12);
+        ck_assert_double_eq_tol(out.grouped_gemm_efficiency.y[i],
+                                fmax(CFG_EFFICIENCY_MIN, 0.5 * out.gemm_efficiency.y[i]), 1e-12);
+    }
+    /* a platform's own grouped curve is scaled instead */
+    cfg_platform own = base;
+    own.grouped_gemm_efficiency.n = 2;
+    own.grouped_gemm_efficiency.x[0] = 1e9;
+    own.grouped_gemm_efficiency.y[0] = 0.2;
+    own.grouped_gemm_efficiency.x[1] = 1e12;
+    own.grouped_gemm_efficiency.y[1] = 0.6;
+    val_params_apply(&own, v, &out);
+    ck_assert_int_eq(out.grouped_gemm_efficiency.n, 2);
+    ck_assert_double_eq_tol(out.grouped_gemm_efficiency.y[0], 0.1, 1e-12);
+    ck_assert_double_eq_tol(out.grouped_gemm_efficiency.y[1], 0.3, 1e-12);
 }
 END_TEST
 

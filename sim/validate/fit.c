@@ -39,7 +39,7 @@
 
 static const char *const param_names[VAL_NPARAMS] = { /* ORDER VAL_PARAM */
     "gemm_scale", "gemm_tilt", "attention", "memory", "network", "kernel_overhead_us", "collective_step_us",
-    "gemm_fp8_scale", "overlap_slowdown",
+    "gemm_fp8_scale", "overlap_slowdown", "grouped_gemm_scale",
 };
 
 const char *val_param_name(val_param p)
@@ -65,6 +65,7 @@ void val_params_of(const cfg_platform *base, double v[VAL_NPARAMS])
     v[VAL_P_COLL_STEP_US] = base->collective_step_s * 1e6;
     v[VAL_P_GEMM_FP8_SCALE] = 1.0;
     v[VAL_P_OVERLAP_SLOWDOWN] = base->overlap_compute_slowdown;
+    v[VAL_P_GROUPED_GEMM_SCALE] = 1.0;
 }
 
 /* y_i * scale * (x_i / x_last)^tilt, within the efficiency bounds, never
@@ -95,6 +96,13 @@ void val_params_apply(const cfg_platform *base, const double v[VAL_NPARAMS], cfg
         cfg_gemm_fp8_curve(out, &fp8);
         scale_curve(&fp8, v[VAL_P_GEMM_FP8_SCALE], 0.0);
         out->gemm_fp8_efficiency = fp8;
+    }
+    /* likewise the grouped-GEMM curve (the experts' GEMMs of an MoE layer):
+     * scaled, it is the platform's own or else the fitted GEMM curve, so a
+     * model without experts never depends on it */
+    if (v[VAL_P_GROUPED_GEMM_SCALE] != 1.0) {
+        if (out->grouped_gemm_efficiency.n == 0) out->grouped_gemm_efficiency = out->gemm_efficiency;
+        scale_curve(&out->grouped_gemm_efficiency, v[VAL_P_GROUPED_GEMM_SCALE], 0.0);
     }
 }
 

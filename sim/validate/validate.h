@@ -232,6 +232,7 @@ typedef enum val_param {
     VAL_P_COLL_STEP_US,      /* collective step latency, microseconds */
     VAL_P_GEMM_FP8_SCALE,    /* multiplies the FP8 GEMM curve (its own, else the one derived from the GEMM curve) */
     VAL_P_OVERLAP_SLOWDOWN,  /* overlap_compute_slowdown: a GEMM beside a TP collective, times its time (>= 1) */
+    VAL_P_GROUPED_GEMM_SCALE, /* multiplies the grouped-GEMM curve (its own, else the fitted GEMM curve) */
     VAL_NPARAMS
 } val_param;
 

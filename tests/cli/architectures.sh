@@ -77,4 +77,25 @@ else
   ko "gemma at 32K failed: $(head -2 "$tmp/err")"
 fi
 
+# ------------------------------ DeepSeek-V3, Megatron-Bridge's layout, 1,024 H100
+# the shipped deepseek-v3-h100-mbridge: EP 64 folded over TP 2 x DP 64, the
+# layout Et*4|(t*4|)*14,tmL on PP 8 x VPP 2; every stage fits, stage 7 holds
+# 4 + 1 layers, and the optimizer of stage 1 is 12 bytes per parameter over
+# 64 (dense) or 2 (experts) ranks (docs/strategies.md)
+capture "$bin" memory -m deepseek-v3 -p dgx-h100 -s deepseek-v3-h100-mbridge --json "$tmp/ds.json"
+if [ "$status" -eq 0 ] && python3 - "$tmp/out" "$tmp/ds.json" <<'EOF'; then ok; else ko "deepseek-v3-h100-mbridge memory: $(head -3 "$tmp/out") $(head -2 "$tmp/err")"; fi
+import json, re, sys
+text = open(sys.argv[1]).read()
+rows = {int(m.group(1)): m.groups() for m in re.finditer(r"^ +(\d) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+) +(\d+) +fits$", text, re.M)}
+assert sorted(rows) == list(range(8)), text
+assert rows[7][8] == "5" and all(rows[i][8] == "8" for i in range(7)), rows
+peak = json.load(open(sys.argv[2]))["memory"]
+assert peak["stage"] == 1 and peak["fits"], peak
+assert peak["grads_bytes"] == 2 * peak["weights_bytes"], peak   # BF16 weights, FP32 grads
+# experts: 8 layers x 4 local experts x 3 x 7168 x 2048; the rest dense
+experts = 8 * 4 * 3 * 7168 * 2048
+dense = peak["params"] - experts
+assert abs(peak["optimizer_bytes"] - 12 * (experts / 2 + dense / 64)) < 1e-6 * peak["optimizer_bytes"], peak
+EOF
+
 summary
