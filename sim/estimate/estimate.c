@@ -740,6 +740,19 @@ static double stretched_s(double t, double nic, const double rate[2])
     return (t - nic) / rate[NET_FABRIC] + nic / rate[NET_NIC];
 }
 
+/* How far a collective of t seconds alone, tw beside a window of w
+ * seconds of other traffic, runs past that window: what is left of it
+ * at the window's end runs alone. */
+static double beyond_s(double t, double tw, double w)
+{
+    return tw <= w || tw <= 0.0 ? 0.0 : (1.0 - w / tw) * t;
+}
+
+/* The spans of one layer's passes. */
+typedef struct probe_span_set {
+    const span *f, *b, *r, *w;
+} probe_span_set;
+
 /* The share of each plane's time a data-parallel flow gets beside the
  * work of stage cost c of row r: what the stage's traffic of one
  * micro-batch (span.lost) leaves of its time, at least 5 %. */
@@ -955,24 +968,33 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     e->margins_flushes = cfg_flush_micro_batches(s);
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
-    double agn[NKINDS], gsn[NKINDS]; /* the NIC's part of ag and gs */
+    double agn[NKINDS], gsn[NKINDS], rsn[NKINDS]; /* the NIC's part of ag, gs and rs */
     net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
     mdl_precision prec;
     mdl_precision_of(m, s, &prec);
     double gb = prec.grad_bytes;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
-        agn[k] = gsn[k] = 0.0;
+        agn[k] = gsn[k] = rsn[k] = 0.0;
         ag[k] = dp_coll_nic_s(e, s, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2, &agn[k]);
-        rs[k] = dp_coll_s(e, s, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb);
+        rs[k] = dp_coll_nic_s(e, s, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb, &rsn[k]);
         gs[k] = dp_coll_nic_s(e, s, lg, gkind, pdp[k] * gb, pedp[k] * gb, &gsn[k]);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
             double fwd = pr->layer[k][P_FWD].total;
             double bwd = pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total + pr->layer[k][P_W].total;
-            zf[k] = fmax(0.0, ag[k] - fwd);
-            zb[k] = fmax(0.0, ag[k] + (s->overlap_grad_reduce ? rs[k] : 0.0) - bwd);
+            const probe_span_set ls = {&pr->layer[k][P_FWD], &pr->layer[k][P_BWD], &pr->layer[k][P_REC],
+                                       &pr->layer[k][P_W]};
+            double rf[2], rb[2], lb[2];
+            for (int pl = 0; pl < 2; pl++) {
+                rf[pl] = fwd > 0 ? fmax(0.05, 1.0 - ls.f->lost[pl] / fwd) : 1.0;
+                lb[pl] = ls.b->lost[pl] + ls.r->lost[pl] + ls.w->lost[pl];
+                rb[pl] = bwd > 0 ? fmax(0.05, 1.0 - lb[pl] / bwd) : 1.0;
+            }
+            double zr = s->overlap_grad_reduce ? rs[k] : 0.0, zrn = s->overlap_grad_reduce ? rsn[k] : 0.0;
+            zf[k] = beyond_s(ag[k], stretched_s(ag[k], agn[k], rf), fwd);
+            zb[k] = beyond_s(ag[k] + zr, stretched_s(ag[k] + zr, agn[k] + zrn, rb), bwd);
         }
     }
 
