@@ -53,6 +53,12 @@
 typedef struct span {
     double total;
     double comm[WL_NDIMS];
+    /* seconds of each plane (net_plane) that a data-parallel flow running
+     * beside this traffic loses to it: each collective's time on the
+     * plane times nf / (nf + 1), nf its flows out of the device there (one
+     * per ring, one per peer of a pairwise exchange), as max-min sharing
+     * splits a link between flows */
+    double lost[2];
 } span;
 
 enum { NKINDS = WL_NKINDS };
@@ -84,7 +90,7 @@ typedef struct coll_memo {
     long long geo;      /* layout_geo.serial (0: empty) */
     int dims;           /* WL_G_DP, WL_G_EDP, WL_G_DPS or WL_G_DPR */
     int kind;
-    double bytes, s;
+    double bytes, s, nic; /* seconds, and those of them on the NIC */
 } coll_memo;
 
 /* The part of a strategy a probe depends on: the fields of the strategy
@@ -147,7 +153,7 @@ static void counts_drop(counts_entry *c)
  * `before` seconds ahead of the end of the stage's pipeline work, taking
  * `s`. */
 typedef struct grad_piece {
-    double before, s;
+    double before, s, sw; /* sw: its time while the stage's own traffic shares the planes */
 } grad_piece;
 
 struct est_estimator {
@@ -329,6 +335,31 @@ static void span_add(span *a, const span *b, double times)
 {
     a->total += times * b->total;
     for (int d = 0; d < WL_NDIMS; d++) a->comm[d] += times * b->comm[d];
+    for (int pl = 0; pl < 2; pl++) a->lost[pl] += times * b->lost[pl];
+}
+
+/* What collective `kind` of `bytes` (its step seq, net_coll_step_phases)
+ * on lo takes from a data-parallel ring flow sharing its planes, into
+ * lost[plane] (span.lost): a ring phase occupies its ring's plane with one
+ * flow; a pairwise phase the fabric with one flow per peer of my supernode
+ * and the NIC with one per peer elsewhere, each for its bytes there. */
+static void coll_lost(const cfg_platform *p, const net_layout *lo, net_coll kind, double bytes, int seq,
+                      double lost[2])
+{
+    net_phase ph[NET_MAX_PHASES];
+    int n = net_coll_step_phases(p, lo, kind, bytes, seq, ph);
+    double eff = net_efficiency(p);
+    for (int i = 0; i < n; i++) {
+        if (ph[i].n <= 1) continue;
+        if (ph[i].op == NET_ALLTOALL && lo->spans) {
+            double nl = lo->local - 1, nr = lo->n - lo->local;
+            if (nl > 0) lost[NET_FABRIC] += ph[i].local_bytes / (net_bytes_per_s(p, NET_FABRIC) * eff) * nl / (nl + 1);
+            if (nr > 0) lost[NET_NIC] += ph[i].remote_bytes / (net_bytes_per_s(p, NET_NIC) * eff) * nr / (nr + 1);
+        } else {
+            double nf = ph[i].op == NET_ALLTOALL ? ph[i].n - 1 : 1;
+            lost[lo->ring[ph[i].ring].plane] += net_phase_s(p, &ph[i]) * nf / (nf + 1);
+        }
+    }
 }
 
 /* Completion time of the seq-th op of a stream (seq counts from 1). */
@@ -369,8 +400,10 @@ static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int
         if (in.op == WL_WAIT && in.stream == WL_S_DP) continue;
         if (in.stream >= WL_NSTREAMS) continue;
 
-        double dt = 0.0;
+        double dt = 0.0, lost[2] = {0.0, 0.0};
         int dim = -1;
+        if (in.op == WL_COLL && in.group < WL_NGROUPS)
+            coll_lost(e->p, &pr->lg->g[in.group], (net_coll)in.coll, in.bytes, (int)in.seq, lost);
         if (in.op == WL_COMPUTE) {
             dt = in.seconds;
         } else if (in.op == WL_COLL && in.group < WL_NGROUPS) {
@@ -421,6 +454,7 @@ static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int
         if (!sp) continue;
         sp->total += dt;
         if (dim >= 0) sp->comm[dim] += dt;
+        for (int pl = 0; pl < 2; pl++) sp->lost[pl] += lost[pl];
     }
     wl_program_free(prog);
 }
@@ -484,6 +518,7 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
             span *sp = &pr->layer[k][ps2];
             sp->total /= seen[k];
             for (int d = 0; d < WL_NDIMS; d++) sp->comm[d] /= seen[k];
+            for (int pl = 0; pl < 2; pl++) sp->lost[pl] /= seen[k];
         }
     }
     /* The head holds the prediction modules' layers of the probe model's
@@ -652,7 +687,7 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double nmi
 }
 
 /* net_coll_s of data-parallel group g (WL_G_DP, WL_G_EDP, WL_G_DPS or WL_G_DPR) of layout lg, remembered. */
-static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_coll kind, double bytes)
+static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_coll kind, double bytes, double *nic)
 {
     uint64_t bits;
     memcpy(&bits, &bytes, sizeof bits);
@@ -664,8 +699,16 @@ static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_col
         m->dims = g;
         m->kind = (int)kind;
         m->bytes = bytes;
-        m->s = net_coll_s(e->p, &lg->g[g], kind, bytes);
+        net_phase ph[NET_MAX_PHASES];
+        int n = net_coll_phases(e->p, &lg->g[g], kind, bytes, ph);
+        m->s = m->nic = 0.0;
+        for (int i = 0; i < n; i++) {
+            double t = net_phase_s(e->p, &ph[i]);
+            m->s += t;
+            if (lg->g[g].ring[ph[i].ring].plane == NET_NIC) m->nic += t;
+        }
     }
+    if (nic) *nic += m->nic;
     return m->s;
 }
 
@@ -673,23 +716,61 @@ static double memo_coll_s(est_estimator *e, const layout_geo *lg, int g, net_col
  * DP and of the experts' `expert` bytes over expert DP; with HSDP the
  * dense gathers and reduce-scatters run in the shard group, and the
  * reduced shard all-reduces across the replicas (as the programs do). */
-static double dp_coll_s(est_estimator *e, const cfg_strategy *s, const layout_geo *lg, net_coll kind, double dense,
-                        double expert)
+static double dp_coll_nic_s(est_estimator *e, const cfg_strategy *s, const layout_geo *lg, net_coll kind, double dense,
+                            double expert, double *nic)
 {
-    double t = memo_coll_s(e, lg, WL_G_EDP, kind, expert);
-    if (!wl_hybrid_sharded(s)) return t + memo_coll_s(e, lg, WL_G_DP, kind, dense);
-    t += memo_coll_s(e, lg, WL_G_DPS, kind, dense);
-    if (kind == NET_REDUCESCATTER) t += memo_coll_s(e, lg, WL_G_DPR, NET_ALLREDUCE, dense / cfg_dp_shard(s));
+    double t = memo_coll_s(e, lg, WL_G_EDP, kind, expert, nic);
+    if (!wl_hybrid_sharded(s)) return t + memo_coll_s(e, lg, WL_G_DP, kind, dense, nic);
+    t += memo_coll_s(e, lg, WL_G_DPS, kind, dense, nic);
+    if (kind == NET_REDUCESCATTER) t += memo_coll_s(e, lg, WL_G_DPR, NET_ALLREDUCE, dense / cfg_dp_shard(s), nic);
     return t;
 }
 
-static void piece_add(est_estimator *e, int *n, double before, double s)
+static double dp_coll_s(est_estimator *e, const cfg_strategy *s, const layout_geo *lg, net_coll kind, double dense,
+                        double expert)
+{
+    return dp_coll_nic_s(e, s, lg, kind, dense, expert, NULL);
+}
+
+/* The time of a data-parallel collective of t seconds, nic of them on the
+ * NIC, while its stage's own traffic leaves each plane the share rate[plane]
+ * of its time (stage_rates). */
+static double stretched_s(double t, double nic, const double rate[2])
+{
+    return (t - nic) / rate[NET_FABRIC] + nic / rate[NET_NIC];
+}
+
+/* How far a collective of t seconds alone, tw beside a window of w
+ * seconds of other traffic, runs past that window: what is left of it
+ * at the window's end runs alone. */
+static double beyond_s(double t, double tw, double w)
+{
+    return tw <= w || tw <= 0.0 ? 0.0 : (1.0 - w / tw) * t;
+}
+
+/* The spans of one layer's passes. */
+typedef struct probe_span_set {
+    const span *f, *b, *r, *w;
+} probe_span_set;
+
+/* The share of each plane's time a data-parallel flow gets beside the
+ * work of stage cost c of row r: what the stage's traffic of one
+ * micro-batch (span.lost) leaves of its time, at least 5 %. */
+static void stage_rates(const stage_row *r, const stage_cost *c, double rate[2])
+{
+    for (int pl = 0; pl < 2; pl++) {
+        double lost = r->f.lost[pl] + r->b.lost[pl] + r->w.lost[pl];
+        rate[pl] = c->C > 0 ? fmax(0.05, 1.0 - lost / c->C) : 1.0;
+    }
+}
+
+static void piece_add(est_estimator *e, int *n, double before, double s, double sw)
 {
     if (*n == e->pieces_cap) {
         e->pieces_cap = e->pieces_cap ? 2 * e->pieces_cap : 64;
         e->pieces = sim_xrealloc(e->pieces, (size_t)e->pieces_cap * sizeof *e->pieces);
     }
-    e->pieces[(*n)++] = (grad_piece){before, s};
+    e->pieces[(*n)++] = (grad_piece){before, s, sw};
 }
 
 /* The margin counts of s's stages, from the cache or made. */
@@ -794,8 +875,8 @@ static void stage_margins(est_estimator *e, const cfg_strategy *s, int st, doubl
  * ends that layer, the head's after the head's part of that step, the
  * embedding's after the chunk's last backward; the stream plays them in
  * the order they are released.  Needs stage_margins. */
-static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st, const double *gs, double embed_s,
-                                double head_s)
+static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st, const double *gs, const double *gsw,
+                                double embed_s, double embed_sw, double head_s, double head_sw)
 {
     const cfg_model *m = e->m;
     const probe *pr = &e->pr;
@@ -810,13 +891,13 @@ static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st,
         /* from the end of the step that produces the chunk's weight gradients */
         double left = after_w[c] + step_s[c * WL_NPASSES + pass];
         if (g == last && pass == WL_PASS_B) left -= pr->head[1].total;
-        if (g == last && head_s > 0) piece_add(e, &np, left, head_s);
+        if (g == last && head_s > 0) piece_add(e, &np, left, head_s, head_sw);
         for (int l = first + n - 1; l >= first; l--) {
             int k = wl_layer_kind(m, l);
             left -= layer_pass_s(pr, k, pass);
-            piece_add(e, &np, left, gs[k]);
+            piece_add(e, &np, left, gs[k], gsw[k]);
         }
-        if (g == 0 && embed_s > 0) piece_add(e, &np, after_b[c], embed_s);
+        if (g == 0 && embed_s > 0) piece_add(e, &np, after_b[c], embed_s, embed_sw);
     }
     grad_piece *pc = e->pieces;
     for (int i = 1; i < np; i++) /* release order: the earliest (largest before) first */
@@ -825,8 +906,20 @@ static double overlapped_grad_s(est_estimator *e, const cfg_strategy *s, int st,
             pc[j] = pc[j - 1];
             pc[j - 1] = x;
         }
+    /* before the end of the stage's work (t < 0) a piece runs beside the
+     * stage's own traffic and takes sw; what is left of it at the end runs
+     * alone */
     double t = -INFINITY;
-    for (int i = 0; i < np; i++) t = fmax(t, -e->pieces[i].before) + e->pieces[i].s;
+    for (int i = 0; i < np; i++) {
+        const grad_piece *q = &e->pieces[i];
+        double start = fmax(t, -q->before);
+        if (start >= 0.0 || q->sw <= 0.0)
+            t = start + q->s;
+        else if (q->sw <= -start)
+            t = start + q->sw;
+        else
+            t = (1.0 + start / q->sw) * q->s;
+    }
     return np > 0 ? fmax(0.0, t) : 0.0;
 }
 
@@ -875,22 +968,33 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     e->margins_flushes = cfg_flush_micro_batches(s);
 
     double pdp[NKINDS], pedp[NKINDS], ag[NKINDS], rs[NKINDS], gs[NKINDS], zf[NKINDS], zb[NKINDS];
+    double agn[NKINDS], gsn[NKINDS], rsn[NKINDS]; /* the NIC's part of ag, gs and rs */
     net_coll gkind = z >= 1 ? NET_REDUCESCATTER : NET_ALLREDUCE;
     mdl_precision prec;
     mdl_precision_of(m, s, &prec);
     double gb = prec.grad_bytes;
     for (int k = 0; k < NKINDS; k++) {
         layer_params(e, s, k, &pdp[k], &pedp[k]);
-        ag[k] = dp_coll_s(e, s, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2);
-        rs[k] = dp_coll_s(e, s, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb);
-        gs[k] = dp_coll_s(e, s, lg, gkind, pdp[k] * gb, pedp[k] * gb);
+        agn[k] = gsn[k] = rsn[k] = 0.0;
+        ag[k] = dp_coll_nic_s(e, s, lg, NET_ALLGATHER, pdp[k] * 2, pedp[k] * 2, &agn[k]);
+        rs[k] = dp_coll_nic_s(e, s, lg, NET_REDUCESCATTER, pdp[k] * gb, pedp[k] * gb, &rsn[k]);
+        gs[k] = dp_coll_nic_s(e, s, lg, gkind, pdp[k] * gb, pedp[k] * gb, &gsn[k]);
         zf[k] = zb[k] = 0.0;
         if (z == 3) {
             /* gathered one layer ahead on the DP stream: exposed beyond the layer's compute */
             double fwd = pr->layer[k][P_FWD].total;
             double bwd = pr->layer[k][P_BWD].total + pr->layer[k][P_REC].total + pr->layer[k][P_W].total;
-            zf[k] = fmax(0.0, ag[k] - fwd);
-            zb[k] = fmax(0.0, ag[k] + (s->overlap_grad_reduce ? rs[k] : 0.0) - bwd);
+            const probe_span_set ls = {&pr->layer[k][P_FWD], &pr->layer[k][P_BWD], &pr->layer[k][P_REC],
+                                       &pr->layer[k][P_W]};
+            double rf[2], rb[2], lb[2];
+            for (int pl = 0; pl < 2; pl++) {
+                rf[pl] = fwd > 0 ? fmax(0.05, 1.0 - ls.f->lost[pl] / fwd) : 1.0;
+                lb[pl] = ls.b->lost[pl] + ls.r->lost[pl] + ls.w->lost[pl];
+                rb[pl] = bwd > 0 ? fmax(0.05, 1.0 - lb[pl] / bwd) : 1.0;
+            }
+            double zr = s->overlap_grad_reduce ? rs[k] : 0.0, zrn = s->overlap_grad_reduce ? rsn[k] : 0.0;
+            zf[k] = beyond_s(ag[k], stretched_s(ag[k], agn[k], rf), fwd);
+            zb[k] = beyond_s(ag[k] + zr, stretched_s(ag[k] + zr, agn[k] + zrn, rb), bwd);
         }
     }
 
@@ -952,7 +1056,12 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     for (int st = 0; st < pp; st++) {
         const stage_row *r = &e->rows[st];
         stage_cost *c = &e->costs[st];
-        double sdp = 0, sedp = 0;
+        double sdp = 0, sedp = 0, rate[2], gsw[NKINDS], agw[NKINDS];
+        stage_rates(r, c, rate);
+        for (int k = 0; k < NKINDS; k++) {
+            gsw[k] = stretched_s(gs[k], gsn[k], rate);
+            agw[k] = stretched_s(ag[k], agn[k], rate);
+        }
         for (int k = 0; k < NKINDS; k++) {
             sdp += r->n[k] * pdp[k];
             sedp += r->n[k] * pedp[k];
@@ -977,10 +1086,13 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
              * stage under a split schedule (it then waits for the head's W) */
             double embed = st == 0 ? eh.params[MDL_PART_EMBEDDING] : 0.0;
             if (m->tied_embeddings && cfg_head_stage(s) == 0 && wl_schedule_splits_w(s)) embed = 0.0;
-            double embed_s = embed > 0 ? dp_coll_s(e, s, lg, gkind, embed * gb, 0.0) : 0.0;
-            double head_s =
-                edge > embed || edge_edp > 0 ? dp_coll_s(e, s, lg, gkind, (edge - embed) * gb, edge_edp * gb) : 0.0;
-            c->grad[1] = overlapped_grad_s(e, s, st, gs, embed_s, head_s);
+            double embed_n = 0.0, head_n = 0.0;
+            double embed_s = embed > 0 ? dp_coll_nic_s(e, s, lg, gkind, embed * gb, 0.0, &embed_n) : 0.0;
+            double head_s = edge > embed || edge_edp > 0
+                                ? dp_coll_nic_s(e, s, lg, gkind, (edge - embed) * gb, edge_edp * gb, &head_n)
+                                : 0.0;
+            c->grad[1] = overlapped_grad_s(e, s, st, gs, gsw, embed_s, stretched_s(embed_s, embed_n, rate), head_s,
+                                           stretched_s(head_s, head_n, rate));
             c->grad[0] = dp_coll_s(e, s, lg, gkind, (sdp + edge) * gb, (sedp + edge_edp) * gb);
         }
         sedp += edge_edp;
@@ -991,7 +1103,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
             c->gather = dp_coll_s(e, s, lg, NET_ALLGATHER, (sdp + edge) * 2, sedp * 2);
             /* overlapped: gathered at the start, layer by layer, while the
              * first forwards run */
-            c->startx = overlapped_gather_s(e, s, st, ag, c->fill);
+            c->startx = overlapped_gather_s(e, s, st, agw, c->fill);
         }
     }
     if (z < 3) e->margins_ok = true;
