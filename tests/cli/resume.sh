@@ -8,9 +8,14 @@
 # timing: signals are sent once the first record is in the file.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
-# 64 devices simulated rank by rank: a few tenths of a second each
-args=(-m gpt-7.5b --devices 64 --set platform.supernode.devices=16 --set model.layers=8 --global-batch 64
-      --symmetry none --top 4 -j 2 -q)
+# The Megatron-style space searches in a fraction of a second, and 256
+# devices simulated rank by rank, one at a time, take a few tenths of a
+# second each: the signals below arrive while simulations are left to run
+# (with the 7D space's longer search and fast simulations, the records came
+# in one burst and the sweep could finish before the signal).
+top=6
+args=(-m gpt-7.5b --devices 256 --set platform.supernode.devices=16 --set model.layers=16 --global-batch 256
+      --space megatron --symmetry none --top $top -j 1 -q)
 
 # the ranking a records file gives: one record per candidate, ranked
 ranking() { "$bin" merge "$1" --out "$2" -q 2>/dev/null; }
@@ -28,7 +33,7 @@ first_record() {
 "$bin" sweep "${args[@]}" --out "$tmp/clean.jsonl" --json "$tmp/clean.json"
 check "uninterrupted sweep" test $? -eq 0
 ranking "$tmp/clean.jsonl" "$tmp/clean.rank"
-check "every record is final" test "$(grep -c "\"final\":true" "$tmp/clean.jsonl")" -eq 4
+check "every record is final" test "$(grep -c "\"final\":true" "$tmp/clean.jsonl")" -eq $top
 
 # --- SIGINT (and SIGTERM) mid-sweep: the children are stopped and reaped
 for sig in INT TERM; do
@@ -42,6 +47,7 @@ for sig in INT TERM; do
   want=$((128 + $(kill -l $sig)))
   check "SIG$sig: exit $want (got $st)" test $st -eq $want
   check "SIG$sig: one line on stderr" test "$(wc -l <"$tmp/$sig.err")" -eq 1
+  [ "$(wc -l <"$tmp/$sig.err")" -eq 1 ] || sed 's/^/  stderr: /' "$tmp/$sig.err"
   check "SIG$sig: no SimGrid backtrace" test -z "$(grep -E 'EngineImpl|Backtrace|assert' "$tmp/$sig.err")"
   check "SIG$sig: no child left" test -z "$(pgrep -P $pid)"
   check "SIG$sig: whole lines kept" test "$(tail -c 1 "$f" | od -An -c | tr -d ' ')" = '\n'
@@ -123,7 +129,7 @@ check "the NUL run is reported" grep -q "skipped 1 unreadable line" "$tmp/err"
 sed 's/"estimate_step_time_s":[0-9.e+-]*/"estimate_step_time_s":99.5/' "$tmp/clean.jsonl" >"$tmp/old_est.jsonl"
 "$bin" sweep "${args[@]}" --out "$tmp/old_est.jsonl" --resume --json "$tmp/old_est.json"
 check "old estimates: resume succeeds" test $? -eq 0
-check "old estimates: nothing simulated again" test "$(grep -c . "$tmp/old_est.jsonl")" -eq 4
+check "old estimates: nothing simulated again" test "$(grep -c . "$tmp/old_est.jsonl")" -eq $top
 check "old estimates: the search's estimates are reported" \
   test "$(grep -Ec '"estimate_step_time_s":[[:space:]]*99.5' "$tmp/old_est.json")" -eq 0
 check "old estimates: the simulations are kept" \
