@@ -532,7 +532,7 @@ START_TEST(test_study_rows_failed_cell)
     rpt_study_row w = {.cell = "c1", .sensitivity = true, .model = "m", .platform = "p", .devices = 16,
                        .seq_len = 1024, .global_batch = 32, .hbm_gib = 40, .megatron_cp = "ring",
                        .study_model = "m", .study_platform = "p", .command = "heptasim compare", .axis = "k",
-                       .axis_value = 12.5, .axis_factor = 0.5, .state = "failed", .speedup = NAN,
+                       .axis_value = 12.5, .axis_factor = 0.5, .state = "failed", .speedup = {NAN, NAN, -1},
                        .error = "it broke"};
     cJSON *arr = rpt_study_rows_json(&w, 1);
     const cJSON *o = cJSON_GetArrayItem(arr, 0);

@@ -68,7 +68,12 @@ int cmd_study(const cli_args *a)
     }
     stdy_study *st = NULL;
     sim_rc rc = stdy_load(a->files[0], &st, &err);
-    if (rc != SIM_OK) return cli_fail(rc, &err);
+    for (int i = 0; rc == SIM_OK && i < st->ncells; i++)
+        rc = cli_platform_band(&st->cells[i].platform, &st->cells[i].band, &err);
+    if (rc != SIM_OK) {
+        stdy_free(st);
+        return cli_fail(rc, &err);
+    }
     int matched = 0;
     for (int i = 0; i < st->ncells; i++) matched += stdy_cell_chosen(a->cells, st->cells[i].slug);
     if (matched == 0) {

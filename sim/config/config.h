@@ -248,6 +248,10 @@ typedef struct cfg_band {
     char reason[CFG_TEXT_LEN];     /* one line: what the figure is and where it was measured */
 } cfg_band;
 
+/* A speed-up is larger than the model's errors explain when it exceeds
+ * 1 + CFG_SURE_SIGMAS x pair_error. */
+#define CFG_SURE_SIGMAS 2
+
 /* --------------------------------------------------------------- strategy */
 
 /* ORDER CFG_SCHEDULE, ORDER CFG_RECOMPUTE, ORDER CFG_ATTENTION, ORDER

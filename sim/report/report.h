@@ -278,6 +278,14 @@ void *rpt_records_json(const rpt_record_list *a, const rpt_record_list *b);
 
 /* One cell of a study as the study hands it over: a row of study.csv and
  * of study.md.  The strings are the study's, valid for the call. */
+/* A compare's speed-up with the platform's error on a ratio of two step
+ * times (cfg_band.pair_error), as its summary stores them. */
+typedef struct rpt_speedup {
+    double ratio;                 /* the Megatron-style step over the 7D step; NaN without both */
+    double error;                 /* the rms error of that ratio; NaN: unknown */
+    int exceeds;                  /* 1: larger than the error allows (srch_speedup_sure), 0: within, -1: unknown */
+} rpt_speedup;
+
 typedef struct rpt_study_row {
     const char *cell;             /* its slug */
     bool sensitivity;             /* a cell of the sensitivity part, not of the main grid */
@@ -292,7 +300,7 @@ typedef struct rpt_study_row {
     double axis_value, axis_factor; /* its value; the factor of the shipped value (0: none) */
     const char *state;            /* "not run", "done", "failed" */
     const rpt_record *megatron, *best; /* done: the two bests (NULL: the side has none) */
-    double speedup;               /* done: NaN without both */
+    rpt_speedup speedup;          /* done */
     const char *reason, *seven_d_keys; /* done */
     const char *error;            /* failed */
 } rpt_study_row;
@@ -340,17 +348,19 @@ void *rpt_cell_def_json(const rpt_cell_def *d);
 /* The bests of a compare summary (rpt_compare_doc_json; a cJSON object):
  * whether each side has one (*has_megatron, *has_best), the records read
  * back strictly (rpt_record_from_json with the space names) and the
- * speedup (NaN when missing).  SIM_EINVAL naming origin for a bad record. */
+ * speedup with its error (NaN and -1 when missing: summaries written
+ * before the error bands have none).  SIM_EINVAL naming origin for a bad
+ * record. */
 sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
                              rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
-                             double *speedup, sim_err *err);
+                             rpt_speedup *speedup, sim_err *err);
 
 /* A study cell's summary file at path read back, when it is there, holds
  * definition def (a cJSON object, rpt_cell_def_json) under "study_cell"
  * and its bests read (rpt_compare_doc_bests): true.  False otherwise. */
 bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
                            rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
-                           double *speedup);
+                           rpt_speedup *speedup);
 
 /* One warning line on f for what a read skipped (nothing when none). */
 void rpt_skipped_warn(FILE *f, const char *path, const rpt_skipped *sk);

@@ -53,7 +53,9 @@ void *rpt_study_rows_json(const rpt_study_row *rows, int n)
         bool done = w->reason != NULL;
         cJSON_AddItemToObject(o, "megatron", best_json(w->megatron));
         cJSON_AddItemToObject(o, "7d", best_json(w->best));
-        if (done && isfinite(w->speedup)) cJSON_AddNumberToObject(o, "speedup", w->speedup);
+        if (done && isfinite(w->speedup.ratio)) cJSON_AddNumberToObject(o, "speedup", w->speedup.ratio);
+        if (done && isfinite(w->speedup.error)) cJSON_AddNumberToObject(o, "speedup_error", w->speedup.error);
+        if (done && w->speedup.exceeds >= 0) cJSON_AddBoolToObject(o, "speedup_exceeds_error", w->speedup.exceeds);
         if (done) cJSON_AddStringToObject(o, "reason", w->reason);
         if (done) cJSON_AddStringToObject(o, "seven_d_keys", w->seven_d_keys);
         if (w->error) cJSON_AddStringToObject(o, "error", w->error);
@@ -70,7 +72,8 @@ void *rpt_study_rows_json(const rpt_study_row *rows, int n)
 
 const char *const rpt_study_csv_columns[] = {
     "cell", "part", "model", "platform", "devices", "seq_len", "global_batch", "hbm_GiB", "megatron_cp", "axis",
-    "axis_factor", "axis_value", "state", BEST_COLUMNS("megatron"), BEST_COLUMNS("7d"), "speedup", "reason",
+    "axis_factor", "axis_value", "state", BEST_COLUMNS("megatron"), BEST_COLUMNS("7d"), "speedup", "speedup_error",
+    "speedup_exceeds_error", "reason",
     "seven_d_keys", "error", NULL};
 
 /* }----------------------------------------------------------- the CSV */
@@ -101,7 +104,7 @@ void *rpt_cell_def_json(const rpt_cell_def *d)
 
 sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum_name *spaces, int nspaces,
                              rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
-                             double *speedup, sim_err *err)
+                             rpt_speedup *speedup, sim_err *err)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "megatron"), *b = cJSON_GetObjectItemCaseSensitive(doc, "7d");
     sim_rc rc = SIM_OK;
@@ -109,14 +112,18 @@ sim_rc rpt_compare_doc_bests(const void *doc, const char *origin, const sim_enum
     *has_best = b && cJSON_IsObject(b);
     if (*has_megatron) rc = rpt_record_from_json(m, origin, spaces, nspaces, megatron, err);
     if (rc == SIM_OK && *has_best) rc = rpt_record_from_json(b, origin, spaces, nspaces, best, err);
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "speedup");
-    *speedup = cJSON_IsNumber(s) ? s->valuedouble : NAN;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "speedup"),
+                *e = cJSON_GetObjectItemCaseSensitive(doc, "speedup_error"),
+                *x = cJSON_GetObjectItemCaseSensitive(doc, "speedup_exceeds_error");
+    speedup->ratio = cJSON_IsNumber(s) ? s->valuedouble : NAN;
+    speedup->error = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    speedup->exceeds = cJSON_IsBool(x) ? cJSON_IsTrue(x) : -1;
     return rc;
 }
 
 bool rpt_cell_summary_read(const char *path, const void *def, const sim_enum_name *spaces, int nspaces,
                            rpt_record *megatron, bool *has_megatron, rpt_record *best, bool *has_best,
-                           double *speedup)
+                           rpt_speedup *speedup)
 {
     char *text = NULL;
     sim_err quiet;
@@ -171,6 +178,21 @@ static void md_strategy(FILE *f, const cJSON *best)
             num(best, "memory.peak_bytes") / SIM_GIB);
 }
 
+/* The speed-up, and whether it is larger than the band of a ratio on the
+ * platform allows (CFG_SURE_SIGMAS x its error). */
+static void md_speedup(FILE *f, const cJSON *row)
+{
+    double speedup = num(row, "speedup"), error = num(row, "speedup_error");
+    const cJSON *sure = cJSON_GetObjectItemCaseSensitive(row, "speedup_exceeds_error");
+    if (!isfinite(speedup))
+        fprintf(f, " - |");
+    else if (!isfinite(error) || !cJSON_IsBool(sure))
+        fprintf(f, " %.3fx |", speedup);
+    else
+        fprintf(f, " %.3fx, %s +-%.1f %% |", speedup, cJSON_IsTrue(sure) ? "beyond" : "within",
+                100 * CFG_SURE_SIGMAS * error);
+}
+
 static void md_row(FILE *f, const cJSON *row, bool axis)
 {
     fprintf(f, "| %s | %s (%.0f) | %dK | %.0f | %.4g | %s |", text(row, "study_model"), text(row, "study_platform"),
@@ -188,11 +210,7 @@ static void md_row(FILE *f, const cJSON *row, bool axis)
     }
     md_strategy(f, best_of(row, "megatron"));
     md_strategy(f, best_of(row, "7d"));
-    double speedup = num(row, "speedup");
-    if (isfinite(speedup))
-        fprintf(f, " %.3fx |", speedup);
-    else
-        fprintf(f, " - |");
+    md_speedup(f, row);
     const char *keys = text(row, "seven_d_keys");
     fprintf(f, " %s%s%s |\n", text(row, "reason"), keys[0] ? "; 7D keys: " : "", keys);
 }
@@ -255,9 +273,12 @@ static sim_rc write_markdown(const char *path, const cJSON *study, sim_err *err)
     fprintf(f,
             "Each cell is one `heptasim compare`: the best %.0f estimates of the 7D space and of its Megatron-style "
             "part simulated (symmetry %s), the fastest of each side reported. Step times in seconds; memory is the "
-            "peak stage's, in GiB; the speed-up is the Megatron-style step over the 7D step. The last column names "
-            "the component the 7D best saves most on and the keys behind it, then the keys the baseline lacks.\n\n",
-            num(doc, "top"), strcmp(symmetry, "dp") == 0 ? "dp: one data-parallel replica stands for all" : symmetry);
+            "peak stage's, in GiB; the speed-up is the Megatron-style step over the 7D step, \"beyond +-x %%\" when "
+            "it exceeds 1 + x, x being %d times the platform's rms error on a ratio of two step times, \"within "
+            "+-x %%\" when not. The last column names the component the 7D best saves most on and the keys "
+            "behind it, then the keys the baseline lacks.\n\n",
+            num(doc, "top"), strcmp(symmetry, "dp") == 0 ? "dp: one data-parallel replica stands for all" : symmetry,
+            CFG_SURE_SIGMAS);
     static const char head[] = " Megatron-style best | step | MFU | GiB | 7D best | step | MFU | GiB | speed-up | what "
                                "makes the difference |\n";
     fprintf(f, "| model | platform (devices) | seq | batch | HBM GiB | baseline CP |%s", head);
@@ -274,20 +295,32 @@ static sim_rc write_markdown(const char *path, const cJSON *study, sim_err *err)
         }
         md_row(f, row, axis);
     }
-    int fast = 0, have = 0;
+    int fast = 0, have = 0, banded = 0, beyond = 0;
     cJSON_ArrayForEach(row, cells)
     {
         have += has_results(row);
         fast += num(row, "speedup") > FAST_GAIN;
+        const cJSON *sure = cJSON_GetObjectItemCaseSensitive(row, "speedup_exceeds_error");
+        banded += has_results(row) && cJSON_IsBool(sure);
+        beyond += has_results(row) && cJSON_IsTrue(sure);
     }
+    fprintf(f, "\n## Against the model's error\n\n");
+    if (banded == 0)
+        fprintf(f, "No cell carries an error on its speed-up (no platform of the study has a band on a ratio).\n");
+    else
+        fprintf(f, "%d of the %d cells with an error band have a speed-up beyond it; in the other %d the 7D "
+                   "advantage is within what the model's errors explain.\n",
+                beyond, banded, banded - beyond);
     fprintf(f, "\n## Where the 7D best is more than 5 %% faster\n\n");
     if (fast == 0) fprintf(f, "In none of the %d cells with results.\n", have);
     cJSON_ArrayForEach(row, cells)
     {
         const char *keys = text(row, "seven_d_keys");
+        const cJSON *sure = cJSON_GetObjectItemCaseSensitive(row, "speedup_exceeds_error");
         if (num(row, "speedup") > FAST_GAIN)
-            fprintf(f, "- %s: %.3fx (%s%s%s)\n", text(row, "cell"), num(row, "speedup"), text(row, "reason"),
-                    keys[0] ? "; " : "", keys);
+            fprintf(f, "- %s: %.3fx%s (%s%s%s)\n", text(row, "cell"), num(row, "speedup"),
+                    !cJSON_IsBool(sure) ? "" : cJSON_IsTrue(sure) ? ", beyond the band" : ", within the band",
+                    text(row, "reason"), keys[0] ? "; " : "", keys);
     }
     fprintf(f, "\n## Breakdown per cell\n");
     cJSON_ArrayForEach(row, cells)

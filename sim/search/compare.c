@@ -74,12 +74,14 @@ void srch_sweep_bests(srch_candidate *const *rows, int n, srch_comparison *out)
     free(megs);
 }
 
-#define SURE_SIGMAS 2 /* standard deviations of a ratio's error a sure speedup exceeds */
+bool srch_ratio_sure(const cfg_band *band, double speedup)
+{
+    return band && band->pair_error > 0 && isfinite(speedup) && speedup > 1 + CFG_SURE_SIGMAS * band->pair_error;
+}
 
 bool srch_speedup_sure(const srch_comparison *c)
 {
-    return c->band && c->band->pair_error > 0 && isfinite(c->speedup) &&
-           c->speedup > 1 + SURE_SIGMAS * c->band->pair_error;
+    return srch_ratio_sure(c->band, c->speedup);
 }
 
 bool srch_speedup_text(const srch_comparison *c, char *out, int cap)
@@ -94,7 +96,7 @@ bool srch_speedup_text(const srch_comparison *c, char *out, int cap)
         n = snprintf(out, (size_t)cap, "%.3fx", c->speedup);
     if (c->band && c->band->pair_error > 0 && n >= 0 && n < cap)
         snprintf(out + n, (size_t)(cap - n), "; %s the model error on a speed-up (%d x %.1f %%, %s)",
-                 srch_speedup_sure(c) ? "larger than" : "within", SURE_SIGMAS, 100 * c->band->pair_error,
+                 srch_speedup_sure(c) ? "larger than" : "within", CFG_SURE_SIGMAS, 100 * c->band->pair_error,
                  c->band->kind);
     return true;
 }

@@ -520,6 +520,8 @@ bool srch_speedup_text(const srch_comparison *c, char *out, int cap);
  * standard deviations of the error measured on pairs of published runs,
  * docs/validation.md).  False without a band or a speedup. */
 bool srch_speedup_sure(const srch_comparison *c);
+/* The same rule for a speedup and a band (NULL: none). */
+bool srch_ratio_sure(const cfg_band *band, double speedup);
 
 /* SIM_OK when both bests exist; else SIM_EOOM with the one line saying
  * which space has no simulated strategy (none fits, or every simulation

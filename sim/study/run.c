@@ -12,6 +12,7 @@
  * common. */
 #include <fnmatch.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,16 @@ static cJSON *cell_json(const stdy_study *st, const stdy_cell *c, bool named)
                       named ? srch_baseline_name(c->baseline) : NULL, st->top, eng_symmetry_name(st->symmetry), sets,
                       c->nsets};
     return rpt_cell_def_json(&d);
+}
+
+/* The speed-up's error from the cell's band when its summary has none
+ * (summaries written before the bands): the band is the platform's, not
+ * the search's. */
+static void speedup_band(const stdy_cell *c, rpt_speedup *s)
+{
+    if (s->exceeds >= 0 || c->band.pair_error <= 0 || !isfinite(s->ratio)) return;
+    s->error = c->band.pair_error;
+    s->exceeds = srch_ratio_sure(&c->band, s->ratio);
 }
 
 /* The summary of a finished cell, when it holds definition def: its row
@@ -87,6 +98,7 @@ static sim_rc run_cell(const stdy_run_request *rq, const stdy_cell *c, const cha
     q.top = rq->study->top;
     q.jobs = rq->jobs > 0 ? rq->jobs : 1;
     q.engine.symmetry = rq->study->symmetry;
+    q.band = c->band.error > 0 || c->band.pair_error > 0 ? &c->band : NULL;
     q.out_path = records;
     q.resume = rq->resume;
     q.twin_path = tw->records;
@@ -120,6 +132,7 @@ static sim_rc run_cell(const stdy_run_request *rq, const stdy_cell *c, const cha
                                        &row->has_best, &row->speedup, err);
             if (rc == SIM_OK && row->has_megatron) srch_candidate_from_record(&m, &row->megatron);
             if (rc == SIM_OK && row->has_best) srch_candidate_from_record(&b, &row->best);
+            speedup_band(c, &row->speedup);
         }
         cJSON_Delete(doc);
     }
@@ -198,6 +211,7 @@ sim_rc stdy_run(const stdy_run_request *rq, stdy_result *out, sim_err *err)
         done += chosen[i];
         /* a cell not named is in the table if it finished earlier */
         if ((rq->resume || !chosen[i]) && finished(json, def, row)) {
+            speedup_band(c, &row->speedup);
             row->state = STDY_SKIPPED;
             out->skipped++;
             if (chosen[i] && rq->log)
@@ -232,7 +246,7 @@ sim_rc stdy_run(const stdy_run_request *rq, stdy_result *out, sim_err *err)
                              row->simulated, kept, lent);
                 if (rq->log)
                     fprintf(rq->log, "study: [%d/%d] %s: speed-up %.3fx in %.0f s%s\n", done, mine, c->slug,
-                            row->speedup, row->wall_s, took);
+                            row->speedup.ratio, row->wall_s, took);
             }
         }
         srch_result_free(tw.searched); /* the cell did not run: its twin's search is not needed */

@@ -45,6 +45,8 @@ typedef struct stdy_cell {
     unsigned pinned;              /* the keys they pin (srch_pins_of_overrides) */
     cfg_model model;              /* loaded with the items */
     cfg_platform platform;
+    cfg_band band;                /* how far to trust its step times (the caller's, val_platform_band;
+                                   * zero: unknown) */
 } stdy_cell;
 
 typedef struct stdy_study {
@@ -79,7 +81,7 @@ typedef struct stdy_row {
     stdy_state state;
     bool has_megatron, has_best;  /* a simulated best of the side exists */
     srch_candidate megatron, best;
-    double speedup;               /* NAN without both */
+    rpt_speedup speedup;          /* its ratio NaN without both */
     char reason[320];             /* srch_reason of the 7D best over the Megatron-style best */
     char keys[320];               /* the 7D best's keys the baseline lacks, in words */
     double wall_s;

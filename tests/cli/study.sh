@@ -154,4 +154,36 @@ check "a refused study writes nothing" test ! -e "$tmp/bad"
 expect 2 "give one study file" -- study
 expect 2 "'--megatron-cp' takes 'ring' or 'a2a'" -- compare --megatron-cp ulysses
 
+# Each speed-up carries the error of a ratio on its platform: compare's
+# own figure, "beyond" exactly when the speed-up exceeds 1 + 2 x that
+# error; a summary without it (written before the bands) gets it from
+# the platform on a resume.
+capture "$bin" compare -m gpt-1.7b -p dgx-a100 --devices 16 --top 1 -q --json "$tmp/pair.json"
+pair=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["speedup_error"])' "$tmp/pair.json")
+check "compare on the study's platform has a pair error" python3 -c 'import sys; assert float(sys.argv[1]) > 0' "$pair"
+bands() {
+  python3 - "$1/study.csv" "$1/study.md" "$pair" <<'PY'
+import csv, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+md = open(sys.argv[2]).read()
+pair = float(sys.argv[3])
+for r in rows:
+    assert abs(float(r["speedup_error"]) - pair) < 1e-12, r["cell"]
+    sure = float(r["speedup"]) > 1 + 2 * pair
+    assert r["speedup_exceeds_error"] == ("true" if sure else "false"), r["cell"]
+    assert "%.3fx, %s +-%.1f %%" % (float(r["speedup"]), "beyond" if sure else "within", 200 * pair) in md
+beyond = sum(r["speedup_exceeds_error"] == "true" for r in rows)
+assert "%d of the %d cells with an error band have a speed-up beyond it" % (beyond, len(rows)) in md
+PY
+}
+check "the CSV and the table carry each speed-up's band" bands "$tmp/one"
+cp -r "$tmp/one" "$tmp/old"
+for j in "$tmp"/old/cells/*.json; do
+  sed -i -e 's/"speedup_error":[^,]*,//' -e 's/"speedup_exceeds_error":[^,]*,//' "$j"
+done
+check "old summaries have no band" test -z "$(grep -l speedup_error "$tmp"/old/cells/*.json)"
+capture "$bin" study "$study" --out "$tmp/old" --resume -j 1
+check "resume of old summaries succeeds" test "$status" -eq 0
+check "old summaries get the platform's band" bands "$tmp/old"
+
 summary
