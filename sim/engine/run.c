@@ -126,6 +126,7 @@ static sim_rc write_temp_platform(const cfg_platform *p, const eng_sim *sim, cha
         return sim_fail(err, SIM_EIO, "%s: cannot write the platform file", path);
     }
     sim_rc rc = platform_xml(p, sim, f, err);
+    if (rc == SIM_EIO) rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform file (disk full?)", path);
     if (fclose(f) != 0 && rc == SIM_OK)
         rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform file (disk full?)", path);
     if (rc != SIM_OK) unlink(path);
@@ -137,6 +138,8 @@ static sim_rc dump_platform(const cfg_platform *p, const eng_sim *sim, const cha
     sim_out o;
     sim_rc rc = sim_out_open(&o, path, "platform XML", err);
     if (rc == SIM_OK) rc = platform_xml(p, sim, o.f, err);
+    if (rc == SIM_EIO)
+        rc = sim_fail(err, SIM_EIO, "%s: cannot write the platform XML (check disk space and permissions)", path);
     if (rc == SIM_OK) return sim_out_commit(&o, err);
     sim_out_discard(&o);
     return rc;

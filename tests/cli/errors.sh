@@ -66,6 +66,15 @@ expect 0 "moe_capacity_factor: the busiest EP rank's experts drop 16.7 % of thei
 expect 1 "does not fit" -- run --set recompute=none --set sequence_parallel=false --set zero=0 --set pp=2 --set dp=128 -q
 
 # Help and version succeed.
+# a write error names its file, whichever output it is (exit 1)
+if [ -w /dev/full ]; then
+  tiny=(-m gpt-1.7b -p dgx-a100 --devices 8 --set model.layers=2 --set global_batch=8 -q)
+  for opt in --json --dump-platform --trace --report; do
+    expect 1 "/dev/full" -- run "${tiny[@]}" $opt /dev/full
+  done
+else
+  skip "no /dev/full"
+fi
 "$bin" --version | grep -q '^heptasim [0-9]' && ok || ko "--version"
 "$bin" run --help | grep -q -- '--set KEY=VALUE' && ok || ko "run --help"
 "$bin" memory --help | grep -q -- '--json' && ok || ko "memory --help"
