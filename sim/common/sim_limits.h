@@ -57,6 +57,7 @@
 #define CFG_PEAK_TFLOPS_MAX 1e7     /* 10 EFLOP/s: ~4000x a 2024 GPU */
 #define CFG_HBM_GIB_MIN 1e-4        /* 100 KiB */
 #define CFG_HBM_GIB_MAX 1e5         /* 100 TiB: ~500x a 2024 GPU */
+#define CFG_HBM_HEADROOM_MAX 0.9    /* device.hbm_headroom: keep at most 90 % of the usable HBM free */
 #define CFG_HBM_TBPS_MIN 1e-6       /* 1 MB/s */
 #define CFG_HBM_TBPS_MAX 1e4        /* 10 PB/s: ~1000x a 2024 GPU */
 #define CFG_LINK_GBPS_MIN 1e-4      /* 100 kB/s: below 10 Mbit/s Ethernet */

@@ -116,6 +116,7 @@ static const cfg_key device_rows[] = {
             CFG_KF_OMIT_ZERO),
     ROW_DBL("hbm_GiB", cfg_platform, hbm_bytes, CFG_HBM_GIB_MIN, CFG_HBM_GIB_MAX, 0, SIM_GIB, REQ),
     ROW_DBL("hbm_reserved_GiB", cfg_platform, hbm_reserved_bytes, 0, CFG_HBM_GIB_MAX, 0, SIM_GIB, 0),
+    ROW_DBL("hbm_headroom", cfg_platform, hbm_headroom, 0, CFG_HBM_HEADROOM_MAX, 0, 1, CFG_KF_OMIT_ZERO),
     ROW_DBL("hbm_TBps", cfg_platform, hbm_bytes_per_s, CFG_HBM_TBPS_MIN, CFG_HBM_TBPS_MAX, 0, 1e12, REQ),
     ROW_END,
 };

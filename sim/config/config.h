@@ -185,6 +185,8 @@ typedef struct cfg_platform {
     double mxfp8_peak_flops_per_s; /* dense MXFP8 GEMMs (Blackwell); 0: no MXFP8 (fp8_recipe mxfp8 is refused) */
     double hbm_bytes;              /* capacity */
     double hbm_reserved_bytes;     /* not usable by the model (runtime, fragmentation) */
+    double hbm_headroom;           /* the fraction of the rest kept free in every fit test (a planner's
+                                    * margin for allocator peaks); 0: none */
     double hbm_bytes_per_s;
 
     /* topology */
@@ -521,7 +523,7 @@ int cfg_tp(const cfg_strategy *s);                  /* tp_x*tp_y */
 int cfg_cp(const cfg_strategy *s);                  /* cp_ring*cp_ulysses */
 int cfg_micro_batches(const cfg_strategy *s);       /* global_batch / (dp * micro_batch) */
 int cfg_flush_micro_batches(const cfg_strategy *s); /* the micro-batches of one pipeline flush: those / pipeline_flushes */
-double cfg_usable_hbm_bytes(const cfg_platform *p); /* hbm_bytes - hbm_reserved_bytes */
+double cfg_usable_hbm_bytes(const cfg_platform *p); /* (hbm_bytes - hbm_reserved_bytes) x (1 - hbm_headroom) */
 /* The compute speed of device d, a fraction of the platform's peak (the
  * product of the stragglers naming it or its node; 1 on a uniform
  * platform), and the bandwidth factor of its NIC link. */

@@ -82,7 +82,7 @@ int cfg_flush_micro_batches(const cfg_strategy *s)
 
 double cfg_usable_hbm_bytes(const cfg_platform *p)
 {
-    return p->hbm_bytes - p->hbm_reserved_bytes;
+    return (p->hbm_bytes - p->hbm_reserved_bytes) * (1 - p->hbm_headroom);
 }
 
 double cfg_device_speed(const cfg_platform *p, int d)

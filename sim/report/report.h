@@ -226,6 +226,8 @@ typedef struct rpt_search_counts {
 typedef struct rpt_search_doc {
     const char *command;          /* "sweep", "compare", "merge" */
     const char *model, *platform, *space;
+    const cfg_model *resolved_model;       /* sweep, compare: as searched, after the overrides (NULL: merge) */
+    const cfg_platform *resolved_platform;
     int devices, global_batch, top;
     int shard_index, shard_count; /* shard_count <= 1: no shard */
     rpt_search_counts counts;

@@ -148,8 +148,11 @@ static void memory_line(FILE *out, const rpt_run *run)
 {
     const mdl_memory *mm = &run->memory;
     double cap = cfg_usable_hbm_bytes(run->platform);
-    fprintf(out, "memory     %.1f GiB of %.1f GiB usable per device (stage %d): weights %.1f",
-            mm->total_bytes / SIM_GIB, cap / SIM_GIB, run->memory_stage, mm->weights_bytes / SIM_GIB);
+    char kept[48] = "";
+    if (run->platform->hbm_headroom > 0)
+        snprintf(kept, sizeof kept, " (%.3g %% headroom kept free)", 100 * run->platform->hbm_headroom);
+    fprintf(out, "memory     %.1f GiB of %.1f GiB usable%s per device (stage %d): weights %.1f",
+            mm->total_bytes / SIM_GIB, cap / SIM_GIB, kept, run->memory_stage, mm->weights_bytes / SIM_GIB);
     if (mm->fp8_copies_bytes > 0) fprintf(out, " (FP8 copies %.1f)", mm->fp8_copies_bytes / SIM_GIB);
     fprintf(out, ", grads %.1f, optimizer %.1f, activations %.1f, buffers %.1f", mm->grads_bytes / SIM_GIB,
             mm->optimizer_bytes / SIM_GIB, mm->activations_bytes / SIM_GIB, mm->buffers_bytes / SIM_GIB);

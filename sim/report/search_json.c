@@ -58,6 +58,8 @@ static cJSON *session_json(const rpt_search_doc *d)
     cJSON_AddStringToObject(o, "model", d->model);
     cJSON_AddStringToObject(o, "platform", d->platform);
     cJSON_AddItemToObject(o, "overrides", rpt_overrides_json(&d->overrides));
+    if (d->resolved_model) cJSON_AddItemToObject(o, "resolved_model", cfg_model_to_json(d->resolved_model));
+    if (d->resolved_platform) cJSON_AddItemToObject(o, "resolved_platform", cfg_platform_to_json(d->resolved_platform));
     rpt_json_add_num(o, "devices", d->devices);
     cJSON_AddStringToObject(o, "space", d->space);
     rpt_json_add_num(o, "global_batch", d->global_batch);

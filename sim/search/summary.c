@@ -37,6 +37,8 @@ static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep
         .command = command,
         .model = q->model->name,
         .platform = q->platform->name,
+        .resolved_model = q->model,
+        .resolved_platform = q->platform,
         .space = srch_space_name(s->space),
         .devices = q->platform->devices,
         .global_batch = q->base.global_batch,

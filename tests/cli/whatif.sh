@@ -63,4 +63,23 @@ expect 2 "'--global-tokens 1000' is not a multiple of llama3-8b's seq_len 8192 \
 expect 2 "'--global-batch' and '--global-tokens' cannot be used together" -- \
   compare -m llama3-8b -p dgx-h100 --devices 8 --global-tokens 8192 --global-batch 2
 
+# A memory headroom (platform.device.hbm_headroom) keeps that fraction of the
+# usable HBM free in every fit test: the capacity the sweep prunes by is
+# (hbm - reserved) x (1 - headroom), no ranked candidate exceeds it, and the
+# best without headroom, which does, is no longer chosen.
+sw=(-m llama3-8b -p dgx-h100 --devices 8 --top 2 -q)
+if "$bin" sweep "${sw[@]}" --json "$tmp/free.json" 2>/dev/null &&
+   "$bin" sweep "${sw[@]}" --set platform.device.hbm_headroom=0.2 --json "$tmp/room.json" 2>/dev/null; then
+  cap=$(jq '(.resolved_platform.device.hbm_GiB - .resolved_platform.device.hbm_reserved_GiB) * 0.8 * 1073741824' "$tmp/room.json")
+  check "headroom: the capacity is (hbm - reserved) x 0.8" \
+    test "$(jq --argjson c "$cap" '[.ranking[].memory.capacity_bytes | . - $c | fabs < 1] | all' "$tmp/room.json")" = true
+  check "headroom: every ranked candidate fits in it" \
+    test "$(jq --argjson c "$cap" '[.ranking[].memory.peak_bytes <= $c] | all' "$tmp/room.json")" = true
+  check "headroom: the best without it does not fit in it" \
+    test "$(jq --argjson c "$cap" '.ranking[0].memory.peak_bytes > $c' "$tmp/free.json")" = true
+  check "headroom: the summary names it" test "$(jq -r '.overrides | join(", ")' "$tmp/room.json")" = "platform.device.hbm_headroom=0.2"
+else
+  ko "sweep with a headroom"
+fi
+
 summary
