@@ -369,6 +369,47 @@ START_TEST(test_straggler_node_exact)
 }
 END_TEST
 
+/* One slow part of each kind on each kind of fabric (tiers as in
+ * tiered; nt 0: the plain leaf-spine of dgx-h100), Llama 3's layout on a
+ * SuperPOD, small (TP 8 in a node, PP 2, DP 8 on 128 GPUs): every figure
+ * with the default symmetry as with one actor per rank.  A slow node is
+ * a TP group: its members stay alike, and the classes are the TP groups
+ * (8 ranks each).  A slow GPU or NIC link is a class of one rank: classes
+ * joined by ring and pipeline edges have one size (docs/network.md), so
+ * every rank is simulated, never a class standing for unlike ranks. */
+static void stragglers_on(const char *fabric, const tier_spec *ts, int nt, const char *extra)
+{
+    static const struct {
+        const char *what, *set;
+        int lockstep;
+    } slow[] = {
+        {"node 0 at 80 %", "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]", 8},
+        {"GPU 5 at 80 %", "platform.stragglers=[{\"kind\": \"device\", \"index\": 5, \"speed\": 0.8}]", 1},
+        {"NIC link 13 at 50 %", "platform.stragglers=[{\"kind\": \"link\", \"index\": 13, \"speed\": 0.5}]", 1},
+    };
+    for (size_t i = 0; i < sizeof slow / sizeof *slow; i++) {
+        const char *sets[] = {DENSE_ON_TIERS(8), slow[i].set, extra};
+        char name[160];
+        snprintf(name, sizeof name, "%s, %s", fabric, slow[i].what);
+        ck_assert_int_eq(tiered(name, "gpt-7.5b", 128, ts, nt, sets, extra ? 11 : 10), slow[i].lockstep);
+    }
+}
+
+START_TEST(test_straggler_fabrics)
+{
+    stragglers_on("plain leaf-spine", NULL, 0, NULL);
+    stragglers_on("supernode uplinks 4:1", NULL, 0, "platform.network.oversubscription=4");
+    const tier_spec pod[] = {{32, 1, 0, true}, {64, 1, 0, false}};
+    stragglers_on("rails, two tiers", pod, 2, NULL);
+    const tier_spec cross[] = {{32, 1, 0.3, true}, {64, 1, 0.5, false}};
+    stragglers_on("rails, two tiers with latencies", cross, 2, NULL);
+    const tier_spec three[] = {{16, 2, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
+    stragglers_on("rails, three tiers, rings over 2:1 leaves", three, 3, NULL);
+    const tier_spec over[] = {{32, 2, 0.3, false}, {64, 1, 0.5, false}};
+    stragglers_on("two tiers, 2:1 above the leaves", over, 2, NULL);
+}
+END_TEST
+
 /* One GPU at 80 % in TP 2 x DP 2 without overlap: every collective waits
  * for it, so its computes and its optimizer step are all on the critical
  * path, and the step is longer by (1 / 0.8 - 1) x their time in the
@@ -415,6 +456,7 @@ int main(void)
     tcase_add_test(tc, test_rails_three_tiers_oversubscribed);
     tcase_add_test(tc, test_experts_and_tp_on_tiers);
     tcase_add_test(tc, test_straggler_node_exact);
+    tcase_add_test(tc, test_straggler_fabrics);
     tcase_add_test(tc, test_straggler_critical_path);
     suite_add_tcase(s, tc);
     return check_run(s);

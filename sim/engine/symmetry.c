@@ -504,12 +504,28 @@ static bool group_edges(eng_sim *sim, rgraph *gr, int pass, int g, bool ring, bo
     return ok;
 }
 
+/* Whether one of the ncls colours col[0..world) is held by one rank
+ * alone; count: ncls ints of scratch. */
+static bool lone_colour(int world, const int *col, int ncls, int *count)
+{
+    memset(count, 0, (size_t)ncls * sizeof *count);
+    for (int i = 0; i < world; i++) count[col[i]]++;
+    for (int c = 0; c < ncls; c++)
+        if (count[c] == 1) return true;
+    return false;
+}
+
 /* The coarsest partition of the ranks into classes that the argument of
  * the banner makes exact, as class[] (a colour per rank); returns the
  * number of classes, or 0 when none can be computed (no stage
  * information, unusable groups, too large a graph, no fixpoint).  With
  * spread, classes may spread over the domains of oversubscribed tiers
- * (exact_plan then checks that they spread evenly, spread_shares). */
+ * (exact_plan then checks that they spread evenly, spread_shares).
+ * Refinement only splits classes, and the reduction takes classes of one
+ * size: once a colour is held by one rank (a straggler's, from the
+ * start) every class would have to be one rank, and the refinement stops
+ * there, returning world (nothing to reduce; class[] is then the colour
+ * reached, not a fixpoint). */
 static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
 {
     const eng_workload *w = sim->w;
@@ -590,10 +606,10 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
         free(k64);
         free(klen);
         free(koff);
-        free(zero);
         uint64_t *sig = sim_xcalloc((size_t)gr.n + 1, sizeof *sig);
         int round = 0;
-        for (; round < MAX_REFINE_ROUNDS; round++) {
+        bool lone = lone_colour(world, col, ncls, zero);
+        for (; round < MAX_REFINE_ROUNDS && !lone; round++) {
             for (int i = 0; i < world; i++) {
                 uint64_t *a = sig + gr.off[i];
                 const uint64_t *e = gr.e + gr.off[i];
@@ -604,10 +620,18 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
             memcpy(col, cls, (size_t)world * sizeof *col);
             if (n == ncls) break;
             ncls = n;
+            lone = lone_colour(world, col, ncls, zero);
         }
+        if (lone) {
+            memcpy(cls, col, (size_t)world * sizeof *cls);
+            XBT_DEBUG("a class of one rank after %d refinement rounds: classes of one size are single ranks", round);
+            ncls = world;
+        } else if (round == MAX_REFINE_ROUNDS) {
+            ncls = 0;
+        }
+        free(zero);
         free(sig);
         free(col);
-        if (round == MAX_REFINE_ROUNDS) ncls = 0;
         XBT_DEBUG("%d classes after %d refinement rounds", ncls, round);
     }
     free(gr.fill);
