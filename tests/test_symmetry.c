@@ -439,6 +439,44 @@ START_TEST(test_straggler_critical_path)
 }
 END_TEST
 
+/* One GPU at 80 % in the stage that does not pace the pipeline: GPipe
+ * over 2 stages of one GPU each (4 layers, 4 micro-batches, no
+ * recompute), the GPU of stage 0 slow.  Stage 1 also runs the loss head
+ * and stays the slower stage at 80 %, so it paces the forwards and the
+ * backwards; the critical path is stage 0's first forward, stage 1's 4
+ * forwards and 4 backwards, the transfers between them, stage 0's last
+ * backward and its optimizer step.  Of stage 0's computes one forward,
+ * one backward and the optimizer step lie on it, and the step is longer
+ * by (1 / 0.8 - 1) x (their time in the uniform run): a quarter of stage
+ * 0's compute besides the optimizer, plus its optimizer step, times
+ * 0.25.  The other forwards and backwards of stage 0 hide behind stage 1. */
+START_TEST(test_straggler_pipeline_critical_path)
+{
+    const char *base[] = {"model.layers=4", "vpp=1", "schedule=gpipe", "micro_batch=1", "tp_x=1", "pp=2", "dp=1",
+                          "global_batch=4", "recompute=none", "overlap_grad_reduce=false",
+                          "overlap_param_gather=false",
+                          "platform.stragglers=[{\"kind\": \"device\", \"index\": 0, \"speed\": 0.8}]"};
+    run_case *c = calloc(2, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(&c[0], "gpt-7.5b", "dgx-h100", 2, "gpt-310b-a3-megatron", base, 11);
+    load(&c[1], "gpt-7.5b", "dgx-h100", 2, "gpt-310b-a3-megatron", base, 12);
+    eng_result uniform, slow;
+    simulate(&c[0], &uniform);
+    simulate(&c[1], &slow);
+    /* stage 0 is the uniform run's critical rank (it ends with its optimizer step) */
+    ck_assert_int_eq(uniform.critical_rank, 0);
+    double opt = uniform.critical.compute_by_phase_s[WL_PH_OPTIMIZER];
+    double per_micro = (uniform.critical.compute_s - opt) / 4; /* one forward and one backward */
+    ck_assert(opt > 0 && per_micro > 0);
+    double added = (1 / 0.8 - 1) * (per_micro + opt);
+    assert_close(slow.step_time_s - uniform.step_time_s, added, "step time added", "stage 0 GPU at 80 %");
+    /* much less than all of stage 0's compute slowed: the rest is hidden */
+    ck_assert(added < 0.5 * (1 / 0.8 - 1) * uniform.critical.compute_s);
+    ck_assert_int_eq(check_exact("stage 0 GPU at 80 %", &c[1]), 1);
+    free(c);
+}
+END_TEST
+
 /* }========================================================== */
 
 int main(void)
@@ -458,6 +496,7 @@ int main(void)
     tcase_add_test(tc, test_straggler_node_exact);
     tcase_add_test(tc, test_straggler_fabrics);
     tcase_add_test(tc, test_straggler_critical_path);
+    tcase_add_test(tc, test_straggler_pipeline_critical_path);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

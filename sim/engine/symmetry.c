@@ -57,9 +57,23 @@
  *    below them, are left unlimited when classes spread over them.
  *
  * Classes must have one size; the run must use flow mode (in step mode
- * the pairwise steps pair partners by index).  See docs/network.md for
- * what this cannot reduce (detours a layout cannot declare, flows of a
- * class to itself through oversubscribed uplinks, stragglers on rings).
+ * the pairwise steps pair partners by index).  One size is what the
+ * refinement gives wherever ranks are joined by rings and pipelines: a
+ * ring's successor, and a pipeline peer at a stage offset, is one rank,
+ * so when a member of class A has it in class B every member of A does
+ * (an equitable partition), the map is one-to-one (|A| <= |B|), and the
+ * inverse edge (predecessor, the opposite offset) maps B into A (|B| <=
+ * |A|).  The TP rings, the data-parallel rings (dp x cp, which hold the
+ * expert and Ulysses groups) and the pipeline peers join every rank of a
+ * step to every other, so the classes of every step the workload makes
+ * have one size, stragglers or not.  Classes of unequal sizes would need
+ * all-to-all edges alone between them (each member of A with k partners
+ * in B, each of B with k|A|/|B| in A); the reduction refuses them.  A
+ * class of one rank (a slow device or NIC link starts as one) then makes
+ * every class one rank: the refinement stops there and nothing is
+ * reduced.  See docs/network.md for what this cannot reduce (detours a
+ * layout cannot declare, flows of a class to itself through
+ * oversubscribed uplinks, stragglers on rings).
  * Otherwise the TP groups are tried as before: TP groups of one size,
  * each inside one supernode, and every other group kind the programs use
  * made of simulated ranks only, on a network whose first tier is not
