@@ -376,7 +376,10 @@ END_TEST
  * a TP group: its members stay alike, and the classes are the TP groups
  * (8 ranks each).  A slow GPU or NIC link is a class of one rank: classes
  * joined by ring and pipeline edges have one size (docs/network.md), so
- * every rank is simulated, never a class standing for unlike ranks. */
+ * every rank is simulated, never a class standing for unlike ranks.
+ * Each slow part lengthens the step (the link at 10 %: at 50 % it does
+ * not limit its flows under 4:1 supernode uplinks, which leave each NIC
+ * flow of a node of 8 a quarter of a NIC). */
 static void stragglers_on(const char *fabric, const tier_spec *ts, int nt, const char *extra)
 {
     static const struct {
@@ -385,13 +388,18 @@ static void stragglers_on(const char *fabric, const tier_spec *ts, int nt, const
     } slow[] = {
         {"node 0 at 80 %", "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]", 8},
         {"GPU 5 at 80 %", "platform.stragglers=[{\"kind\": \"device\", \"index\": 5, \"speed\": 0.8}]", 1},
-        {"NIC link 13 at 50 %", "platform.stragglers=[{\"kind\": \"link\", \"index\": 13, \"speed\": 0.5}]", 1},
+        {"NIC link 13 at 10 %", "platform.stragglers=[{\"kind\": \"link\", \"index\": 13, \"speed\": 0.1}]", 1},
     };
+    const char *uniform[] = {DENSE_ON_TIERS(8), extra};
+    ck_assert_int_ge(tiered(fabric, "gpt-7.5b", 128, ts, nt, uniform, extra ? 10 : 9), 8);
+    double uniform_s = last_step_s;
     for (size_t i = 0; i < sizeof slow / sizeof *slow; i++) {
         const char *sets[] = {DENSE_ON_TIERS(8), slow[i].set, extra};
         char name[160];
         snprintf(name, sizeof name, "%s, %s", fabric, slow[i].what);
         ck_assert_int_eq(tiered(name, "gpt-7.5b", 128, ts, nt, sets, extra ? 11 : 10), slow[i].lockstep);
+        /* the slow part is on the critical path: a longer step */
+        ck_assert_msg(last_step_s > uniform_s, "%s: %.12g s, uniform %.12g s", name, last_step_s, uniform_s);
     }
 }
 
