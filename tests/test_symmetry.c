@@ -369,6 +369,55 @@ START_TEST(test_straggler_node_exact)
 }
 END_TEST
 
+/* One slow part of each kind on each kind of fabric (tiers as in
+ * tiered; nt 0: the plain leaf-spine of dgx-h100), Llama 3's layout on a
+ * SuperPOD, small (TP 8 in a node, PP 2, DP 8 on 128 GPUs): every figure
+ * with the default symmetry as with one actor per rank.  A slow node is
+ * a TP group: its members stay alike, and the classes are the TP groups
+ * (8 ranks each).  A slow GPU or NIC link is a class of one rank: classes
+ * joined by ring and pipeline edges have one size (docs/network.md), so
+ * every rank is simulated, never a class standing for unlike ranks.
+ * Each slow part lengthens the step (the link at 10 %: at 50 % it does
+ * not limit its flows under 4:1 supernode uplinks, which leave each NIC
+ * flow of a node of 8 a quarter of a NIC). */
+static void stragglers_on(const char *fabric, const tier_spec *ts, int nt, const char *extra)
+{
+    static const struct {
+        const char *what, *set;
+        int lockstep;
+    } slow[] = {
+        {"node 0 at 80 %", "platform.stragglers=[{\"kind\": \"node\", \"index\": 0, \"speed\": 0.8}]", 8},
+        {"GPU 5 at 80 %", "platform.stragglers=[{\"kind\": \"device\", \"index\": 5, \"speed\": 0.8}]", 1},
+        {"NIC link 13 at 10 %", "platform.stragglers=[{\"kind\": \"link\", \"index\": 13, \"speed\": 0.1}]", 1},
+    };
+    const char *uniform[] = {DENSE_ON_TIERS(8), extra};
+    ck_assert_int_ge(tiered(fabric, "gpt-7.5b", 128, ts, nt, uniform, extra ? 10 : 9), 8);
+    double uniform_s = last_step_s;
+    for (size_t i = 0; i < sizeof slow / sizeof *slow; i++) {
+        const char *sets[] = {DENSE_ON_TIERS(8), slow[i].set, extra};
+        char name[160];
+        snprintf(name, sizeof name, "%s, %s", fabric, slow[i].what);
+        ck_assert_int_eq(tiered(name, "gpt-7.5b", 128, ts, nt, sets, extra ? 11 : 10), slow[i].lockstep);
+        /* the slow part is on the critical path: a longer step */
+        ck_assert_msg(last_step_s > uniform_s, "%s: %.12g s, uniform %.12g s", name, last_step_s, uniform_s);
+    }
+}
+
+START_TEST(test_straggler_fabrics)
+{
+    stragglers_on("plain leaf-spine", NULL, 0, NULL);
+    stragglers_on("supernode uplinks 4:1", NULL, 0, "platform.network.oversubscription=4");
+    const tier_spec pod[] = {{32, 1, 0, true}, {64, 1, 0, false}};
+    stragglers_on("rails, two tiers", pod, 2, NULL);
+    const tier_spec cross[] = {{32, 1, 0.3, true}, {64, 1, 0.5, false}};
+    stragglers_on("rails, two tiers with latencies", cross, 2, NULL);
+    const tier_spec three[] = {{16, 2, 0, true}, {64, 1, 0.2, false}, {128, 2, 0.4, false}};
+    stragglers_on("rails, three tiers, rings over 2:1 leaves", three, 3, NULL);
+    const tier_spec over[] = {{32, 2, 0.3, false}, {64, 1, 0.5, false}};
+    stragglers_on("two tiers, 2:1 above the leaves", over, 2, NULL);
+}
+END_TEST
+
 /* One GPU at 80 % in TP 2 x DP 2 without overlap: every collective waits
  * for it, so its computes and its optimizer step are all on the critical
  * path, and the step is longer by (1 / 0.8 - 1) x their time in the
@@ -398,6 +447,44 @@ START_TEST(test_straggler_critical_path)
 }
 END_TEST
 
+/* One GPU at 80 % in the stage that does not pace the pipeline: GPipe
+ * over 2 stages of one GPU each (4 layers, 4 micro-batches, no
+ * recompute), the GPU of stage 0 slow.  Stage 1 also runs the loss head
+ * and stays the slower stage at 80 %, so it paces the forwards and the
+ * backwards; the critical path is stage 0's first forward, stage 1's 4
+ * forwards and 4 backwards, the transfers between them, stage 0's last
+ * backward and its optimizer step.  Of stage 0's computes one forward,
+ * one backward and the optimizer step lie on it, and the step is longer
+ * by (1 / 0.8 - 1) x (their time in the uniform run): a quarter of stage
+ * 0's compute besides the optimizer, plus its optimizer step, times
+ * 0.25.  The other forwards and backwards of stage 0 hide behind stage 1. */
+START_TEST(test_straggler_pipeline_critical_path)
+{
+    const char *base[] = {"model.layers=4", "vpp=1", "schedule=gpipe", "micro_batch=1", "tp_x=1", "pp=2", "dp=1",
+                          "global_batch=4", "recompute=none", "overlap_grad_reduce=false",
+                          "overlap_param_gather=false",
+                          "platform.stragglers=[{\"kind\": \"device\", \"index\": 0, \"speed\": 0.8}]"};
+    run_case *c = calloc(2, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    load(&c[0], "gpt-7.5b", "dgx-h100", 2, "gpt-310b-a3-megatron", base, 11);
+    load(&c[1], "gpt-7.5b", "dgx-h100", 2, "gpt-310b-a3-megatron", base, 12);
+    eng_result uniform, slow;
+    simulate(&c[0], &uniform);
+    simulate(&c[1], &slow);
+    /* stage 0 is the uniform run's critical rank (it ends with its optimizer step) */
+    ck_assert_int_eq(uniform.critical_rank, 0);
+    double opt = uniform.critical.compute_by_phase_s[WL_PH_OPTIMIZER];
+    double per_micro = (uniform.critical.compute_s - opt) / 4; /* one forward and one backward */
+    ck_assert(opt > 0 && per_micro > 0);
+    double added = (1 / 0.8 - 1) * (per_micro + opt);
+    assert_close(slow.step_time_s - uniform.step_time_s, added, "step time added", "stage 0 GPU at 80 %");
+    /* much less than all of stage 0's compute slowed: the rest is hidden */
+    ck_assert(added < 0.5 * (1 / 0.8 - 1) * uniform.critical.compute_s);
+    ck_assert_int_eq(check_exact("stage 0 GPU at 80 %", &c[1]), 1);
+    free(c);
+}
+END_TEST
+
 /* }========================================================== */
 
 int main(void)
@@ -415,7 +502,9 @@ int main(void)
     tcase_add_test(tc, test_rails_three_tiers_oversubscribed);
     tcase_add_test(tc, test_experts_and_tp_on_tiers);
     tcase_add_test(tc, test_straggler_node_exact);
+    tcase_add_test(tc, test_straggler_fabrics);
     tcase_add_test(tc, test_straggler_critical_path);
+    tcase_add_test(tc, test_straggler_pipeline_critical_path);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

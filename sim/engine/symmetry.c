@@ -57,9 +57,23 @@
  *    below them, are left unlimited when classes spread over them.
  *
  * Classes must have one size; the run must use flow mode (in step mode
- * the pairwise steps pair partners by index).  See docs/network.md for
- * what this cannot reduce (detours a layout cannot declare, flows of a
- * class to itself through oversubscribed uplinks, stragglers on rings).
+ * the pairwise steps pair partners by index).  One size is what the
+ * refinement gives wherever ranks are joined by rings and pipelines: a
+ * ring's successor, and a pipeline peer at a stage offset, is one rank,
+ * so when a member of class A has it in class B every member of A does
+ * (an equitable partition), the map is one-to-one (|A| <= |B|), and the
+ * inverse edge (predecessor, the opposite offset) maps B into A (|B| <=
+ * |A|).  The TP rings, the data-parallel rings (dp x cp, which hold the
+ * expert and Ulysses groups) and the pipeline peers join every rank of a
+ * step to every other, so the classes of every step the workload makes
+ * have one size, stragglers or not.  Classes of unequal sizes would need
+ * all-to-all edges alone between them (each member of A with k partners
+ * in B, each of B with k|A|/|B| in A); the reduction refuses them.  A
+ * class of one rank (a slow device or NIC link starts as one) then makes
+ * every class one rank: the refinement stops there and nothing is
+ * reduced.  See docs/network.md for what this cannot reduce (detours a
+ * layout cannot declare, flows of a class to itself through
+ * oversubscribed uplinks, stragglers on rings).
  * Otherwise the TP groups are tried as before: TP groups of one size,
  * each inside one supernode, and every other group kind the programs use
  * made of simulated ranks only, on a network whose first tier is not
@@ -504,12 +518,28 @@ static bool group_edges(eng_sim *sim, rgraph *gr, int pass, int g, bool ring, bo
     return ok;
 }
 
+/* Whether one of the ncls colours col[0..world) is held by one rank
+ * alone; count: ncls ints of scratch. */
+static bool lone_colour(int world, const int *col, int ncls, int *count)
+{
+    memset(count, 0, (size_t)ncls * sizeof *count);
+    for (int i = 0; i < world; i++) count[col[i]]++;
+    for (int c = 0; c < ncls; c++)
+        if (count[c] == 1) return true;
+    return false;
+}
+
 /* The coarsest partition of the ranks into classes that the argument of
  * the banner makes exact, as class[] (a colour per rank); returns the
  * number of classes, or 0 when none can be computed (no stage
  * information, unusable groups, too large a graph, no fixpoint).  With
  * spread, classes may spread over the domains of oversubscribed tiers
- * (exact_plan then checks that they spread evenly, spread_shares). */
+ * (exact_plan then checks that they spread evenly, spread_shares).
+ * Refinement only splits classes, and the reduction takes classes of one
+ * size: once a colour is held by one rank (a straggler's, from the
+ * start) every class would have to be one rank, and the refinement stops
+ * there, returning world (nothing to reduce; class[] is then the colour
+ * reached, not a fixpoint). */
 static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
 {
     const eng_workload *w = sim->w;
@@ -590,10 +620,10 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
         free(k64);
         free(klen);
         free(koff);
-        free(zero);
         uint64_t *sig = sim_xcalloc((size_t)gr.n + 1, sizeof *sig);
         int round = 0;
-        for (; round < MAX_REFINE_ROUNDS; round++) {
+        bool lone = lone_colour(world, col, ncls, zero);
+        for (; round < MAX_REFINE_ROUNDS && !lone; round++) {
             for (int i = 0; i < world; i++) {
                 uint64_t *a = sig + gr.off[i];
                 const uint64_t *e = gr.e + gr.off[i];
@@ -604,10 +634,18 @@ static int rank_classes(eng_sim *sim, int *cls, rgraph *out, bool spread)
             memcpy(col, cls, (size_t)world * sizeof *col);
             if (n == ncls) break;
             ncls = n;
+            lone = lone_colour(world, col, ncls, zero);
         }
+        if (lone) {
+            memcpy(cls, col, (size_t)world * sizeof *cls);
+            XBT_DEBUG("a class of one rank after %d refinement rounds: classes of one size are single ranks", round);
+            ncls = world;
+        } else if (round == MAX_REFINE_ROUNDS) {
+            ncls = 0;
+        }
+        free(zero);
         free(sig);
         free(col);
-        if (round == MAX_REFINE_ROUNDS) ncls = 0;
         XBT_DEBUG("%d classes after %d refinement rounds", ncls, round);
     }
     free(gr.fill);
