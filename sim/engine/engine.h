@@ -41,6 +41,8 @@ typedef struct eng_result {
     int lockstep;                         /* ranks one actor stands for exactly (1: none) */
     unsigned lockstep_dims;               /* bits 1u << cfg_dim: coordinates that differ among them */
     int replicas;                         /* data-parallel replicas one stands for (1: none) */
+    bool slowest_mate;                    /* approximate: an actor ran at the speed of the slowest rank it
+                                           * stands for (--symmetry dp with slow devices or nodes) */
 } eng_result;
 
 /* Called for every instruction of a traced rank when it completes.

@@ -133,6 +133,8 @@ typedef struct eng_sim {
     unsigned lockstep_dims;             /* bits 1u << cfg_dim: the coordinates that differ inside a class */
     unsigned mirrors;                   /* ENG_MIRROR_* bits: the mirror hosts the platform needs */
     int replicas;                       /* DP replicas one actor stands for (1: none) */
+    bool slowest_mate;                  /* approximate (--symmetry dp with slow devices): an actor runs
+                                         * at the speed of the slowest rank it stands for */
     int *rep;                           /* reduced runs: world ints, the simulated rank of each rank */
     int *mates;                         /* reduced runs: world ints, ranks grouped by rep */
     double *up_share, *down_share;      /* replica-reduced runs: nsn bandwidth shares of the uplinks */

@@ -234,6 +234,7 @@ static sim_rc collect(const eng_sim *sim, eng_result *res, sim_err *err)
     res->lockstep = sim->lockstep;
     res->lockstep_dims = sim->lockstep_dims;
     res->replicas = sim->replicas;
+    res->slowest_mate = sim->slowest_mate;
     res->critical_rank = crit;
     res->critical = sim->ranks[crit].st;
     res->step_time_s = res->critical.finish_s;

@@ -853,17 +853,30 @@ static bool exact_plan(eng_sim *sim)
 
 /* }=========================================================== */
 
+/* Whether a NIC link of p is slow (a straggler of kind link). */
+static bool slow_links(const cfg_platform *p)
+{
+    for (int i = 0; i < p->nstragglers; i++)
+        if (p->stragglers[i].kind == CFG_STRAGGLER_LINK) return true;
+    return false;
+}
+
 void eng_symmetry_plan(eng_sim *sim)
 {
+    sim->slowest_mate = false;
     sim->lockstep = sim->replicas = 1;
     sim->lockstep_dims = sim->mirrors = 0;
     if (sim->opt.symmetry == ENG_SYM_NONE || sim->world < 2) return;
     if (sim->opt.symmetry == ENG_SYM_TP && exact_plan(sim)) return;
     /* replicas are not reduced on a network with tiers: the exact classes */
     if (sim->opt.symmetry == ENG_SYM_DP && net_tiers(sim->p) > 0 && exact_plan(sim)) return;
-    /* TP groups and replicas stand for ranks that may not be alike: not
-     * with stragglers (exact classes tell the slow ones apart) */
-    if (!sim->w->tp_lockstep || net_rails(sim->p) || sim->p->nstragglers > 0) return;
+    /* TP groups and replicas stand for ranks that may not be alike: with
+     * stragglers (exact classes tell the slow ones apart) only on request,
+     * approximately (slow devices and nodes, not links: see
+     * eng_symmetry_start) */
+    bool slow = sim->p->nstragglers > 0;
+    if (!sim->w->tp_lockstep || net_rails(sim->p)) return;
+    if (slow && (sim->opt.symmetry != ENG_SYM_DP || slow_links(sim->p))) return;
     size_t n = (size_t)sim->world;
     int *rep = sim_xcalloc(n, sizeof *rep), *cls = sim_xcalloc(n, sizeof *cls), *m = sim_xcalloc(n, sizeof *m);
     for (int i = 0; i < sim->world; i++) rep[i] = i;
@@ -889,6 +902,7 @@ void eng_symmetry_plan(eng_sim *sim)
     }
     int stand_for = sim->lockstep * sim->replicas;
     if (stand_for > 1 && list_mates(sim, rep, stand_for, cls)) {
+        sim->slowest_mate = slow;
         sim->rep = rep;
         sim->mates = cls;
         rep = cls = NULL;
@@ -942,6 +956,11 @@ void eng_symmetry_start(eng_sim *sim)
         eng_rank *r = &sim->ranks[sim->mates[c]];
         r->mates = &sim->mates[c];
         r->nmates = stand_for;
+        /* approximate: its TP group (which waits for its slowest member at
+         * every TP collective) and its replicas (which wait for the slowest
+         * at the gradient reduction) as slow as the slowest of them */
+        for (int k = 1; k < r->nmates && sim->slowest_mate; k++)
+            if (sim->ranks[r->mates[k]].speed < r->speed) r->speed = sim->ranks[r->mates[k]].speed;
         for (int k = 1; k < r->nmates; k++) r->traced = r->traced || sim->ranks[r->mates[k]].traced;
         if (sim->mirrors & ENG_MIRROR_FABRIC) r->mirror = mirror_start(r, "mirror", 0, &r->mirror_host);
         for (int k = 1; k < ENG_ROUTE_CLASSES; k++)

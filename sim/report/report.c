@@ -202,14 +202,14 @@ void rpt_lockstep_text(const eng_result *sim, char *out, size_t cap)
     if (sim->lockstep <= 1) return;
     unsigned tp = 1u << CFG_DIM_TP_X | 1u << CFG_DIM_TP_Y;
     if (sim->lockstep_dims && !(sim->lockstep_dims & ~tp)) {
-        snprintf(out, cap, "one per TP group of %d (exact)", sim->lockstep);
+        snprintf(out, cap, "one per TP group of %d (%s)", sim->lockstep, sim->slowest_mate ? "approximate" : "exact");
         return;
     }
     size_t used = (size_t)snprintf(out, cap, "one per class of %d alike ranks, differing in", sim->lockstep);
     for (int d = 0, k = 0; d < CFG_NDIMS && used < cap; d++)
         if (sim->lockstep_dims >> d & 1u)
             used += (size_t)snprintf(out + used, cap - used, "%s %s", k++ ? "," : "", cfg_dim_name((cfg_dim)d));
-    if (used < cap) snprintf(out + used, cap - used, " (exact)");
+    if (used < cap) snprintf(out + used, cap - used, " (%s)", sim->slowest_mate ? "approximate" : "exact");
 }
 
 void rpt_strategy_label(const cfg_strategy *s, char *out, int cap)
@@ -341,7 +341,8 @@ void *rpt_run_to_json(const rpt_run *run)
             if (run->sim->lockstep_dims >> d & 1u) cJSON_AddItemToArray(dims, cJSON_CreateString(cfg_dim_name((cfg_dim)d)));
         cJSON_AddItemToObject(sim, "lockstep_dims", dims);
         rpt_json_add_num(sim, "replicas", run->sim->replicas);
-        cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1);
+        cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1 || run->sim->slowest_mate);
+        cJSON_AddBoolToObject(sim, "slowest_mate", run->sim->slowest_mate);
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);
     }

@@ -285,6 +285,9 @@ void rpt_summary(FILE *out, const rpt_run *run)
         fprintf(out, "APPROXIMATE: one data-parallel replica simulated for %d (--symmetry dp): its data-parallel flows go "
                      "to the other replicas' devices, which are not simulated\n",
                 sim->replicas);
+    if (sim->slowest_mate)
+        fprintf(out, "APPROXIMATE: slow devices (platform stragglers) with --symmetry dp: each simulated rank ran at "
+                     "the speed of the slowest rank it stands for\n");
 }
 
 /* ---------------------------------------------------------- memory table */

@@ -94,6 +94,8 @@ straggler-gpu-16k-pod|fabric|llama3-405b-h100-16k, 16,384 H100 on dgx-h100-super
 straggler-node-1k-pod|fabric|llama3-405b, TP 8 PP 16 DP 8, 1,024 H100 on dgx-h100-superpod, node 0 at 80 %|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 1024 --set dp=0 --set global_batch=128 --set platform.stragglers=[{"kind":"node","index":0,"speed":0.8}]
 straggler-node-1k-pod-none|fabric|the same, `--symmetry none`|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 1024 --set dp=0 --set global_batch=128 --set platform.stragglers=[{"kind":"node","index":0,"speed":0.8}] --symmetry none
 straggler-gpu-1k-pod|fabric|llama3-405b, TP 8 PP 16 DP 8, 1,024 H100 on dgx-h100-superpod, GPU 5 at 80 % (every rank, as `--symmetry none`)|run -m llama3-405b -p dgx-h100-superpod -s llama3-405b-h100-16k --devices 1024 --set dp=0 --set global_batch=128 --set platform.stragglers=[{"kind":"device","index":5,"speed":0.8}]
+straggler-gpu-16k-dp|fabric|llama3-405b-h100-16k, 16,384 H100 (dgx-h100), GPU 0 at 80 %, `--symmetry dp` (approximate)|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384 --set platform.stragglers=[{"kind":"device","index":0,"speed":0.8}] --symmetry dp
+straggler-node-16k-dp|fabric|llama3-405b-h100-16k, 16,384 H100 (dgx-h100), node 0 at 80 %, `--symmetry dp` (approximate)|run -m llama3-405b -p dgx-h100 -s llama3-405b-h100-16k --devices 16384 --set platform.stragglers=[{"kind":"node","index":0,"speed":0.8}] --symmetry dp
 smoke|smoke|gpt-1.7b, TP 2 PP 2 DP 2, 8 A100|run -m gpt-1.7b -p dgx-a100 --devices 8 --set model.layers=4 --set tp_x=2 --set pp=2 --set dp=2 --set vpp=1 --set schedule=1f1b --set global_batch=16
 EOF
   local n dp
