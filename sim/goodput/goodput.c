@@ -17,8 +17,7 @@ static const char *const cause_names[] = {"lost_work", "restarts", "checkpoints"
 
 const char *gp_cause_name(gp_cause c) { return (c >= 0 && c < GP_NCAUSES) ? cause_names[c] : "?"; }
 
-sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,
-                        sim_err *err)
+sim_rc gp_storage_check(const cfg_platform *p, sim_err *err)
 {
     if (p->checkpoint_mode == 0)
         return sim_fail(err, SIM_EINVAL, "%s: .storage: missing (goodput needs the checkpoint storage: node_GBps, "
@@ -26,6 +25,14 @@ sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_str
     if (p->checkpoint_mode == CFG_CKPT_ASYNC && !(p->snapshot_bytes_per_s > 0))
         return sim_fail(err, SIM_EINVAL, "%s: .storage.snapshot_GBps: required with checkpoint 'async' (the copy "
                         "of a device's state to host memory)", (p->path[0] ? p->path : "platform"));
+    return SIM_OK;
+}
+
+sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,
+                        sim_err *err)
+{
+    sim_rc rc = gp_storage_check(p, err);
+    if (rc != SIM_OK) return rc;
     memset(out, 0, sizeof *out);
     int world = cfg_world_size(s), per_stage = world / s->pp;
     /* replicated state is written by one of its holders (distributed

@@ -22,6 +22,10 @@ typedef struct gp_checkpoint {
     double read_s;       /* reloading it after a restart */
 } gp_checkpoint;
 
+/* SIM_OK when p has the storage a checkpoint needs, else SIM_EINVAL with
+ * the line gp_checkpoint_of gives (so a search can refuse before it runs). */
+sim_rc gp_storage_check(const cfg_platform *p, sim_err *err);
+
 /* The checkpoint of (m, p, s) on p's storage.  SIM_EINVAL with one line
  * when p has no "storage", or async without snapshot_GBps. */
 sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,

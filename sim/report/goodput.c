@@ -169,6 +169,14 @@ static double lost_share(const rpt_goodput_side *x, int k)
     return wall > 0 ? x->res->lost_mean_s[k] / wall : 0;
 }
 
+/* The largest relative excess of a simulated slow step over the step. */
+static double slow_excess(const rpt_goodput_side *x)
+{
+    double e = 0;
+    for (int i = 0; i < x->in->rel->nstragglers; i++) e = fmax(e, x->in->straggler_step_s[i] / x->in->step_s - 1);
+    return e;
+}
+
 static bool differ(double a, double b) { return a > 1.05 * b || b > 1.05 * a; }
 
 /* What makes cause k cost the slower-finishing side l more than w, in
@@ -193,8 +201,9 @@ static void driver(const rpt_goodput_side *l, const rpt_goodput_side *w, int k, 
     } else if (k == GP_LOST_WORK && differ(cl->persist_s, cw->persist_s)) {
         snprintf(out, cap, "its checkpoint reaches storage %.2fx as late (%s vs %s)", cl->persist_s / cw->persist_s,
                  sim_fmt_time(cl->persist_s, a, sizeof a), sim_fmt_time(cw->persist_s, b, sizeof b));
-    } else if (k == GP_STRAGGLERS) {
-        snprintf(out, cap, "its slow parts cost more");
+    } else if (k == GP_STRAGGLERS && !l->in->stragglers_off) {
+        snprintf(out, cap, "its step with a slow part is %.1f %% longer vs %.1f %%", 100 * slow_excess(l),
+                 100 * slow_excess(w));
     } else {
         snprintf(out, cap, "its %s cost more", gp_cause_name((gp_cause)k));
     }
@@ -207,6 +216,17 @@ int rpt_goodput_why(const rpt_goodput_side *a, const rpt_goodput_side *b, char *
     int first = budget ? (days_of(b) < days_of(a)) : (b->res->goodput_tokens_per_s.mean > a->res->goodput_tokens_per_s.mean);
     const rpt_goodput_side *w = first ? b : a, *l = first ? a : b;
     char head[256], ga[32], gb[32];
+    double ka = budget ? days_of(a) : a->res->goodput_tokens_per_s.mean;
+    double kb = budget ? days_of(b) : b->res->goodput_tokens_per_s.mean;
+    if (fabs(ka - kb) <= GP_TIE_REL * fmin(ka, kb)) {
+        if (budget)
+            snprintf(out, cap, "%s and %s finish together: %.2f and %.2f days to the token budget (within %.1f %%)",
+                     a->name, b->name, ka, kb, 100 * GP_TIE_REL);
+        else
+            snprintf(out, cap, "%s and %s train alike in the horizon: %s and %s tokens/s (within %.1f %%)", a->name,
+                     b->name, sim_fmt_count(ka, ga, sizeof ga), sim_fmt_count(kb, gb, sizeof gb), 100 * GP_TIE_REL);
+        return first;
+    }
     if (budget)
         snprintf(head, sizeof head, "%s finishes first: %.2f days to the token budget vs %.2f for %s", w->name,
                  days_of(w), days_of(l), l->name);

@@ -38,6 +38,10 @@ extern const char *const rpt_goodput_csv_columns[];
 void rpt_goodput_html_section(FILE *f, const rpt_goodput *g);
 sim_rc rpt_write_goodput_html(const char *path, const rpt_goodput *g, sim_err *err);
 
+/* Days (or goodput) within this fraction of each other are a tie: the
+ * Monte Carlo's mean over 100 seeds moves by more between seed sets. */
+#define GP_TIE_REL 1e-3
+
 /* One strategy of a comparison by goodput. */
 typedef struct rpt_goodput_side {
     const char *name;
