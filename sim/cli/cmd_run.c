@@ -19,7 +19,8 @@ static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timel
     if (!a->quiet && run->goodput) rpt_goodput_summary(f, run->goodput);
     if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform, &run->overrides);
     sim_rc rc = SIM_OK;
-    if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
+    if (a->json_path)
+        rc = run->goodput ? rpt_write_run_goodput_json(a->json_path, run, err) : rpt_write_json(a->json_path, run, err);
     if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);
     return rc;
 }

@@ -119,6 +119,15 @@ void *rpt_goodput_to_json(const rpt_goodput *g)
     return d;
 }
 
+sim_rc rpt_write_run_goodput_json(const char *path, const rpt_run *run, sim_err *err)
+{
+    cJSON *root = rpt_run_to_json(run);
+    if (run->goodput) cJSON_AddItemToObject(root, "goodput", rpt_goodput_to_json(run->goodput));
+    sim_rc rc = rpt_write_json_doc(path, root, "JSON result", err);
+    cJSON_Delete(root);
+    return rc;
+}
+
 sim_rc rpt_write_goodput_json(const char *path, const rpt_goodput *g, sim_err *err)
 {
     cJSON *d = rpt_goodput_to_json(g);
@@ -296,11 +305,19 @@ static void progress_svg(FILE *f, const rpt_goodput *g)
     rpt_svg_polyline(f, xs, ys, n, "#4e79a7", 2);
     int np = b->first.npoints;
     double *fx = sim_xcalloc((size_t)(np > 0 ? np : 1), sizeof *fx), *fy = sim_xcalloc((size_t)(np > 0 ? np : 1), sizeof *fy);
-    for (int i = 0; i < np; i++) {
-        fx[i] = PX(b->first.points[i].t_s / 86400);
-        fy[i] = PY(b->first.points[i].steps * g->in->tokens_per_step);
+    int kept = 0;
+    for (int i = 0; i < np; i++) { /* points within 0.1 unit of the line through their neighbours go */
+        double x = PX(b->first.points[i].t_s / 86400), y = PY(b->first.points[i].steps * g->in->tokens_per_step);
+        if (kept >= 2) {
+            double ax = fx[kept - 2], ay = fy[kept - 2], dx = x - ax, dy = y - ay, len = hypot(dx, dy);
+            double off = len > 0 ? fabs(dx * (fy[kept - 1] - ay) - dy * (fx[kept - 1] - ax)) / len : 0;
+            bool between = (fx[kept - 1] - ax) * dx + (fy[kept - 1] - ay) * dy >= 0;
+            if (off < 0.1 && between) kept--;
+        }
+        fx[kept] = x;
+        fy[kept++] = y;
     }
-    rpt_svg_polyline(f, fx, fy, np, "#999999", 1);
+    rpt_svg_polyline(f, fx, fy, kept, "#999999", 1);
     double yb = top + ph;
     for (int i = 0; i < b->first.nmarks; i++) {
         double x = PX(b->first.marks[i].t_s / 86400);

@@ -26,6 +26,10 @@ void rpt_goodput_summary(FILE *f, const rpt_goodput *g);
  * same object under "goodput". */
 void *rpt_goodput_to_json(const rpt_goodput *g);
 sim_rc rpt_write_goodput_json(const char *path, const rpt_goodput *g, sim_err *err);
+/* run --goodput --json: the run's document (rpt_write_json) with
+ * run->goodput's under "goodput" (none when it is NULL). */
+struct rpt_run;
+sim_rc rpt_write_run_goodput_json(const char *path, const struct rpt_run *run, sim_err *err);
 
 /* One row per trial (g->trials) as a cJSON array for rpt_write_csv with
  * rpt_goodput_csv_columns (docs/outputs.md). */

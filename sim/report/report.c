@@ -5,7 +5,6 @@
  * the same double), so the same inputs give byte-identical output.
  * Non-finite values never reach the document: metrics of a zero step time
  * are 0. */
-#include "goodput.h"
 #include "report.h"
 
 #include "../common/json.h"
@@ -346,7 +345,6 @@ void *rpt_run_to_json(const rpt_run *run)
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);
     }
-    if (run->goodput) cJSON_AddItemToObject(root, "goodput", rpt_goodput_to_json(run->goodput));
     return root;
 }
 
