@@ -54,7 +54,7 @@ static const opt_row options[] = {
     {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform", COUNT(1, CFG_MAX_DEVICES)},
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)", PATH},
     {O_CSV, "csv", 0, "FILE|-", CLI_OPT_CSV,
-     "write a CSV table to FILE (- for stdout): one row per candidate, case comparison or stage", PATH},
+     "write a CSV table to FILE (- for stdout): one row per candidate, case comparison, stage or trial", PATH},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE", PATH},
     {O_COMM, "comm-mode", 0, NULL, CLI_OPT_ENGINE,
      "collectives as one flow per ring edge (default) or step by step", NAMES(eng_comm_mode_names, ENG_NCOMM_MODES)},

@@ -3,8 +3,12 @@
  * random processes (GSL), Monte Carlo over seeds.  docs/goodput.md.
  *
  * Times are seconds of wall clock, sizes bytes.  The step times are
- * inputs: the caller simulates them (the runner), this module never
- * estimates a step. */
+ * inputs: the caller simulates them (the runner, with the slow-step cases
+ * of gp_straggler_cases), this module never estimates a step.
+ *
+ * Files: goodput.c (the checkpoint, a trial, the Monte Carlo, the
+ * interval search, the progress band), inputs.c (the inputs of a run
+ * from a command's options, the slow-step cases). */
 #ifndef HEPTASIM_GOODPUT_H
 #define HEPTASIM_GOODPUT_H
 

@@ -18,7 +18,7 @@
  * session.c (a sweep or compare from search to ranking), summary.c (the rows
  * of their text and JSON summaries, which report/search_text.c and
  * search_json.c write), default.c (the strategy of a run that names
- * none). */
+ * none), objective.c (the simulated candidates ranked by goodput). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
 
