@@ -91,6 +91,18 @@ rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["simulated"] == "true"
 assert rows and all(r["goodput.days"] for r in rows), rows[:1]
 P
 
+# the default objective stays the step time: no goodput in the document
+"$bin" compare "${cmp_in[@]}" -q --json "$tmp/c0.json" || ko "compare exited $?"
+python3 - "$tmp/c0.json" "$tmp/c.json" <<'P' && ok || ko "compare without --objective is not ranked by step time"
+import json, sys
+d = json.load(open(sys.argv[1])); g = json.load(open(sys.argv[2]))
+assert d["objective"] == "step" and "goodput" not in d
+# the same simulations: the goodput ranking holds the step times the step ranking simulated
+steps = {r["strategy"]["name"]: r["step_time_s"] for r in d["ranking"] if r.get("simulated")}
+same = [r for r in g["goodput"]["ranking"] if r["id"] in steps]
+assert same and all(abs(steps[r["id"]] - r["step_time_s"]) < 1e-12 for r in same), (steps, same)
+P
+
 expect 2 "'--objective' takes 'step' or 'goodput', got 'goodptu' \(did you mean 'goodput'\?\)" -- \
   compare "${cmp_in[@]}" --objective goodptu
 expect 2 "heptasim compare: '--tokens' needs '--objective goodput'" -- compare "${cmp_in[@]}" --tokens 1e12
