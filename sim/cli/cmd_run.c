@@ -1,5 +1,6 @@
-/* cmd_run.c - `heptasim run` (simulate one step) and `heptasim memory`
- * (memory only, no simulation). */
+/* cmd_run.c - `heptasim run` (simulate one step; with --goodput also the
+ * run over days on it) and `heptasim memory` (memory only, no
+ * simulation). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,11 @@ static sim_rc write_views(const cli_args *a, const rpt_run *run, const rpt_timel
 {
     FILE *f = cli_summary_stream(a);
     if (!a->quiet && run->sim) rpt_summary(f, run);
+    if (!a->quiet && run->goodput) rpt_goodput_summary(f, run->goodput);
     if (!a->quiet && !run->sim) rpt_memory_summary(f, run->model, run->strategy, run->platform, &run->overrides);
     sim_rc rc = SIM_OK;
-    if (a->json_path) rc = rpt_write_json(a->json_path, run, err);
+    if (a->json_path)
+        rc = run->goodput ? rpt_write_run_goodput_json(a->json_path, run, err) : rpt_write_json(a->json_path, run, err);
     if (rc == SIM_OK && a->report_path) rc = rpt_write_run_html(a->report_path, run, tl, err);
     return rc;
 }
@@ -131,11 +134,62 @@ static void progress_options(const run_case *c, eng_options *opt, double *expect
 
 /* }======================================================== progress */
 
+/* {======================================================== goodput */
+
+/* run --goodput: the options, the inputs (checkpoint) and the straggler
+ * steps before the step itself, then the run over days on it. */
+typedef struct run_goodput {
+    bool on;
+    cfg_reliability rel;
+    gp_options o;
+    gp_inputs in;
+    gp_result res;
+    gp_band band;
+    rpt_goodput doc;
+} run_goodput;
+
+/* Checks the goodput options of a and, with --goodput, loads them and
+ * simulates the slow steps (in child processes, before this process
+ * simulates the step). */
+static sim_rc goodput_prepare(const cli_args *a, const run_case *c, run_goodput *g, sim_err *err)
+{
+    const char *given = cli_goodput_option_given(a);
+    if (!a->goodput && given)
+        return sim_fail(err, SIM_EINVAL, "heptasim run: '%s' needs '--goodput' (the run over days on the step)",
+                        given);
+    if (!a->goodput) return SIM_OK;
+    g->on = true;
+    sim_rc rc = cli_goodput_options(a, "run", &g->rel, &g->o, err);
+    if (rc == SIM_OK) rc = gp_inputs_make(&g->o, &c->model, &c->platform, &c->strategy, &g->in, err);
+    if (rc == SIM_OK) rc = cli_goodput_simulate(&g->o, c, cli_jobs(a), &g->in, err);
+    return rc;
+}
+
+/* After the step: the run over days on it, for the views of run. */
+static sim_rc goodput_finish(const cli_args *a, const run_case *c, run_goodput *g, rpt_run *run, sim_err *err)
+{
+    if (!g->on) return SIM_OK;
+    g->in.step_s = c->result.step_time_s;
+    cli_inputs names = {.model = c->model, .platform = c->platform, .strategy = c->strategy};
+    sim_rc rc = cli_goodput_doc(&g->in, &g->res, &g->doc, &names, err);
+    if (rc == SIM_OK && a->report_path) {
+        rc = gp_progress_band(&g->in, CLI_GOODPUT_BAND_POINTS, CLI_GOODPUT_BAND_TRIALS, &g->band, err);
+        g->doc.band = &g->band;
+    }
+    g->doc.model = c->model.name; /* names into c, which outlives the views */
+    g->doc.platform = c->platform.name;
+    g->doc.strategy = c->strategy.name;
+    if (rc == SIM_OK) run->goodput = &g->doc;
+    return rc;
+}
+
+/* }======================================================== goodput */
+
 /* Simulates c with opt and the views v, then writes the views of run; the
  * trace is closed whatever happened, so that a failed step still leaves a
  * readable trace of what it did. */
-static sim_rc simulate(const cli_args *a, run_case *c, eng_options *opt, rpt_views *v, rpt_run *run, double t0,
-                       sim_err *err)
+static sim_rc simulate(const cli_args *a, run_case *c, eng_options *opt, rpt_views *v, rpt_run *run,
+                       run_goodput *g, double t0, sim_err *err)
 {
     sim_rc rc = runner_simulate_here(c, opt);
     if (rc == SIM_OK) {
@@ -149,8 +203,9 @@ static sim_rc simulate(const cli_args *a, run_case *c, eng_options *opt, rpt_vie
         if (opt->symmetry == ENG_SYM_DP && run->sim->replicas == 1)
             fprintf(stderr, "heptasim: --symmetry dp: the groups of strategy '%s' tie the data-parallel replicas "
                             "together; every replica was simulated\n", c->strategy.name);
+        rc = goodput_finish(a, c, g, run, err);
         run->wall_s = sim_now_s() - t0;
-        rc = write_views(a, run, v->timeline, err);
+        if (rc == SIM_OK) rc = write_views(a, run, v->timeline, err);
     } else {
         sim_strlcpy(err->msg, c->msg, sizeof err->msg);
     }
@@ -192,6 +247,14 @@ int cmd_run(const cli_args *a)
         if (rc == SIM_EOOM) write_views(a, &run, NULL, &ignored); /* memory per stage against capacity */
     }
     if (rc == SIM_OK) rc = register_simgrid(a, &err);
+    run_goodput *g = sim_xcalloc(1, sizeof *g);
+    if (rc == SIM_OK) {
+        eng_options slow = opt; /* the slow steps dump no platform */
+        slow.dump_xml_path = NULL;
+        c->options = &slow;
+        rc = goodput_prepare(a, c, g, &err);
+        c->options = NULL;
+    }
     rpt_views views = {0};
     if (rc == SIM_OK) rc = rpt_views_open(&views, &c->strategy, a->trace_path, a->trace_ranks, a->report_path, &err);
     if (rc == SIM_OK && views.ranks) {
@@ -201,8 +264,10 @@ int cmd_run(const cli_args *a)
     }
     double expected_s = 0;
     if (rc == SIM_OK) progress_options(c, &opt, &expected_s);
-    if (rc == SIM_OK) rc = simulate(a, c, &opt, &views, &run, t0, &err);
+    if (rc == SIM_OK) rc = simulate(a, c, &opt, &views, &run, g, t0, &err);
     rpt_views_free(&views);
+    gp_band_free(&g->band);
+    free(g);
     free(c);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }

@@ -37,6 +37,10 @@ typedef struct session {
     cfg_platform platform;
     cfg_band band;                /* the platform's (cli_platform_band) */
     srch_sweep_request rq;
+    srch_objective objective;     /* --objective */
+    cfg_reliability rel;          /* --objective goodput: the options of the run over days */
+    gp_options gp;
+    srch_goodput ranked;          /* and its ranking, after the sweep */
 } session;
 
 /* Model, platform, base strategy and the request the options make. */
@@ -86,7 +90,25 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     if (a->resume && !a->out_path)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--resume' needs '--out FILE', the file of the sweep to carry on",
                         cmd);
-    return SIM_OK;
+    int objective = a->objective ? sim_enum_value(srch_objective_names, SRCH_NOBJECTIVES, a->objective) : -1;
+    x->objective = objective >= 0 ? (srch_objective)objective : SRCH_OBJ_STEP;
+    const char *given = cli_goodput_option_given(a);
+    if (x->objective != SRCH_OBJ_GOODPUT && given)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '%s' needs '--objective goodput' (the candidates ranked by "
+                        "goodput)", cmd, given);
+    if (x->objective == SRCH_OBJ_GOODPUT) {
+        rc = cli_goodput_options(a, cmd, &x->rel, &x->gp, err);
+        if (rc == SIM_OK) rc = gp_storage_check(&x->platform, err);
+    }
+    return rc;
+}
+
+/* --objective goodput: the simulated candidates ranked by goodput, the
+ * bests picked again (nothing for the step-time objective). */
+static sim_rc rank_objective(session *x, srch_sweep *s, sim_err *err)
+{
+    if (x->objective != SRCH_OBJ_GOODPUT) return SIM_OK;
+    return srch_goodput_rank(&x->rq, s, &x->gp, &x->ranked, err);
 }
 
 /* --json and --report of a sweep or compare. */
@@ -94,15 +116,24 @@ static sim_rc write_outputs(const session *x, const srch_sweep *s, bool compare,
 {
     const cli_args *a = x->a;
     sim_rc rc = SIM_OK;
+    bool gp = x->objective == SRCH_OBJ_GOODPUT;
     if (a->json_path) {
         cJSON *doc = compare ? srch_compare_to_json(&x->rq, s) : srch_sweep_to_json(&x->rq, s);
+        cJSON_AddStringToObject(doc, "objective", srch_objective_names[x->objective].name);
+        if (gp) cJSON_AddItemToObject(doc, "goodput", srch_goodput_to_json(&x->rq, &x->ranked, compare));
         rc = rpt_write_json_doc(a->json_path, doc, "JSON summary", err);
         cJSON_Delete(doc);
     }
     if (rc == SIM_OK && a->csv_path) {
         cJSON *all = srch_sweep_records_json(s);
         rpt_rows_add_overrides(all, &x->rq.overrides);
-        rc = rpt_write_csv(a->csv_path, all, rpt_record_csv_columns(), "CSV table", err);
+        const char *columns[160];
+        int n = 0;
+        for (const char *const *c = rpt_record_csv_columns(); *c && n < 120; c++) columns[n++] = *c;
+        for (const char *const *c = rpt_goodput_record_columns; gp && *c && n < 159; c++) columns[n++] = *c;
+        columns[n] = NULL;
+        if (gp) srch_goodput_add_records(all, &x->ranked);
+        rc = rpt_write_csv(a->csv_path, all, columns, "CSV table", err);
         cJSON_Delete(all);
     }
     if (rc == SIM_OK && a->save_best && s->cmp.best) rc = srch_save_strategy(a->save_best, s->cmp.best, err);
@@ -147,9 +178,13 @@ int cmd_sweep(const cli_args *a)
     if (rc == SIM_OK) rc = srch_sweep_run(&x.rq, &s, &err);
     sim_progress_clear();
     if (rc != SIM_EINVAL && a->out_path) rpt_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
+    if (rc == SIM_OK) rc = rank_objective(&x, &s, &err);
     if (rc == SIM_OK && !a->quiet) srch_print_sweep(cli_summary_stream(a), &x.rq, &s);
+    if (rc == SIM_OK && !a->quiet && x.objective == SRCH_OBJ_GOODPUT)
+        srch_print_goodput(cli_summary_stream(a), &x.rq, &x.ranked, false);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, false, &err);
     if (rc == SIM_OK) rc = srch_sweep_failures(&x.rq, &s, "sweep", &err);
+    srch_goodput_free(&x.ranked);
     srch_sweep_free(&s);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }
@@ -163,10 +198,14 @@ int cmd_compare(const cli_args *a)
     if (rc == SIM_OK) rc = srch_compare_run(&x.rq, &s, &err);
     sim_progress_clear();
     if (rc != SIM_EINVAL && a->out_path) rpt_skipped_warn(stderr, a->out_path, &s.resumed.skipped);
+    if (rc == SIM_OK) rc = rank_objective(&x, &s, &err);
     if (rc == SIM_OK && !a->quiet) srch_print_compare(cli_summary_stream(a), &x.rq, &s);
+    if (rc == SIM_OK && !a->quiet && x.objective == SRCH_OBJ_GOODPUT)
+        srch_print_goodput(cli_summary_stream(a), &x.rq, &x.ranked, true);
     if (rc == SIM_OK) rc = write_outputs(&x, &s, true, &err);
     if (rc == SIM_OK) rc = srch_compare_check(&s.cmp, &err);
     if (rc == SIM_OK) rc = srch_sweep_failures(&x.rq, &s, "compare", &err);
+    srch_goodput_free(&x.ranked);
     srch_sweep_free(&s);
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }

@@ -3,7 +3,9 @@
 #define HEPTASIM_CLI_COMMANDS_H
 
 #include "../engine/engine.h"
+#include "../report/goodput.h"
 #include "../report/report.h"
+#include "../runner/runner.h"
 #include "../search/search.h"
 #include "options.h"
 
@@ -55,6 +57,29 @@ int cli_fail(sim_rc rc, const sim_err *err);
 /* The HTML report of a finished sweep or compare session s (the search's
  * counts, both bests and the speedup in its head). */
 sim_rc cli_write_search_report(const char *path, const srch_sweep *s, const char *title, sim_err *err);
+
+/* {================================ the goodput options (cmd_goodput.c) */
+
+#define DEFAULT_RELIABILITY "llama3-16k"
+#define CLI_GOODPUT_BAND_POINTS 200  /* times of the HTML progress plot */
+#define CLI_GOODPUT_BAND_TRIALS 1000 /* trials of its band, at most */
+
+/* The first goodput option a gives ("--reliability"), NULL when none
+ * (refused without run --goodput or --objective goodput). */
+const char *cli_goodput_option_given(const cli_args *a);
+/* The goodput options of a (goodput's defaults) into *o, the reliability
+ * file loaded into *rel (o->rel).  SIM_EINVAL with one line naming the
+ * option, or the reliability file's error. */
+sim_rc cli_goodput_options(const cli_args *a, const char *cmd, cfg_reliability *rel, gp_options *o, sim_err *err);
+/* Simulates the slow steps of o's stragglers on base's inputs (jobs at a
+ * time, in child processes) into in->straggler_step_s; nothing without
+ * stragglers.  The first failed simulation's error. */
+sim_rc cli_goodput_simulate(const gp_options *o, const run_case *base, int jobs, gp_inputs *in, sim_err *err);
+/* The run over days of g (steps set) and its document (names of in),
+ * with the simulated optimum of the checkpoint interval. */
+sim_rc cli_goodput_doc(const gp_inputs *g, gp_result *res, rpt_goodput *doc, const cli_inputs *in, sim_err *err);
+
+/* }================================ the goodput options */
 
 int cmd_run(const cli_args *a);
 int cmd_memory(const cli_args *a);

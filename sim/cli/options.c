@@ -20,7 +20,7 @@ typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS, O_STEP, O_SIMULATE, O_SENS_SEARCH,
-    O_RELIABILITY, O_INTERVAL, O_TOKENS, O_DAYS, O_SEEDS, O_SEED, O_NO_STRAGGLERS
+    O_RELIABILITY, O_INTERVAL, O_TOKENS, O_DAYS, O_SEEDS, O_SEED, O_NO_STRAGGLERS, O_GOODPUT, O_OBJECTIVE
 } opt_id;
 
 typedef struct opt_row {
@@ -54,7 +54,7 @@ static const opt_row options[] = {
     {O_DEVICES, "devices", 0, "N", CLI_OPT_INPUTS, "number of devices of the platform", COUNT(1, CFG_MAX_DEVICES)},
     {O_JSON, "json", 0, "FILE|-", CLI_OPT_JSON, "write the result as JSON to FILE (- for stdout)", PATH},
     {O_CSV, "csv", 0, "FILE|-", CLI_OPT_CSV,
-     "write a CSV table to FILE (- for stdout): one row per candidate, case comparison or stage", PATH},
+     "write a CSV table to FILE (- for stdout): one row per candidate, case comparison, stage or trial", PATH},
     {O_DUMP, "dump-platform", 0, "FILE", CLI_OPT_ENGINE, "also write the generated SimGrid platform XML to FILE", PATH},
     {O_COMM, "comm-mode", 0, NULL, CLI_OPT_ENGINE,
      "collectives as one flow per ring edge (default) or step by step", NAMES(eng_comm_mode_names, ENG_NCOMM_MODES)},
@@ -106,6 +106,12 @@ static const opt_row options[] = {
     {O_LOO, "loo", 0, NULL, CLI_OPT_FIT, "also fit without each case in turn and report its held-out error", PLAIN},
     {O_PROGRESS, "progress", 0, "FILE", CLI_OPT_PROGRESS,
      "also write progress lines to FILE (stderr shows them when a terminal, unless -q)", PATH},
+    {O_GOODPUT, "goodput", 0, NULL, CLI_OPT_RUN_GOODPUT,
+     "also run the goodput model on the simulated step (days, ETTR, time lost by cause; the goodput options below)",
+     PLAIN},
+    {O_OBJECTIVE, "objective", 0, NULL, CLI_OPT_OBJECTIVE,
+     "rank the simulated candidates by step time (default) or by goodput: days to --tokens, else tokens trained "
+     "in --days (the goodput options below)", NAMES(srch_objective_names, SRCH_NOBJECTIVES)},
     {O_RELIABILITY, "reliability", 'r', "RELIABILITY", CLI_OPT_GOODPUT,
      "reliability model: a name from reliability/ or a path (default llama3-16k)", PATH},
     {O_INTERVAL, "interval", 0, "MINUTES", CLI_OPT_GOODPUT, "training between checkpoints (default 10)", PLAIN},
@@ -314,10 +320,15 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
 {
     char q[112];
     if (o->names && sim_enum_value(o->names, o->nnames, val) < 0) {
-        char names[96];
+        char names[96], hint[96] = "";
         sim_enum_names_text(o->names, o->nnames, true, names, sizeof names);
-        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' takes %s, got '%s'", command, o->name, names,
-                        quoted(val, q, sizeof q));
+        const char *cands[16];
+        int nc = o->nnames < 16 ? o->nnames : 16;
+        for (int i = 0; i < nc; i++) cands[i] = o->names[i].name;
+        const char *close = cfg_suggest(val, cands, nc);
+        if (close) snprintf(hint, sizeof hint, " (did you mean '%s'?)", close);
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' takes %s, got '%s'%s", command, o->name, names,
+                        quoted(val, q, sizeof q), hint);
     }
     switch (o->id) {
     case O_MODEL: a->model = val; break;
@@ -371,6 +382,8 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_SEEDS: return parse_count(command, o, val, &a->seeds, err);
     case O_SEED: a->seed_given = true; return parse_count(command, o, val, &a->seed, err);
     case O_NO_STRAGGLERS: a->no_stragglers = true; break;
+    case O_GOODPUT: a->goodput = true; break;
+    case O_OBJECTIVE: a->objective = val; break;
     case O_TRACE: a->trace_path = val; break;
     case O_TRACE_RANKS: a->trace_ranks = val; break;
     case O_REPORT: a->report_path = val; break;

@@ -60,6 +60,8 @@ typedef struct cli_args {
     int seed;                    /* --seed S */
     bool seed_given;
     bool no_stragglers;          /* --no-stragglers */
+    bool goodput;                /* run --goodput */
+    const char *objective;       /* --objective step|goodput (NULL: step) */
     const char *files[CLI_MAX_FILES]; /* positional arguments */
     int nfiles;
     int argc;                    /* the command line (study records it) */
@@ -88,7 +90,9 @@ enum {
     CLI_OPT_STUDY = 1 << 17,     /* --out DIR --resume --shard --list of a study */
     CLI_OPT_PROGRESS = 1 << 18,  /* --progress */
     CLI_OPT_SENS = 1 << 19,      /* --step --simulate --search */
-    CLI_OPT_GOODPUT = 1 << 20    /* --reliability --interval --tokens --days --seeds --seed --no-stragglers */
+    CLI_OPT_GOODPUT = 1 << 20,   /* --reliability --interval --tokens --days --seeds --seed --no-stragglers */
+    CLI_OPT_RUN_GOODPUT = 1 << 21, /* --goodput (run) */
+    CLI_OPT_OBJECTIVE = 1 << 22  /* --objective (sweep, compare) */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

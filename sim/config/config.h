@@ -681,4 +681,9 @@ void *cfg_strategy_to_json(const cfg_strategy *s);
 void *cfg_model_to_json(const cfg_model *m);
 void *cfg_platform_to_json(const cfg_platform *p);
 
+/* The candidate closest to word (ignoring case; at most 1 edit for words
+ * shorter than 6 characters, 2 otherwise), or NULL when none is close
+ * (names.c; also the command line's "did you mean"). */
+const char *cfg_suggest(const char *word, const char *const *cands, int n);
+
 #endif

@@ -110,10 +110,6 @@ extern const char *const cfg_window_kind_names[];
 extern const char *const cfg_straggler_kind_names[];
 extern const char *const cfg_checkpoint_mode_names[]; /* ORDER CFG_CHECKPOINT */
 
-/* The candidate closest to word (ignoring case; at most 1 edit for words
- * shorter than 6 characters, 2 otherwise), or NULL when none is close. */
-const char *cfg_suggest(const char *word, const char *const *cands, int n);
-
 /* The recompute module named by word[0..len) (cfg_recompute_module), or
  * -1; the closest module name to a word that is none, or NULL. */
 int cfg_recompute_module_parse(const char *word, size_t len);

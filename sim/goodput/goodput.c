@@ -17,8 +17,7 @@ static const char *const cause_names[] = {"lost_work", "restarts", "checkpoints"
 
 const char *gp_cause_name(gp_cause c) { return (c >= 0 && c < GP_NCAUSES) ? cause_names[c] : "?"; }
 
-sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,
-                        sim_err *err)
+sim_rc gp_storage_check(const cfg_platform *p, sim_err *err)
 {
     if (p->checkpoint_mode == 0)
         return sim_fail(err, SIM_EINVAL, "%s: .storage: missing (goodput needs the checkpoint storage: node_GBps, "
@@ -26,6 +25,14 @@ sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_str
     if (p->checkpoint_mode == CFG_CKPT_ASYNC && !(p->snapshot_bytes_per_s > 0))
         return sim_fail(err, SIM_EINVAL, "%s: .storage.snapshot_GBps: required with checkpoint 'async' (the copy "
                         "of a device's state to host memory)", (p->path[0] ? p->path : "platform"));
+    return SIM_OK;
+}
+
+sim_rc gp_checkpoint_of(const cfg_model *m, const cfg_platform *p, const cfg_strategy *s, gp_checkpoint *out,
+                        sim_err *err)
+{
+    sim_rc rc = gp_storage_check(p, err);
+    if (rc != SIM_OK) return rc;
     memset(out, 0, sizeof *out);
     int world = cfg_world_size(s), per_stage = world / s->pp;
     /* replicated state is written by one of its holders (distributed
@@ -87,7 +94,40 @@ static double units_of(const gp_inputs *in, int kind)
                                       : (double)in->devices;
 }
 
+void gp_path_free(gp_path *p)
+{
+    if (!p) return;
+    free(p->points);
+    free(p->marks);
+    memset(p, 0, sizeof *p);
+}
+
+static void path_point(gp_path *p, double t_s, double steps)
+{
+    if (!p) return;
+    if (p->npoints == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        p->points = sim_xrealloc(p->points, (size_t)p->cap * sizeof *p->points);
+    }
+    p->points[p->npoints++] = (gp_point){t_s, steps};
+}
+
+static void path_mark(gp_path *p, double t_s, bool planned)
+{
+    if (!p) return;
+    if (p->nmarks == p->mcap) {
+        p->mcap = p->mcap ? 2 * p->mcap : 64;
+        p->marks = sim_xrealloc(p->marks, (size_t)p->mcap * sizeof *p->marks);
+    }
+    p->marks[p->nmarks++] = (gp_mark){t_s, planned};
+}
+
 sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_err *err)
+{
+    return gp_trial_path(in, seed, out, NULL, err);
+}
+
+sim_rc gp_trial_path(const gp_inputs *in, unsigned long seed, gp_trial *out, gp_path *path, sim_err *err)
 {
     const cfg_reliability *rel = in->rel;
     if (!(in->step_s > 0) || !(in->tokens_per_step > 0))
@@ -124,6 +164,7 @@ sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_
     double horizon = in->token_budget > 0 ? INFINITY : in->horizon_s;
     double next_maint = rel->maintenance_interval_s > 0 ? rel->maintenance_interval_s : INFINITY;
     double now = 0, cur = 0, done = 0, pending = -1, pending_at = INFINITY;
+    path_point(path, 0, 0);
     while (now < horizon && cur < target) {
         double k = fmin(k_interval, target - cur);
         double train_end = now + k * step, seg_end = train_end + c->stall_s;
@@ -136,10 +177,14 @@ sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_
         }
         if (ev < seg_end && ev < horizon) {
             if (tf <= next_maint) { /* a failure: back to the last checkpoint on storage */
+                if (tf > train_end) path_point(path, train_end, cur + k);
+                path_point(path, tf, cur + fmin(k, (tf - now) / step));
                 cur = done;
                 pending = -1;
                 now = tf;
+                path_point(path, tf, cur);
                 for (;;) { /* failures during the recovery start it again */
+                    path_mark(path, now, false);
                     out->interruptions++;
                     out->by_component[f]++;
                     out->lost_s[GP_RESTARTS] += recover;
@@ -148,6 +193,7 @@ sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_
                     f = first_failure(&t);
                     if (f < 0 || t.next[f] >= up) {
                         now = up;
+                        path_point(path, now, cur);
                         break;
                     }
                     out->lost_s[GP_RESTARTS] -= up - t.next[f];
@@ -163,7 +209,10 @@ sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_
                 double down = rel->maintenance_downtime_s + rel->restart_s + c->read_s;
                 out->lost_s[GP_MAINTENANCE] += down;
                 out->planned++;
+                path_point(path, stop, cur);
+                path_mark(path, fmax(stop, next_maint), true);
                 now = fmax(stop, next_maint) + c->persist_s + down;
+                path_point(path, now, cur);
                 while (next_maint <= now) next_maint += rel->maintenance_interval_s;
                 /* the components do not fail while the job is down for maintenance */
                 for (int i = 0; i < t.n; i++)
@@ -172,12 +221,17 @@ sim_rc gp_trial_run(const gp_inputs *in, unsigned long seed, gp_trial *out, sim_
             continue;
         }
         if (seg_end >= horizon) { /* the horizon ends the run inside this segment */
-            cur += fmin(k, floor((horizon - now) / step));
+            double m = fmin(k, floor((horizon - now) / step));
+            cur += m;
+            path_point(path, now + m * step, cur);
             now = horizon;
+            path_point(path, now, cur);
             break;
         }
         cur += k;
         now = seg_end;
+        path_point(path, train_end, cur);
+        path_point(path, seg_end, cur);
         out->checkpoints++;
         out->lost_s[GP_CHECKPOINTS] += c->stall_s;
         pending = cur;
@@ -208,6 +262,11 @@ static void stats_of(double *v, int n, gp_stats *s)
 
 sim_rc gp_run(const gp_inputs *in, gp_result *out, sim_err *err)
 {
+    return gp_run_trials(in, out, NULL, err);
+}
+
+sim_rc gp_run_trials(const gp_inputs *in, gp_result *out, gp_trial *trials, sim_err *err)
+{
     int n = in->seeds;
     if (n < 1 || n > GP_MAX_SEEDS)
         return sim_fail(err, SIM_EINVAL, "goodput: --seeds %d: give 1 to %d trials", n, GP_MAX_SEEDS);
@@ -221,6 +280,7 @@ sim_rc gp_run(const gp_inputs *in, gp_result *out, sim_err *err)
         gp_trial tr;
         rc = gp_trial_run(in, in->seed + (unsigned long)i, &tr, err);
         if (rc != SIM_OK) break;
+        if (trials) trials[i] = tr;
         ettr[i] = tr.ettr;
         days[i] = tr.wall_s / 86400.0;
         intr[i] = tr.interruptions;
@@ -282,3 +342,84 @@ sim_rc gp_best_interval(const gp_inputs *in, double lo_s, double hi_s, int n, do
     free(y);
     return rc;
 }
+
+/* {============================================================ progress */
+
+/* The steps of path p at each of the n ascending times t (linear between
+ * its points; after a drop at one instant, the value after it; after its
+ * last point, the last value). */
+static void sample_path(const gp_path *p, const double *t, int n, double *out)
+{
+    int j = 0;
+    for (int i = 0; i < n; i++) {
+        while (j + 1 < p->npoints && p->points[j + 1].t_s <= t[i]) j++;
+        if (j + 1 >= p->npoints) {
+            out[i] = p->npoints ? p->points[p->npoints - 1].steps : 0;
+            continue;
+        }
+        const gp_point *a = &p->points[j], *b = &p->points[j + 1];
+        double w = b->t_s > a->t_s ? (t[i] - a->t_s) / (b->t_s - a->t_s) : 1;
+        out[i] = a->steps + w * (b->steps - a->steps);
+    }
+}
+
+void gp_band_free(gp_band *b)
+{
+    if (!b) return;
+    free(b->t_s);
+    free(b->mean_tokens);
+    free(b->p10_tokens);
+    free(b->p90_tokens);
+    gp_path_free(&b->first);
+    memset(b, 0, sizeof *b);
+}
+
+sim_rc gp_progress_band(const gp_inputs *in, int npoints, int max_trials, gp_band *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (npoints < 2 || max_trials < 1)
+        return sim_fail(err, SIM_EINVAL, "goodput: the progress band needs 2 or more points and a trial");
+    int n = in->seeds < max_trials ? in->seeds : max_trials;
+    if (n < 1) return sim_fail(err, SIM_EINVAL, "goodput: --seeds %d: give 1 to %d trials", in->seeds, GP_MAX_SEEDS);
+    double end = 0;
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < n && rc == SIM_OK; i++) { /* the longest run fixes the time axis */
+        gp_trial tr;
+        rc = gp_trial_run(in, in->seed + (unsigned long)i, &tr, err);
+        if (rc == SIM_OK && tr.wall_s > end) end = tr.wall_s;
+    }
+    if (rc != SIM_OK) return rc;
+    out->n = npoints;
+    out->trials = n;
+    out->t_s = sim_xcalloc((size_t)npoints, sizeof *out->t_s);
+    out->mean_tokens = sim_xcalloc((size_t)npoints, sizeof *out->mean_tokens);
+    out->p10_tokens = sim_xcalloc((size_t)npoints, sizeof *out->p10_tokens);
+    out->p90_tokens = sim_xcalloc((size_t)npoints, sizeof *out->p90_tokens);
+    for (int k = 0; k < npoints; k++) out->t_s[k] = end * k / (npoints - 1);
+    double *v = sim_xcalloc((size_t)npoints * (size_t)n, sizeof *v); /* v[k * n + i]: trial i at time k */
+    double *row = sim_xcalloc((size_t)npoints, sizeof *row);
+    for (int i = 0; i < n && rc == SIM_OK; i++) {
+        gp_trial tr;
+        gp_path p = {0};
+        rc = gp_trial_path(in, in->seed + (unsigned long)i, &tr, &p, err);
+        if (rc == SIM_OK) {
+            sample_path(&p, out->t_s, npoints, row);
+            for (int k = 0; k < npoints; k++) v[(size_t)k * n + i] = row[k] * in->tokens_per_step;
+        }
+        if (i == 0) out->first = p;
+        else gp_path_free(&p);
+    }
+    for (int k = 0; k < npoints && rc == SIM_OK; k++) {
+        gp_stats s;
+        stats_of(v + (size_t)k * n, n, &s);
+        out->mean_tokens[k] = s.mean;
+        out->p10_tokens[k] = s.p10;
+        out->p90_tokens[k] = s.p90;
+    }
+    free(v);
+    free(row);
+    if (rc != SIM_OK) gp_band_free(out);
+    return rc;
+}
+
+/* }============================================================ progress */

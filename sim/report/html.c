@@ -10,6 +10,7 @@
  * rows x TL_BUCKETS x TL_NCAT doubles whatever the number of instructions.
  * A bucket is drawn in its dominant category, and runs of equal buckets
  * as one rectangle. */
+#include "goodput.h"
 #include "report.h"
 
 #include "../config/keys.h"
@@ -482,6 +483,7 @@ sim_rc rpt_write_run_html(const char *path, const rpt_run *run, const rpt_timeli
               f);
         dimensions_svg(f, run);
     }
+    if (run->goodput) rpt_goodput_html_section(f, run->goodput);
     rpt_html_end(f);
     return sim_out_commit(&o, err);
 }

@@ -33,6 +33,7 @@ typedef struct rpt_run {
     double wall_s;               /* simulator wall-clock time */
     cfg_overrides overrides;     /* the --set items the inputs were read with (n 0: none) */
     const cfg_band *band;        /* how far to trust its times (val_platform_band), or NULL */
+    const struct rpt_goodput *goodput; /* run --goodput: the run over days on the step (report/goodput.h), or NULL */
 } rpt_run;
 
 /* A memory-only run of (m, p, s) (s checked): sim NULL, the memory of the

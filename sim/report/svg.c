@@ -53,6 +53,37 @@ void rpt_svg_rect(FILE *f, double x, double y, double w, double h, const char *f
     }
 }
 
+static void points_attr(FILE *f, const double *xs, const double *ys, int n)
+{
+    fputs(" points=\"", f);
+    for (int i = 0; i < n; i++) fprintf(f, "%s%.1f,%.1f", i ? " " : "", xs[i], ys[i]);
+    fputs("\"", f);
+}
+
+void rpt_svg_polyline(FILE *f, const double *xs, const double *ys, int n, const char *stroke, double width)
+{
+    if (n < 2) return;
+    fputs("<polyline", f);
+    points_attr(f, xs, ys, n);
+    fprintf(f, " fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"/>\n", stroke, width);
+}
+
+void rpt_svg_polygon(FILE *f, const double *xs, const double *ys, int n, const char *fill, double opacity,
+                     const char *tip)
+{
+    if (n < 3) return;
+    fputs("<polygon", f);
+    points_attr(f, xs, ys, n);
+    fprintf(f, " fill=\"%s\" fill-opacity=\"%.2f\" stroke=\"none\"", fill, opacity);
+    if (tip) {
+        fputs("><title>", f);
+        rpt_html_escape(f, tip);
+        fputs("</title></polygon>\n", f);
+    } else {
+        fputs("/>\n", f);
+    }
+}
+
 void rpt_svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke, double width,
                   const char *dash)
 {

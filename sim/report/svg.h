@@ -23,6 +23,13 @@ void rpt_svg_rect(FILE *f, double x, double y, double w, double h, const char *f
 void rpt_svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke, double width,
                   const char *dash);
 
+/* A polyline through the n points (xs[i], ys[i]), unfilled; and a closed
+ * polygon filled with fill at opacity (0 to 1), unstroked; tip (may be
+ * NULL) becomes its hover tooltip. */
+void rpt_svg_polyline(FILE *f, const double *xs, const double *ys, int n, const char *stroke, double width);
+void rpt_svg_polygon(FILE *f, const double *xs, const double *ys, int n, const char *fill, double opacity,
+                     const char *tip);
+
 /* Text at (x, y); anchor is "start", "middle" or "end"; size in pixels. */
 void rpt_svg_text(FILE *f, double x, double y, const char *anchor, double size, const char *fill, const char *text);
 

@@ -18,7 +18,7 @@
  * session.c (a sweep or compare from search to ranking), summary.c (the rows
  * of their text and JSON summaries, which report/search_text.c and
  * search_json.c write), default.c (the strategy of a run that names
- * none). */
+ * none), objective.c (the simulated candidates ranked by goodput). */
 #ifndef HEPTASIM_SEARCH_H
 #define HEPTASIM_SEARCH_H
 
@@ -29,6 +29,7 @@
 #include "../config/keys.h"
 #include "../engine/engine.h"
 #include "../estimate/estimate.h"
+#include "../goodput/goodput.h"
 #include "../model/model.h"
 #include "../report/report.h"
 #include "../workload/workload.h"
@@ -573,5 +574,52 @@ void *srch_merge_to_json(const srch_merged *m, const char *const *paths, int npa
 void *srch_sweep_records_json(const srch_sweep *s);
 
 void srch_sweep_title(const srch_sweep_request *rq, bool compare, char *out, int cap);
+
+/* ------------------------------------------------------------ objective */
+
+/* What sweep and compare rank their simulated candidates by (objective.c):
+ * the step time, or goodput (docs/goodput.md). */
+typedef enum srch_objective { SRCH_OBJ_STEP = 0, SRCH_OBJ_GOODPUT, SRCH_NOBJECTIVES } srch_objective;
+/* "step", "goodput" (ORDER srch_objective) */
+extern const sim_enum_name srch_objective_names[SRCH_NOBJECTIVES];
+
+/* One simulated candidate's run over days. */
+typedef struct srch_goodput_row {
+    const srch_candidate *c;
+    int rank;                     /* its row in the step-time ranking */
+    gp_inputs in;
+    gp_result res;
+} srch_goodput_row;
+
+typedef struct srch_goodput {
+    srch_goodput_row *rows;       /* the simulated candidates, the best by goodput first (owned) */
+    int n;
+    int best, megatron;           /* rows of the first one and of the first Megatron-style one (-1: none) */
+    const srch_candidate *step_best, *step_megatron; /* the bests by step time, before */
+} srch_goodput;
+
+/* Ranks the simulated candidates of the finished sweep or compare s by
+ * goodput with options o: for each, the slow steps of o's reliability
+ * file are simulated (rq->jobs at a time), then the run over days; rows
+ * go by mean days to the token budget (without one, by mean goodput in
+ * the horizon), ties in the step-time ranking's order.  s->cmp's bests
+ * become the first of each space by goodput (the speedup their step
+ * ratio).  Only simulated candidates are ranked (the top of the estimate
+ * ranking that the sweep simulated).  SIM_OK and *out (free with
+ * srch_goodput_free, also after a failure); gp_checkpoint_of's errors (a
+ * platform without storage); a slow step's failed simulation. */
+sim_rc srch_goodput_rank(const srch_sweep_request *rq, srch_sweep *s, const gp_options *o, srch_goodput *out,
+                         sim_err *err);
+void srch_goodput_free(srch_goodput *g);
+
+/* g's text block after the summary of a sweep or compare (the table by
+ * goodput, the bests, and for compare why one finishes first:
+ * rpt_print_goodput_rank), and its JSON object (the documents' "goodput"
+ * key; void*: cJSON). */
+void srch_print_goodput(FILE *f, const srch_sweep_request *rq, const srch_goodput *g, bool compare);
+void *srch_goodput_to_json(const srch_sweep_request *rq, const srch_goodput *g, bool compare);
+/* Adds the "goodput" object (rpt_goodput_record_json) to each record row
+ * of records (a cJSON array of srch_sweep_records_json) that g ranked. */
+void srch_goodput_add_records(void *records, const srch_goodput *g);
 
 #endif
