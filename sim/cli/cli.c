@@ -40,7 +40,8 @@ static const command commands[] = {
     {"sensitivity", INPUTS | PROGRESS | CLI_OPT_SENS | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_REPORT, "",
      "perturb each platform figure down and up and report the change of the step time (a tornado)",
      cmd_sensitivity},
-    {"goodput", INPUTS | PROGRESS | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_REPORT | CLI_OPT_JOBS | CLI_OPT_GOODPUT, "",
+    {"goodput", INPUTS | PROGRESS | CLI_OPT_JSON | CLI_OPT_CSV | CLI_OPT_REPORT | CLI_OPT_JOBS | CLI_OPT_GOODPUT |
+                    CLI_OPT_ENGINE, "",
      "a training run over days on the simulated step: failures, restarts, checkpoints, stragglers (ETTR, goodput)",
      cmd_goodput},
     {"merge", CLI_OPT_FILES | CLI_OPT_JSON | CLI_OPT_QUIET | CLI_OPT_OUT, " FILE.jsonl...",

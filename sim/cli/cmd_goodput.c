@@ -69,6 +69,7 @@ sim_rc cli_goodput_simulate(const gp_options *o, const run_case *base, int jobs,
             sim_strlcpy(err->msg, cases[i].msg, sizeof err->msg);
         }
         in->straggler_step_s[i] = cases[i].result.step_time_s;
+        in->approximate = in->approximate || eng_result_approximate(&cases[i].result);
     }
     free(cases);
     return rc;
@@ -105,12 +106,17 @@ int cmd_goodput(const cli_args *a)
     /* the step and its slow variants, simulated at once */
     int ncases = 1 + gp_straggler_count(&o);
     run_case *c = sim_xcalloc((size_t)ncases, sizeof *c);
+    eng_options opt = cli_engine_options(a), slow = opt;
+    slow.dump_xml_path = NULL; /* the slow steps dump no platform */
+    if (rc == SIM_OK) rc = cli_simgrid_options(a, &err);
     if (rc == SIM_OK) {
         c->model = in.model;
         c->platform = in.platform;
         c->strategy = in.strategy;
+        c->options = &slow;
         gp_straggler_cases(&o, c, c + 1);
-        rc = runner_check_replay(c, NULL, &err);
+        c->options = &opt;
+        rc = runner_check_replay(c, &opt, &err);
     }
     if (rc == SIM_OK) rc = runner_simulate_all(c, ncases, cli_jobs(a), NULL, NULL, &err);
     for (int i = 0; i < ncases && rc == SIM_OK; i++) {
@@ -119,6 +125,7 @@ int cmd_goodput(const cli_args *a)
             sim_strlcpy(err.msg, c[i].msg, sizeof err.msg);
         }
         if (i > 0) g.straggler_step_s[i - 1] = c[i].result.step_time_s;
+        g.approximate = g.approximate || eng_result_approximate(&c[i].result);
     }
     gp_result res;
     rpt_goodput doc = {0};

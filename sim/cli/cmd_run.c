@@ -70,28 +70,6 @@ int cmd_estimate(const cli_args *a)
     return rc == SIM_OK ? 0 : cli_fail(rc, &err);
 }
 
-/* The engine options of the command line; the --cfg settings are handed
- * to SimGrid by register_simgrid. */
-static eng_options engine_options(const cli_args *a)
-{
-    eng_options opt = {0};
-    int mode = a->comm_mode ? sim_enum_value(eng_comm_mode_names, ENG_NCOMM_MODES, a->comm_mode) : -1;
-    opt.comm_mode = mode >= 0 ? (eng_comm_mode)mode : ENG_FLOWS;
-    opt.symmetry = cli_symmetry(a);
-    opt.dump_xml_path = a->dump_platform;
-    return opt;
-}
-
-static sim_rc register_simgrid(const cli_args *a, sim_err *err)
-{
-    sim_rc rc = SIM_OK;
-    for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
-        char arg[256];
-        snprintf(arg, sizeof arg, "--cfg=%s", a->simgrid[i]);
-        rc = eng_simgrid_option(arg, err);
-    }
-    return rc;
-}
 
 /* {======================================================== progress */
 
@@ -228,7 +206,7 @@ int cmd_run(const cli_args *a)
     }
     run_case *c = sim_xcalloc(1, sizeof *c);
     cli_inputs in;
-    eng_options opt = engine_options(a);
+    eng_options opt = cli_engine_options(a);
     rpt_run run;
     cfg_band band;
     sim_rc rc = cli_load_inputs(a, true, &in, &err);
@@ -246,7 +224,7 @@ int cmd_run(const cli_args *a)
         sim_err ignored = {{0}};
         if (rc == SIM_EOOM) write_views(a, &run, NULL, &ignored); /* memory per stage against capacity */
     }
-    if (rc == SIM_OK) rc = register_simgrid(a, &err);
+    if (rc == SIM_OK) rc = cli_simgrid_options(a, &err);
     run_goodput *g = sim_xcalloc(1, sizeof *g);
     if (rc == SIM_OK) {
         eng_options slow = opt; /* the slow steps dump no platform */

@@ -549,6 +549,27 @@ eng_symmetry cli_symmetry(const cli_args *a)
     return sym >= 0 ? (eng_symmetry)sym : ENG_SYM_TP;
 }
 
+eng_options cli_engine_options(const cli_args *a)
+{
+    eng_options opt = {0};
+    int mode = a->comm_mode ? sim_enum_value(eng_comm_mode_names, ENG_NCOMM_MODES, a->comm_mode) : -1;
+    opt.comm_mode = mode >= 0 ? (eng_comm_mode)mode : ENG_FLOWS;
+    opt.symmetry = cli_symmetry(a);
+    opt.dump_xml_path = a->dump_platform;
+    return opt;
+}
+
+sim_rc cli_simgrid_options(const cli_args *a, sim_err *err)
+{
+    sim_rc rc = SIM_OK;
+    for (int i = 0; i < a->nsimgrid && rc == SIM_OK; i++) {
+        char arg[256];
+        snprintf(arg, sizeof arg, "--cfg=%s", a->simgrid[i]);
+        rc = eng_simgrid_option(arg, err);
+    }
+    return rc;
+}
+
 sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char *command, cli_args *a,
                  sim_err *err)
 {

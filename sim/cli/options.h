@@ -103,6 +103,12 @@ sim_rc cli_parse(int argc, char **argv, int first, unsigned accepted, const char
 /* The ranks to simulate asked for with --symmetry (ENG_SYM_TP without it). */
 eng_symmetry cli_symmetry(const cli_args *a);
 
+/* The engine options of the command line (--comm-mode, --symmetry,
+ * --dump-platform); the --cfg settings go to SimGrid through
+ * cli_simgrid_options. */
+eng_options cli_engine_options(const cli_args *a);
+sim_rc cli_simgrid_options(const cli_args *a, sim_err *err);
+
 /* Print the options a subcommand takes, one per line with its help. */
 void cli_print_options(unsigned accepted);
 

@@ -45,6 +45,10 @@ typedef struct eng_result {
                                            * stands for (--symmetry dp with slow devices or nodes) */
 } eng_result;
 
+/* Whether its figures are approximate (--symmetry dp reduced the replicas,
+ * or ran an actor at its slowest mate's speed). */
+bool eng_result_approximate(const eng_result *r);
+
 /* Called for every instruction of a traced rank when it completes.
  * stream is WL_S_MAIN for the rank actor, else the async stream it ran on. */
 typedef void (*eng_trace_fn)(void *ctx, int rank, const wl_instr *in, int stream, double start_s, double end_s);

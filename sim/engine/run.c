@@ -323,6 +323,11 @@ sim_rc eng_run_workload(const cfg_platform *p, const eng_workload *w, const eng_
     return rc;
 }
 
+bool eng_result_approximate(const eng_result *r)
+{
+    return r->replicas > 1 || r->slowest_mate;
+}
+
 /* {========================================================== routes */
 
 typedef struct route_job {

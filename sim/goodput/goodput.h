@@ -52,6 +52,7 @@ typedef struct gp_inputs {
     double step_s;                                    /* the uniform step */
     double straggler_step_s[CFG_MAX_REL_STRAGGLERS];  /* the step with one slow part of row i (simulated) */
     bool stragglers_off;                              /* leave the reliability file's stragglers out (flagged) */
+    bool approximate;                                 /* a step simulated approximately (--symmetry dp) */
     double tokens_per_step;
     gp_checkpoint ckpt;
     double interval_s;       /* training between checkpoints (whole steps, at least one) */

@@ -55,6 +55,9 @@ void rpt_goodput_summary(FILE *f, const rpt_goodput *g)
     fprintf(f, "\n");
     if (in->stragglers_off && in->rel->nstragglers > 0)
         fprintf(f, "  stragglers: left out (--no-stragglers): the file's slow parts were not simulated\n");
+    if (in->approximate)
+        fprintf(f, "  APPROXIMATE: the steps were simulated with --symmetry dp (one data-parallel replica, each actor at "
+                   "the speed of the slowest rank it stands for)\n");
     for (int i = 0; i < in->rel->nstragglers && !in->stragglers_off; i++)
         fprintf(f, "  straggler %s at %.0f %% speed: simulated step %s (+%.2f %%), in %.0f %% of the runs\n",
                 cfg_rel_unit_name(in->rel->stragglers[i].kind == 1 ? CFG_REL_NODE : CFG_REL_DEVICE),
@@ -83,6 +86,7 @@ void *rpt_goodput_to_json(const rpt_goodput *g)
     cJSON_AddNumberToObject(d, "seeds", r->seeds);
     cJSON_AddNumberToObject(d, "seed", (double)in->seed);
     cJSON_AddItemToObject(d, "step_time_s", num(in->step_s));
+    cJSON_AddBoolToObject(d, "approximate", in->approximate);
     cJSON_AddItemToObject(d, "tokens_per_step", num(in->tokens_per_step));
     cJSON_AddItemToObject(d, "token_budget", in->token_budget > 0 ? num(in->token_budget) : cJSON_CreateNull());
     cJSON_AddItemToObject(d, "horizon_s", in->token_budget > 0 ? cJSON_CreateNull() : num(in->horizon_s));

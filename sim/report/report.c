@@ -341,7 +341,7 @@ void *rpt_run_to_json(const rpt_run *run)
             if (run->sim->lockstep_dims >> d & 1u) cJSON_AddItemToArray(dims, cJSON_CreateString(cfg_dim_name((cfg_dim)d)));
         cJSON_AddItemToObject(sim, "lockstep_dims", dims);
         rpt_json_add_num(sim, "replicas", run->sim->replicas);
-        cJSON_AddBoolToObject(sim, "approximate", run->sim->replicas > 1 || run->sim->slowest_mate);
+        cJSON_AddBoolToObject(sim, "approximate", eng_result_approximate(run->sim));
         cJSON_AddBoolToObject(sim, "slowest_mate", run->sim->slowest_mate);
         cJSON_AddStringToObject(sim, "version", rpt_version());
         cJSON_AddItemToObject(root, "simulator", sim);
