@@ -95,8 +95,8 @@ int cmd_validate(const cli_args *a)
         free(cases);
         return cli_fail(rc, &err);
     }
-    val_group_stats g[64];
-    int ng = val_group_stats_compute(cases, n, g, 64);
+    val_group_stats g[64], gm[64];
+    int ng = val_group_stats_compute(cases, n, g, 64), ngm = val_moe_group_stats(cases, n, gm, 64);
     char dir[CFG_PATH_LEN];
     snprintf(dir, sizeof dir, "%s/platforms", cfg_data_dir());
     val_preset_gap gaps[VAL_MAX_PRESETS];
@@ -113,12 +113,18 @@ int cmd_validate(const cli_args *a)
         printf("\n");
         val_print_groups(stdout, g, ng);
         printf("\n");
+        if (ngm > 0) {
+            printf("mixture-of-experts cases alone:\n");
+            val_print_groups(stdout, gm, ngm);
+            printf("\n");
+        }
         val_print_preset_gaps(stdout, gaps, ngaps);
         printf("\n");
         val_print_preset_bands(stdout, bands, nbands);
     }
     if (a->json_path) {
         cJSON *root = val_to_json(cases, n, g, ng);
+        cJSON_AddItemToObject(root, "moe_groups", val_groups_json(gm, ngm));
         cJSON_AddItemToObject(root, "presets", val_preset_gaps_json(gaps, ngaps));
         cJSON_AddItemToObject(root, "bands", val_preset_bands_json(bands, nbands));
         rc = write_json(a->json_path, root, &err);

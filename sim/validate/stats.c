@@ -108,6 +108,24 @@ int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, 
     return ng;
 }
 
+bool val_case_moe(const val_case *c)
+{
+    for (int k = 0; k < c->nruns; k++)
+        if (c->runs[k].model.moe.experts > 0) return true;
+    return false;
+}
+
+int val_moe_group_stats(const val_case *cases, int n, val_group_stats *out, int cap)
+{
+    val_case *moe = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *moe);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (val_case_moe(&cases[i])) moe[m++] = cases[i];
+    int ng = m > 0 ? val_group_stats_compute(moe, m, out, cap) : 0;
+    free(moe);
+    return ng;
+}
+
 static void print_value(FILE *f, val_metric m, double v)
 {
     if (!isfinite(v))
@@ -242,7 +260,13 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
         for (int k = 0; k < c->nruns; k++) cJSON_AddItemToArray(runs, run_json(&c->runs[k]));
         cJSON_AddItemToArray(arr, o);
     }
-    cJSON *groups = cJSON_AddArrayToObject(root, "groups");
+    cJSON_AddItemToObject(root, "groups", val_groups_json(g, ng));
+    return root;
+}
+
+void *val_groups_json(const val_group_stats *g, int ng)
+{
+    cJSON *groups = cJSON_CreateArray();
     for (int i = 0; i < ng; i++) {
         const val_group_stats *s = &g[i];
         cJSON *o = cJSON_CreateObject();
@@ -266,7 +290,7 @@ void *val_to_json(const val_case *cases, int n, const val_group_stats *g, int ng
         }
         cJSON_AddItemToArray(groups, o);
     }
-    return root;
+    return groups;
 }
 
 const char *const val_csv_columns[] = {"group", "case", "run", "platform", "devices", "metric", "measured",

@@ -204,6 +204,17 @@ typedef struct val_group_stats {
  * first appear.  Returns how many were written (at most cap). */
 int val_group_stats_compute(const val_case *cases, int n, val_group_stats *out, int cap);
 
+/* Whether a case simulates a mixture-of-experts model (one of its runs). */
+bool val_case_moe(const val_case *c);
+
+/* val_group_stats_compute over the mixture-of-experts cases alone (the
+ * figures of a source's MoE runs, apart from its dense ones; skipped cases,
+ * which load no model, are not counted). */
+int val_moe_group_stats(const val_case *cases, int n, val_group_stats *out, int cap);
+
+/* The groups as a cJSON array (the "groups" of val_to_json). */
+void *val_groups_json(const val_group_stats *g, int ng);
+
 /* The per-comparison table and the per-group summary. */
 void val_print_table(FILE *f, const val_case *cases, int n);
 void val_print_groups(FILE *f, const val_group_stats *g, int ng);

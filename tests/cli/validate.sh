@@ -183,4 +183,23 @@ check "nemo-2407-h100 on dgx-h100-calibrated meets its targets (refit: scripts/c
 check "korthikanti23 on dgx-a100-calibrated meets its targets (refit: scripts/calibrate-all.sh dgx-a100)" \
   grep -Eq '^korthikanti23-table4 +8 .* met' "$tmp/table" || grep -A1 '^korthikanti23-table4 ' "$tmp/table"
 
+# the mixture-of-experts cases of a source apart from its dense ones: the
+# MoE summary holds the MoE case's comparison alone, the source's all of them
+moe_case="$pub/simumax-b200-deepseekv3-l4-tp1-ep8-pp1-dp8-mbc8-cef.json"
+dense_case="$pub/simumax-b200-llama3-70b-l12-tp8-pp1-dp1-mbc8-cef.json"
+"$bin" validate -j 2 "$moe_case" "$dense_case" --json "$tmp/moe.json" >"$tmp/moe.txt" 2>/dev/null
+python3 - "$tmp/moe.json" <<'P' && ok || ko "validate: MoE summary"
+import json, sys
+d = json.load(open(sys.argv[1]))
+errs = {c["id"]: [abs(x["error"]) for r in c["runs"] for x in r["compare"]] for c in d["cases"]}
+moe = [e for i, v in errs.items() if "deepseekv3" in i for e in v]
+every = [e for v in errs.values() for e in v]
+(m,), (g,) = d["moe_groups"], d["groups"]
+assert m["group"] == g["group"] == "simumax-b200"
+assert m["n"] == len(moe) == 1 and g["n"] == len(every) == 2
+assert abs(m["mean_abs_error"] - sum(moe) / len(moe)) < 1e-12
+assert abs(g["mean_abs_error"] - sum(every) / len(every)) < 1e-12
+P
+check "validate prints the MoE summary" grep -q '^mixture-of-experts cases alone:' "$tmp/moe.txt"
+
 summary
