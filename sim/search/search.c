@@ -127,6 +127,13 @@ static bool heap_wants(const heap *h, double est, double peak_bytes, int index)
     return cmp_time_memory(root->est.step_s, root->peak_bytes, root->index, est, peak_bytes, index) > 0;
 }
 
+/* Whether every candidate kept in full heap h beats any estimate of at
+ * least floor_s (step times compared as cmp_time_memory does). */
+static bool heap_beats(const heap *h, double floor_s)
+{
+    return h->n == h->cap && time_key(h->a[0].est.step_s) < time_key(floor_s);
+}
+
 static void heap_put(heap *h, const srch_candidate *c)
 {
     if (h->n < h->cap) {
@@ -229,14 +236,32 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
         if (k->least_pruned_bytes == 0 || peak_bytes < k->least_pruned_bytes) k->least_pruned_bytes = peak_bytes;
         return SIM_OK;
     }
-    est_result est;
-    sim_rc rc = est_step(x->est, s, &est, err);
-    if (rc != SIM_OK) return rc;
-    k->estimated++;
     bool meg = srch_megatron_style(s, x->rq->platform, x->rq->baseline);
-    if (meg) k->estimated_megatron++;
     bool twin = x->list[LIST_TWIN].cap > 0 && srch_megatron_style(s, x->rq->platform, x->twin_baseline);
+    bool in[SRCH_LISTS] = {true, meg, twin};
+    k->estimated++;
+    if (meg) k->estimated_megatron++;
     if (twin) k->estimated_twin_megatron++;
+    /* every list it could enter full: its estimate's floor may already be
+     * worse than each one's worst, and the estimate is not needed */
+    bool full = !x->rq->no_floor;
+    for (int l = 0; l < SRCH_LISTS && full; l++) full = !in[l] || x->list[l].n == x->list[l].cap;
+    sim_rc rc;
+    if (full) {
+        double floor_s;
+        rc = est_floor(x->est, s, &floor_s, err);
+        if (rc != SIM_OK) return rc;
+        bool beaten = true;
+        for (int l = 0; l < SRCH_LISTS && beaten; l++)
+            beaten = !in[l] || heap_beats(&x->list[l], floor_s);
+        if (beaten) {
+            k->floored++;
+            return SIM_OK;
+        }
+    }
+    est_result est;
+    rc = est_step(x->est, s, &est, err);
+    if (rc != SIM_OK) return rc;
     bool want[SRCH_LISTS] = {heap_wants(&x->list[LIST_ALL], est.step_s, peak_bytes, index),
                              meg && heap_wants(&x->list[LIST_MEG], est.step_s, peak_bytes, index),
                              twin && heap_wants(&x->list[LIST_TWIN], est.step_s, peak_bytes, index)};
@@ -598,6 +623,7 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
         k->estimated_megatron += c->estimated_megatron;
         k->estimated_twin_megatron += c->estimated_twin_megatron;
         k->probes += c->probes;
+        k->floored += c->floored;
     }
     free(ws.first);
     free(ws.heads);

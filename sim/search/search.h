@@ -128,6 +128,9 @@ typedef struct srch_counts {
     long long estimated_megatron; /* of those, the Megatron-style ones */
     long long estimated_twin_megatron; /* and the Megatron-style ones under the other baseline (twin_too) */
     long long probes;         /* workload probes the estimates needed */
+    long long floored;        /* estimated ones whose closed form was skipped: the floor of their
+                               * estimate (est_floor) was worse than every candidate kept; work,
+                               * like probes, not part of the result */
     double least_pruned_bytes;/* the smallest peak memory of the pruned ones (0: none pruned) */
 } srch_counts;
 
@@ -147,6 +150,8 @@ typedef struct srch_request {
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
     int jobs;                     /* child processes that share the search out (<= 1: none, this one
                                    * searches); the result is the same for every value */
+    bool no_floor;                /* estimate every candidate in full (est_floor unused): the same
+                                   * result, slower; for the tests that show it is the same */
     srch_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } srch_request;
