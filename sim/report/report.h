@@ -232,6 +232,7 @@ typedef struct rpt_search_doc {
     double search_s, simulate_s;  /* wall times (the "timing" object) */
     int search_processes, jobs;
     bool search_from_twin;
+    const char *cache_path;       /* the search cache file the search was taken from (NULL: searched) */
     const rpt_record *megatron, *best; /* compare: both bests (NULL: none) */
     double speedup;               /* compare */
     const char *const *files;     /* merge: the files read */

@@ -84,6 +84,7 @@ static cJSON *session_json(const rpt_search_doc *d)
     rpt_json_add_num(t, "search_s", d->search_s);
     rpt_json_add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * d->search_s / (double)k->enumerated : 0.0);
     rpt_json_add_num(t, "search_processes", d->search_processes);
+    if (d->cache_path) cJSON_AddStringToObject(t, "search_cache", d->cache_path);
     cJSON_AddBoolToObject(t, "search_from_twin", d->search_from_twin);
     rpt_json_add_num(t, "simulate_s", d->simulate_s);
     rpt_json_add_num(t, "jobs", d->jobs);

@@ -34,6 +34,16 @@ static void print_search_lines(FILE *f, const rpt_search_doc *d)
                 sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, e, sizeof e));
         return;
     }
+    if (d->cache_path) {
+        fprintf(f,
+                "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
+                "memory, %s estimated: reused from the search cache %s (the same inputs; --no-cache searches again)\n",
+                sim_fmt_count((double)k->enumerated, a, sizeof a), k->enumerated == 1 ? "y" : "ies",
+                sim_fmt_count((double)k->rejected, b, sizeof b), plural(k->rejected),
+                sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, e, sizeof e),
+                d->cache_path);
+        return;
+    }
     fprintf(f,
             "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
             "memory, %s estimated in %.2f s by %d process%s (%.2f us per enumerated candidate, %s workload probe%s)\n",

@@ -826,6 +826,13 @@ srch_result *srch_result_twin(const srch_result *r, const cfg_platform *p)
     return t;
 }
 
+void srch_result_cut(srch_result *r, int keep)
+{
+    if (r->nbest > keep) r->nbest = keep;
+    if (r->nbest_megatron > keep) r->nbest_megatron = keep;
+    if (r->ntwin_megatron > keep) r->ntwin_megatron = keep;
+}
+
 void srch_result_free(srch_result *r)
 {
     if (!r) return;

@@ -153,7 +153,13 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
     return rc;
 }
 
-/* The search of rq keeping `keep` per list. */
+/* Candidates a search kept for the cache keeps at least per list, so
+ * that a sweep's file also serves the compare of the same inputs and the
+ * other way round (the best `keep` are the first `keep` of them). */
+#define CACHE_KEEP 32
+
+/* The search of rq keeping `keep` per list: from the search cache when it
+ * holds it, else searched (and kept there). */
 static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, srch_sweep *s, sim_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -163,7 +169,22 @@ static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, s
     sr.keep = keep;
     sr.replica_reduction = rq->engine.symmetry == ENG_SYM_DP;
     sr.jobs = rq->jobs;
-    return srch_run(&sr, &s->res, err);
+    if (rq->no_cache) return srch_run(&sr, &s->res, err);
+    double t0 = sim_now_s();
+    s->res = srch_cache_load(&sr, s->cache_path, sizeof s->cache_path, rq->warn);
+    if (s->res) {
+        s->res->seconds = sim_now_s() - t0;
+        s->res->workers = 1;
+        return SIM_OK;
+    }
+    s->cache_path[0] = '\0';
+    srch_request wide = sr;
+    if (wide.keep < CACHE_KEEP) wide.keep = CACHE_KEEP;
+    sim_rc rc = srch_run(&wide, &s->res, err);
+    if (rc != SIM_OK) return rc;
+    srch_cache_store(&wide, s->res, rq->warn);
+    srch_result_cut(s->res, keep);
+    return SIM_OK;
 }
 
 sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
