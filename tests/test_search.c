@@ -712,6 +712,75 @@ START_TEST(workers_give_the_search_alone_result)
 }
 END_TEST
 
+/* The floor of the estimate (est_floor) only skips work: a search that
+ * estimates every candidate in full keeps the same counts, lists, indices
+ * and fingerprint, dense and MoE, for a short list (where the floor cuts
+ * most) and a long one; and the floor does skip candidates, so this
+ * compares two different paths. */
+START_TEST(estimate_floor_changes_no_result)
+{
+    const char *models[] = {TINY_MODEL, TINY_MOE};
+    for (int m = 0; m < 2; m++) {
+        load(models[m], 8, 4, 16);
+        for (int keep = 1; keep <= 1000; keep *= 40) {
+            srch_request rq;
+            request(&rq, SRCH_SPACE_7D, keep, 8);
+            srch_result *floored = run_search(&rq);
+            rq.no_floor = true;
+            srch_result *full = run_search(&rq);
+            ck_assert_int_gt(floored->floored, 0);
+            ck_assert_int_eq(full->floored, 0);
+            ck_assert(memcmp(&full->counts, &floored->counts, sizeof full->counts) == 0);
+            ck_assert_str_eq(full->inputs_id, floored->inputs_id);
+            ck_assert_int_eq(full->nbest, floored->nbest);
+            ck_assert_int_eq(full->nbest_megatron, floored->nbest_megatron);
+            same_list(full->best, floored->best, full->nbest);
+            same_list(full->best_megatron, floored->best_megatron, full->nbest_megatron);
+            for (int i = 0; i < full->nbest; i++)
+                ck_assert(memcmp(&full->best[i].est, &floored->best[i].est, sizeof full->best[i].est) == 0);
+            srch_result_free(full);
+            srch_result_free(floored);
+        }
+    }
+}
+END_TEST
+
+/* est_floor is below est_step for every kept candidate of a search, dense
+ * and MoE, every schedule among them (DualPipe-V's hidden all-to-all
+ * included). */
+START_TEST(estimate_floor_is_below_the_estimate)
+{
+    const char *models[] = {TINY_MODEL, TINY_MOE};
+    for (int m = 0; m < 2; m++) {
+        load(models[m], 8, 4, 16);
+        srch_request rq;
+        request(&rq, SRCH_SPACE_7D, 20000, 8);
+        srch_result *r = run_search(&rq);
+        sim_err err = {{0}};
+        est_estimator *e = est_new(&model, &platform, &err);
+        ck_assert_ptr_nonnull(e);
+        bool schedules[CFG_NSCHEDULES] = {false};
+        int tight = 0;
+        for (int i = 0; i < r->nbest; i++) {
+            const cfg_strategy *s = &r->best[i].strategy;
+            double floor_s = 0;
+            est_result est;
+            ck_assert_int_eq(est_floor(e, s, &floor_s, &err), SIM_OK);
+            ck_assert_int_eq(est_step(e, s, &est, &err), SIM_OK);
+            ck_assert(floor_s > 0);
+            ck_assert(floor_s <= est.step_s);
+            ck_assert(est.step_s == r->best[i].est.step_s);
+            if (floor_s > 0.5 * est.step_s) tight++;
+            schedules[s->schedule] = true;
+        }
+        ck_assert(schedules[CFG_SCHED_1F1B] && schedules[CFG_SCHED_INTERLEAVED] && schedules[CFG_SCHED_DUALPIPE_V]);
+        ck_assert_int_gt(tight, 0); /* a floor of some use */
+        est_free(e);
+        srch_result_free(r);
+    }
+}
+END_TEST
+
 START_TEST(simulated_order_puts_failures_last)
 {
     srch_candidate c[4];
@@ -965,6 +1034,8 @@ static Suite *suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, ranking_is_sorted_and_deterministic);
     tcase_add_test(t, workers_give_the_search_alone_result);
+    tcase_add_test(t, estimate_floor_changes_no_result);
+    tcase_add_test(t, estimate_floor_is_below_the_estimate);
     tcase_add_test(t, baselines_are_twins_of_one_search);
     tcase_add_test(t, twin_result_is_the_twin_search);
     tcase_add_test(t, simulated_order_puts_failures_last);

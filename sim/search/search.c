@@ -255,7 +255,7 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
         for (int l = 0; l < SRCH_LISTS && beaten; l++)
             beaten = !in[l] || heap_beats(&x->list[l], floor_s);
         if (beaten) {
-            k->floored++;
+            x->res->floored++;
             return SIM_OK;
         }
     }
@@ -484,6 +484,7 @@ typedef struct reply_head {
     char msg[SIM_ERR_LEN];
     long long failed_tuple;            /* rc != SIM_OK: where */
     srch_counts counts;
+    long long floored;
     int n[SRCH_LISTS];
 } reply_head;
 
@@ -543,6 +544,7 @@ static sim_rc worker_main(int worker, int fd, void *ctx)
     h.failed_tuple = x->failed_tuple;
     h.counts = x->res->counts;
     h.counts.probes = est_probes(x->est);
+    h.floored = x->res->floored;
     bool sends = !atomic_load(&x->sh->stop);
     for (int l = 0; l < SRCH_LISTS; l++) h.n[l] = sends ? x->list[l].n : 0;
     if (runner_write_all(fd, &h, sizeof h) != 0) return SIM_EIO;
@@ -623,7 +625,7 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
         k->estimated_megatron += c->estimated_megatron;
         k->estimated_twin_megatron += c->estimated_twin_megatron;
         k->probes += c->probes;
-        k->floored += c->floored;
+        x->res->floored += ws.heads[w].floored;
     }
     free(ws.first);
     free(ws.heads);

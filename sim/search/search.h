@@ -128,9 +128,6 @@ typedef struct srch_counts {
     long long estimated_megatron; /* of those, the Megatron-style ones */
     long long estimated_twin_megatron; /* and the Megatron-style ones under the other baseline (twin_too) */
     long long probes;         /* workload probes the estimates needed */
-    long long floored;        /* estimated ones whose closed form was skipped: the floor of their
-                               * estimate (est_floor) was worse than every candidate kept; work,
-                               * like probes, not part of the result */
     double least_pruned_bytes;/* the smallest peak memory of the pruned ones (0: none pruned) */
 } srch_counts;
 
@@ -176,6 +173,9 @@ typedef struct srch_result {
     int ntwin_megatron;
     bool twin_kept;               /* twin_too was asked (and the space is 7D) */
     bool from_twin;               /* made by srch_result_twin: searched by the twin (seconds 0) */
+    long long floored;            /* estimated candidates whose closed form was skipped: the floor
+                                   * of their estimate (est_floor) was worse than every candidate
+                                   * kept (work, which changes with jobs; not part of the result) */
     bool cached;                  /* taken from the search cache (srch_cache_load; seconds: reading it) */
 } srch_result;
 
