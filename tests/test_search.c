@@ -963,6 +963,17 @@ START_TEST(agreement_figures)
     ck_assert_double_eq_tol(ag.spearman, -1.0, 1e-12);
     ck_assert_int_eq(ag.largest_gap_index, 4); /* |5 - 2| / 2 */
     ck_assert_double_eq_tol(ag.largest_gap, 1.5, 1e-12);
+    /* estimate - simulation over the four: 1/10 - 1, 2/9 - 1, 3/8 - 1, 5/2 - 1 */
+    double errs[4] = {1.0 / 10 - 1, 2.0 / 9 - 1, 3.0 / 8 - 1, 5.0 / 2 - 1};
+    ck_assert_double_eq_tol(ag.mean_error, (errs[0] + errs[1] + errs[2] + errs[3]) / 4, 1e-12);
+    ck_assert_double_eq_tol(ag.min_error, errs[0], 1e-12);
+    ck_assert_double_eq_tol(ag.max_error, errs[3], 1e-12);
+    /* the simulated best (2 s) is candidate 4, the last of the five by estimate */
+    ck_assert_int_eq(ag.best_index, 4);
+    ck_assert_int_eq(ag.best_estimate_rank, 5);
+    c[4].est.step_s = 0.5; /* now first by estimate too */
+    srch_agreement_compute(c, 5, &ag);
+    ck_assert_int_eq(ag.best_estimate_rank, 1);
     srch_agreement_compute(c, 1, &ag);
     ck_assert(isnan(ag.spearman));
 }

@@ -197,6 +197,7 @@ struct est_estimator {
     cfg_strategy costs_key;        /* the strategy the stage costs are of (its CFG_KF_STAGE_COSTS fields count) */
     bool costs_ogr;                /* overlap_grad_reduce as the stage costs read it (ZeRO-3 only) */
     field_set probe_fields, rows_fields, costs_fields; /* costs_fields: overlap_grad_reduce apart */
+    double nlayers[NKINDS];        /* the model's layers of each kind (its prediction modules' apart) */
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
     int pieces_cap;
@@ -581,6 +582,7 @@ est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
     field_set_of(CFG_KF_PROBE, (size_t)-1, &e->probe_fields);
     field_set_of(CFG_KF_STAGE_ROWS, (size_t)-1, &e->rows_fields);
     field_set_of(CFG_KF_STAGE_COSTS, offsetof(cfg_strategy, overlap_grad_reduce), &e->costs_fields);
+    for (int l = 0; l < m->layers; l++) e->nlayers[wl_layer_kind(m, l)] += 1;
     return e;
 }
 
@@ -1173,6 +1175,25 @@ static sim_rc probe_ensure(est_estimator *e, const cfg_strategy *s, sim_err *err
     return SIM_OK;
 }
 
+/* The seconds of one micro-batch of probe pr over every layer and edge of
+ * the model, and of them its expert all-to-all. */
+static void probe_sums(const est_estimator *e, const probe *pr, double *total, double *ep)
+{
+    double t = 0.0, a = 0.0;
+    for (int k = 0; k < NKINDS; k++)
+        for (int ps = 0; ps < NPASSES; ps++) {
+            t += e->nlayers[k] * pr->layer[k][ps].total;
+            a += e->nlayers[k] * pr->layer[k][ps].comm[WL_DIM_EP];
+        }
+    const span *edges[4] = {&pr->embed[0], &pr->embed[1], &pr->head[0], &pr->head[1]};
+    for (int i = 0; i < 4; i++) {
+        t += edges[i]->total;
+        a += edges[i]->comm[WL_DIM_EP];
+    }
+    *total = t;
+    *ep = a;
+}
+
 sim_rc est_floor(est_estimator *e, const cfg_strategy *s, double *floor_s, sim_err *err)
 {
     sim_rc rc = probe_ensure(e, s, err);
@@ -1182,23 +1203,11 @@ sim_rc est_floor(est_estimator *e, const cfg_strategy *s, double *floor_s, sim_e
      * 1/pp; DualPipe-V's overlapped pairs hide at most each micro-batch's
      * expert all-to-all (split_pipeline: 2m pairs at most, each hiding
      * at most half of it twice). */
-    const probe *pr = &e->pr;
-    bool hides = s->schedule == CFG_SCHED_DUALPIPE_V;
-    double n[NKINDS] = {0}, sum = 0.0, ep = 0.0;
-    for (int l = 0; l < e->m->layers; l++) n[wl_layer_kind(e->m, l)] += 1;
-    for (int k = 0; k < NKINDS; k++)
-        for (int ps = 0; ps < NPASSES; ps++) {
-            sum += n[k] * pr->layer[k][ps].total;
-            ep += n[k] * pr->layer[k][ps].comm[WL_DIM_EP];
-        }
-    for (int i = 0; i < 2; i++) {
-        sum += pr->embed[i].total + pr->head[i].total;
-        ep += pr->embed[i].comm[WL_DIM_EP] + pr->head[i].comm[WL_DIM_EP];
-    }
-    double work = hides ? sum - ep : sum;
-    /* rounding: the closed form adds the same terms in another order */
-    double bound = cfg_micro_batches(s) * (work - 1e-9 * sum) / s->pp;
-    *floor_s = fmax(0.0, bound * (1.0 - 1e-6));
+    double total, ep;
+    probe_sums(e, &e->pr, &total, &ep);
+    double work = s->schedule == CFG_SCHED_DUALPIPE_V ? total - ep : total;
+    /* a little under, for the rounding of sums added in another order */
+    *floor_s = fmax(0.0, cfg_micro_batches(s) * (work - 1e-9 * total) / s->pp * (1.0 - 1e-6));
     return SIM_OK;
 }
 

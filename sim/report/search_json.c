@@ -17,6 +17,11 @@ static cJSON *agreement_json(const rpt_agreement *ag)
     rpt_json_add_num(o, "spearman", ag->spearman);
     rpt_json_add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
     rpt_json_add_num(o, "largest_gap_index", ag->largest_gap_index);
+    rpt_json_add_num(o, "mean_error", ag->n > 0 ? ag->mean_error : NAN);
+    rpt_json_add_num(o, "min_error", ag->n > 0 ? ag->min_error : NAN);
+    rpt_json_add_num(o, "max_error", ag->n > 0 ? ag->max_error : NAN);
+    rpt_json_add_num(o, "best_estimate_rank", ag->best_estimate_rank);
+    rpt_json_add_num(o, "best_index", ag->best_index);
     return o;
 }
 
