@@ -67,7 +67,7 @@ static const opt_row options[] = {
     {O_MEGATRON_CP, "megatron-cp", 0, NULL, CLI_OPT_SEARCH,
      "CP of the Megatron-style baseline: ring (default) or a2a (also Megatron-Core's all-to-all CP)",
      NAMES(srch_baseline_names, SRCH_NBASELINES)},
-    {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates", COUNT(1, CLI_MAX_TOP)},
+    {O_TOP, "top", 0, "K", CLI_OPT_SEARCH, "simulate the K best analytic candidates (sweep: K distinct ones, alike ones folded)", COUNT(1, CLI_MAX_TOP)},
     {O_GLOBAL_BATCH, "global-batch", 0, "B", CLI_OPT_SEARCH, "global batch in sequences",
      COUNT(1, CFG_MAX_WIDTH)},
     {O_GLOBAL_TOKENS, "global-tokens", 0, "T", CLI_OPT_SEARCH,

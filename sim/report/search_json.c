@@ -26,8 +26,9 @@ static cJSON *agreement_json(const rpt_agreement *ag)
 }
 
 /* The records of l appended to arr, alike ones marked: "alike" on a row
- * that stands for others (how many, itself included), "alike_of" (the
- * index of that row) on each of the others. */
+ * that stands for others (how many, itself included) and "alike_indices"
+ * (their indices), "alike_of" (the index of that row) on each of the
+ * others. */
 static cJSON *add_records(cJSON *arr, const rpt_record_list *l)
 {
     int *alike = sim_xcalloc((size_t)l->n + 1, sizeof *alike);
@@ -36,8 +37,12 @@ static cJSON *add_records(cJSON *arr, const rpt_record_list *l)
         cJSON *r = rpt_record_to_json(&l->rows[i]);
         if (l->same_as[i] != i)
             rpt_json_add_num(r, "alike_of", l->rows[l->same_as[i]].index);
-        else if (alike[i] > 1)
+        else if (alike[i] > 1) {
             rpt_json_add_num(r, "alike", alike[i]);
+            cJSON *under = cJSON_AddArrayToObject(r, "alike_indices");
+            for (int j = i + 1; j < l->n; j++)
+                if (l->same_as[j] == i) cJSON_AddItemToArray(under, cJSON_CreateNumber(l->rows[j].index));
+        }
         cJSON_AddItemToArray(arr, r);
     }
     free(alike);

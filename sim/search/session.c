@@ -106,9 +106,14 @@ static sim_rc borrow(const srch_sweep_request *rq, srch_sweep *s, FILE *out, sim
     return rc;
 }
 
+/* Adds candidates to s->chosen once those chosen are simulated; false
+ * when it adds none. */
+typedef bool (*widen_fn)(const srch_sweep_request *rq, srch_sweep *s);
+
 /* Lock and open the records file, resume, borrow, simulate the chosen candidates
- * not done yet (final records are kept as they come), rank them all. */
-static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
+ * not done yet (final records are kept as they come), then those widen
+ * adds (NULL: none), rank them all. */
+static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, widen_fn widen, sim_err *err)
 {
     sim_rc rc = SIM_OK;
     streaming st = {rq, NULL, 0, 0, SIM_OK, {{0}}};
@@ -127,15 +132,19 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
         if (st.out) fclose(st.out);
         return rc;
     }
-    srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);
-    for (int i = 0; i < s->nchosen; i++)
-        if (s->chosen[i]->state == SRCH_SIM_NONE) todo[st.total++] = s->chosen[i];
     double t0 = sim_now_s();
-    if (rq->sim_progress) rq->sim_progress(rq->sim_progress_ctx, 0, st.total);
-    rc = srch_simulate(todo, st.total, rq->search.model, rq->search.platform, rq->jobs, &rq->engine, sim_done, &st,
-                       err);
+    for (;;) {
+        srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);
+        int n = 0;
+        for (int i = 0; i < s->nchosen; i++)
+            if (s->chosen[i]->state == SRCH_SIM_NONE) todo[n++] = s->chosen[i];
+        st.total += n;
+        if (rq->sim_progress) rq->sim_progress(rq->sim_progress_ctx, st.done, st.total);
+        rc = srch_simulate(todo, n, rq->search.model, rq->search.platform, rq->jobs, &rq->engine, sim_done, &st, err);
+        free(todo);
+        if (rc != SIM_OK || st.rc != SIM_OK || !widen || !widen(rq, s)) break;
+    }
     s->simulate_s = sim_now_s() - t0;
-    free(todo);
     if (st.out && fclose(st.out) != 0 && st.rc == SIM_OK)
         st.rc = sim_fail(&st.err, SIM_EIO, "%s: cannot write a sweep record: %s (check free space and permissions)",
                          rq->out_path, strerror(errno));
@@ -187,9 +196,40 @@ static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, s
     return SIM_OK;
 }
 
+/* Distinct rows among the simulated ones chosen: candidates alike
+ * (srch_fold_alike) count once. */
+static int distinct_simulated(const srch_sweep *s)
+{
+    srch_ranking r;
+    srch_ranking_make(s->chosen, s->nchosen, &r);
+    int done = 0;
+    while (done < r.n && r.rows[done]->state == SRCH_SIM_DONE) done++;
+    int *same_as = sim_xcalloc((size_t)done + 1, sizeof *same_as), rows = 0;
+    srch_fold_alike((const srch_candidate *const *)r.rows, done, same_as);
+    for (int i = 0; i < done; i++) rows += same_as[i] == i;
+    free(same_as);
+    srch_ranking_free(&r);
+    return rows;
+}
+
+/* The sweep's widening: while alike candidates leave fewer than top
+ * distinct simulated rows, the next best estimates kept, as many as rows
+ * are missing. */
+static bool distinct_top(const srch_sweep_request *rq, srch_sweep *s)
+{
+    int missing = rq->top - distinct_simulated(s), left = s->res->nbest - s->selected;
+    if (missing <= 0 || left <= 0) return false;
+    int add = missing < left ? missing : left;
+    for (int i = 0; i < add; i++) s->chosen[s->nchosen++] = &s->res->best[s->selected + i];
+    s->selected += add;
+    return true;
+}
+
 sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
-    sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra, s, err);
+    /* the top, the next best estimates, and as many again for the top
+     * to stand for distinct strategies (distinct_top) */
+    sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra + (rq->shard_count > 1 ? 0 : rq->top), s, err);
     if (rc != SIM_OK) return rc;
     srch_result *res = s->res;
     if (res->nbest == 0) {
@@ -202,13 +242,13 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
                         res->counts.enumerated, res->counts.pruned_memory, why);
     }
     s->selected = rq->top < res->nbest ? rq->top : res->nbest;
-    s->chosen = sim_xcalloc((size_t)s->selected + 1, sizeof *s->chosen);
+    s->chosen = sim_xcalloc((size_t)res->nbest + 1, sizeof *s->chosen);
     s->nchosen = srch_shard(res, rq->top, rq->shard_index, rq->shard_count, s->chosen);
-    s->nextra = res->nbest - s->selected;
+    rc = simulate(rq, s, rq->shard_count > 1 ? NULL : distinct_top, err);
+    s->nextra = res->nbest - s->selected < rq->extra ? res->nbest - s->selected : rq->extra;
     s->extra = sim_xcalloc((size_t)s->nextra + 1, sizeof *s->extra);
     for (int i = 0; i < s->nextra; i++) s->extra[i] = &res->best[s->selected + i];
     srch_order_ties(s->extra, s->nextra, false);
-    rc = simulate(rq, s, err);
     if (rc == SIM_OK) srch_sweep_bests(s->chosen, s->nchosen, &s->cmp);
     s->cmp.band = rq->band;
     if (s->space == SRCH_SPACE_MEGATRON) { /* no 7D space searched: nothing to compare with */
@@ -231,7 +271,7 @@ sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *er
     if (rc != SIM_OK) return rc;
     s->chosen = sim_xcalloc((size_t)(s->res->nbest + s->res->nbest_megatron) + 1, sizeof *s->chosen);
     s->nchosen = srch_compare_union(s->res, s->chosen);
-    rc = simulate(rq, s, err);
+    rc = simulate(rq, s, NULL, err);
     if (rc == SIM_OK) srch_compare_bests(s->res, s->chosen, s->nchosen, &s->cmp);
     s->cmp.band = rq->band;
     return rc;

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# distinct_top.sh - `sweep --top K` gives K distinct simulated strategies:
+# alike candidates (the same figures) fold into one row and the next best
+# estimates are simulated in their place; the rows list their alike ones
+# (alike_indices), each of which names its row (alike_of); a shard keeps
+# the plain top K, which merge needs.
+. "$(dirname "$0")/../lib/cli.sh" "$@"
+
+small=(-m gpt-7.5b --devices 8 --set model.layers=4 --global-batch 8 -j 2 -q)
+"$bin" sweep "${small[@]}" --top 6 --json "$tmp/top6.json"
+check "the sweep runs" test $? -eq 0
+rows=$(jq '[.ranking[] | select(.simulated and (.alike_of == null))] | length' "$tmp/top6.json")
+check "6 distinct simulated rows (got $rows)" test "$rows" -eq 6
+folded=$(jq '[.ranking[] | select(.alike_of != null)] | length' "$tmp/top6.json")
+check "this case has alike candidates (got $folded)" test "$folded" -gt 0
+simulated=$(jq '.counts.simulated' "$tmp/top6.json")
+check "as many more simulated as were folded ($simulated = 6 + $folded)" test "$simulated" -eq $((6 + folded))
+check "each row lists its alike ones, each naming the row" jq -e '
+  [.ranking[] | select(.alike != null) | . as $row | .alike_indices as $u
+   | ($u | length) == ($row.alike - 1)] | all' "$tmp/top6.json"
+check "and every folded record is listed under its row" jq -e '
+  . as $d | [.ranking[] | select(.alike_of != null) | . as $f
+   | ($d.ranking[] | select(.index == $f.alike_of) | .alike_indices | index($f.index)) != null] | all' "$tmp/top6.json"
+
+"$bin" sweep "${small[@]}" --top 6 --shard 0/2 --json "$tmp/shard.json"
+check "a shard runs" test $? -eq 0
+n=$(jq '.counts.simulated' "$tmp/shard.json")
+check "a shard simulates its half of the plain top 6 (got $n)" test "$n" -eq 3
+
+summary
