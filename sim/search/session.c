@@ -214,9 +214,12 @@ static int distinct_simulated(const srch_sweep *s)
 
 /* The sweep's widening: while alike candidates leave fewer than top
  * distinct simulated rows, the next best estimates kept, as many as rows
- * are missing. */
+ * are missing (none while a simulation failed, so that a resume that
+ * retries it chooses as the uninterrupted sweep did). */
 static bool distinct_top(const srch_sweep_request *rq, srch_sweep *s)
 {
+    for (int i = 0; i < s->nchosen; i++)
+        if (s->chosen[i]->state != SRCH_SIM_DONE) return false; /* a failure: resume retries it first */
     int missing = rq->top - distinct_simulated(s), left = s->res->nbest - s->selected;
     if (missing <= 0 || left <= 0) return false;
     int add = missing < left ? missing : left;
