@@ -143,6 +143,18 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, widen_fn wid
         rc = srch_simulate(todo, n, rq->search.model, rq->search.platform, rq->jobs, &rq->engine, sim_done, &st, err);
         free(todo);
         if (rc != SIM_OK || st.rc != SIM_OK || !widen || !widen(rq, s)) break;
+        if (rq->resume && rq->out_path) {
+            /* the candidates added may have records of the interrupted run
+             * too; those simulated already keep theirs */
+            if (fflush(st.out) != 0) break;
+            srch_resumed again;
+            memset(&again, 0, sizeof again);
+            rc = srch_resume(rq->out_path, s->res->inputs_id, s->space, s->chosen, s->nchosen, &again, err);
+            if (rc != SIM_OK) break;
+            s->resumed.resumed += again.resumed;
+            s->resumed.retried += again.retried;
+            s->resumed.ignored = again.ignored;
+        }
     }
     s->simulate_s = sim_now_s() - t0;
     if (st.out && fclose(st.out) != 0 && st.rc == SIM_OK)

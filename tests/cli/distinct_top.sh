@@ -3,7 +3,8 @@
 # alike candidates (the same figures) fold into one row and the next best
 # estimates are simulated in their place; the rows list their alike ones
 # (alike_indices), each of which names its row (alike_of); a shard keeps
-# the plain top K, which merge needs.
+# the plain top K, which merge needs; a resume takes back the records of
+# the candidates simulated in the place of alike ones.
 . "$(dirname "$0")/../lib/cli.sh" "$@"
 
 small=(-m gpt-7.5b --devices 8 --set model.layers=4 --global-batch 8 -j 2 -q)
@@ -21,6 +22,17 @@ check "each row lists its alike ones, each naming the row" jq -e '
 check "and every folded record is listed under its row" jq -e '
   . as $d | [.ranking[] | select(.alike_of != null) | . as $f
    | ($d.ranking[] | select(.index == $f.alike_of) | .alike_indices | index($f.index)) != null] | all' "$tmp/top6.json"
+
+# interrupted after all but the last record: resume takes back the widened
+# candidates' records too and gives the same ranking
+"$bin" sweep "${small[@]}" --top 6 --out "$tmp/all.jsonl" -q
+head -n $((6 + folded - 1)) "$tmp/all.jsonl" >"$tmp/cut.jsonl"
+"$bin" sweep "${small[@]}" --top 6 --out "$tmp/cut.jsonl" --resume --json "$tmp/resumed.json"
+check "resume of a widened top runs" test $? -eq 0
+r=$(jq '.counts.resumed' "$tmp/resumed.json")
+check "every record but the last is resumed (got $r)" test "$r" -eq $((6 + folded - 1))
+check "the same ranking as the uninterrupted sweep" \
+  cmp -s <(jq -S 'del(.timing) | del(.counts.resumed)' "$tmp/top6.json") <(jq -S 'del(.timing) | del(.counts.resumed)' "$tmp/resumed.json")
 
 "$bin" sweep "${small[@]}" --top 6 --shard 0/2 --json "$tmp/shard.json"
 check "a shard runs" test $? -eq 0
