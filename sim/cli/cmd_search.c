@@ -84,6 +84,8 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->shard_count = a->shard_count;
     rq->out_path = a->out_path;
     rq->resume = a->resume;
+    rq->no_cache = a->no_cache;
+    rq->warn = stderr;
     if ((a->save_best || a->save_top) && a->shard_count > 1)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' with '--shard': a shard sees part of the ranking (merge "
                         "the shards, then run -s ID@MERGED.jsonl)", cmd, a->save_best ? "save-best" : "save-top");

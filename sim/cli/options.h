@@ -29,6 +29,7 @@ typedef struct cli_args {
     int jobs;                    /* --jobs J (0 = number of cores) */
     const char *out_path;        /* --out FILE */
     bool resume;                 /* --resume */
+    bool no_cache;               /* --no-cache: search again, keep nothing in the search cache */
     const char *save_best;       /* --save-best FILE: the best strategy as a strategy file */
     const char *save_top;        /* --save-top DIR: each ranked row as a strategy file */
     bool list;                   /* --list: study cells, run nothing */

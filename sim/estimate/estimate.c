@@ -30,7 +30,7 @@
  *     probed with the backward split.
  *
  * Probes depend on the strategy keys flagged CFG_KF_PROBE in the key table
- * (config/keys.c; the probe key is their fields, probe_key_of) and on
+ * (config/keys.c; the probe key is their fields, probe_key_same) and on
  * whether the schedule splits the backward, so the search, which varies
  * the other keys innermost, builds one probe per several candidates; the
  * last two are kept.  The stage rows and costs of step 2 are kept in the
@@ -38,6 +38,7 @@
  * layout alone and are cached too. */
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +94,8 @@ typedef struct coll_memo {
     double bytes, s, nic; /* seconds, and those of them on the NIC */
 } coll_memo;
 
-/* The part of a strategy a probe depends on: the fields of the strategy
- * keys flagged CFG_KF_PROBE (config/keys.c), every other byte zero. */
+/* What a probe depends on: the strategy it was built for, of which the
+ * fields of the keys flagged CFG_KF_PROBE (config/keys.c) count. */
 typedef struct probe_key {
     cfg_strategy s;
     bool split_w;   /* the schedule runs weight gradients apart: the probe does too */
@@ -156,6 +157,16 @@ typedef struct grad_piece {
     double before, s, sw; /* sw: its time while the stage's own traffic shares the planes */
 } grad_piece;
 
+/* The byte ranges of the strategy fields of the keys with a flag (the
+ * fields a probe, the stage rows or the stage costs depend on), found
+ * once: a cache check compares them alone instead of a whole strategy. */
+#define FIELD_RANGES 64
+
+typedef struct field_set {
+    int n;
+    size_t off[FIELD_RANGES], len[FIELD_RANGES];
+} field_set;
+
 struct est_estimator {
     const cfg_model *m;
     const cfg_platform *p;
@@ -182,8 +193,11 @@ struct est_estimator {
     stage_cost *costs;
     int rows_cap;
     long long stages_serial, zero_serial;
-    cfg_strategy rows_key;         /* the CFG_KF_STAGE_ROWS fields the stage rows are of (key_fields) */
-    cfg_strategy costs_key;        /* the CFG_KF_STAGE_COSTS fields the stage costs are of */
+    cfg_strategy rows_key;         /* the strategy the stage rows are of (its CFG_KF_STAGE_ROWS fields count) */
+    cfg_strategy costs_key;        /* the strategy the stage costs are of (its CFG_KF_STAGE_COSTS fields count) */
+    bool costs_ogr;                /* overlap_grad_reduce as the stage costs read it (ZeRO-3 only) */
+    field_set probe_fields, rows_fields, costs_fields; /* costs_fields: overlap_grad_reduce apart */
+    double nlayers[NKINDS];        /* the model's layers of each kind (its prediction modules' apart) */
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
     int pieces_cap;
@@ -311,24 +325,32 @@ static size_t key_field_bytes(const cfg_key *k)
     }
 }
 
-/* The fields of s of the strategy keys with one of flags (the key table's
- * CFG_KF_PROBE, CFG_KF_STAGE_ROWS, CFG_KF_STAGE_COSTS), every other byte
- * zero: what a cache keyed on those flags compares. */
-static void key_fields(const cfg_strategy *s, unsigned flags, cfg_strategy *out)
+/* The fields of the strategy keys with one of flags (the key table's
+ * CFG_KF_PROBE, CFG_KF_STAGE_ROWS, CFG_KF_STAGE_COSTS) as byte ranges,
+ * adjacent ones joined, leaving out the field at offset `skip` (none:
+ * (size_t)-1). */
+static void field_set_of(unsigned flags, size_t skip, field_set *out)
 {
     memset(out, 0, sizeof *out);
-    for (const cfg_key *row = cfg_strategy_keys; row->key; row++)
-        if (row->flags & flags)
-            memcpy((char *)out + row->offset, (const char *)s + row->offset, key_field_bytes(row));
+    for (const cfg_key *row = cfg_strategy_keys; row->key; row++) {
+        if (!(row->flags & flags) || row->offset == skip) continue;
+        size_t off = row->offset, len = key_field_bytes(row);
+        if (out->n > 0 && out->off[out->n - 1] + out->len[out->n - 1] == off) {
+            out->len[out->n - 1] += len;
+            continue;
+        }
+        assert(out->n < FIELD_RANGES);
+        out->off[out->n] = off;
+        out->len[out->n++] = len;
+    }
 }
 
-static probe_key probe_key_of(const cfg_strategy *s)
+/* Whether a and b agree in the fields of f. */
+static bool fields_same(const field_set *f, const cfg_strategy *a, const cfg_strategy *b)
 {
-    probe_key k;
-    memset(&k, 0, sizeof k);
-    key_fields(s, CFG_KF_PROBE, &k.s);
-    k.split_w = wl_schedule_splits_w(s);
-    return k;
+    for (int i = 0; i < f->n; i++)
+        if (memcmp((const char *)a + f->off[i], (const char *)b + f->off[i], f->len[i]) != 0) return false;
+    return true;
 }
 
 static void span_add(span *a, const span *b, double times)
@@ -557,6 +579,10 @@ est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
     e->members = sim_xcalloc((size_t)p->devices, sizeof *e->members);
     e->sn_count = sim_xcalloc((size_t)net_supernodes(p), sizeof *e->sn_count);
     e->memo = sim_xcalloc(COLL_MEMO, sizeof *e->memo);
+    field_set_of(CFG_KF_PROBE, (size_t)-1, &e->probe_fields);
+    field_set_of(CFG_KF_STAGE_ROWS, (size_t)-1, &e->rows_fields);
+    field_set_of(CFG_KF_STAGE_COSTS, offsetof(cfg_strategy, overlap_grad_reduce), &e->costs_fields);
+    for (int l = 0; l < m->layers; l++) e->nlayers[wl_layer_kind(m, l)] += 1;
     return e;
 }
 
@@ -1109,54 +1135,103 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     if (z < 3) e->margins_ok = true;
 }
 
-sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
+/* Whether key k stands for the probe of s. */
+static bool probe_key_same(const est_estimator *e, const probe_key *k, const cfg_strategy *s)
+{
+    return k->split_w == wl_schedule_splits_w(s) && fields_same(&e->probe_fields, &k->s, s);
+}
+
+/* Make e->pr the probe of s: the one held, the other of the last two, or a
+ * new one. */
+static sim_rc probe_ensure(est_estimator *e, const cfg_strategy *s, sim_err *err)
 {
     /* checked strategies only: the micro-batch count is whole */
     assert(s->dp > 0 && s->micro_batch > 0 && s->global_batch % (s->dp * s->micro_batch) == 0);
-    probe_key key = probe_key_of(s);
+    if (e->have_probe && probe_key_same(e, &e->key, s)) return SIM_OK;
     layout_key lk = layout_key_of(s);
-    if (!e->have_probe || memcmp(&key, &e->key, sizeof key) != 0) {
-        if (e->have_spare && memcmp(&key, &e->spare_key, sizeof key) == 0 &&
-            layout_geo_find(e, &lk) == e->spare.lg) {
-            /* the other of the last two probes (its layout still cached) */
-            probe pr = e->pr;
-            e->pr = e->spare;
-            e->spare = pr;
+    if (e->have_spare && probe_key_same(e, &e->spare_key, s) && layout_geo_find(e, &lk) == e->spare.lg) {
+        /* the other of the last two probes (its layout still cached) */
+        probe pr = e->pr;
+        e->pr = e->spare;
+        e->spare = pr;
+        probe_key k = e->spare_key;
+        e->spare_key = e->key;
+        e->key = k;
+    } else {
+        if (e->have_probe) {
+            e->spare = e->pr;
             e->spare_key = e->key;
-        } else {
-            if (e->have_probe) {
-                e->spare = e->pr;
-                e->spare_key = e->key;
-                e->have_spare = true;
-            }
-            e->have_probe = false;
-            sim_rc rc = probe_build(e, s, err);
-            if (rc != SIM_OK) return rc;
+            e->have_spare = true;
         }
-        e->key = key;
-        e->have_probe = true;
-        e->serial++;
-        e->stages_serial = e->zero_serial = -1;
+        e->have_probe = false;
+        sim_rc rc = probe_build(e, s, err);
+        if (rc != SIM_OK) return rc;
+        e->key.s = *s;
+        e->key.split_w = wl_schedule_splits_w(s);
     }
+    e->have_probe = true;
+    e->serial++;
+    e->stages_serial = e->zero_serial = -1;
+    return SIM_OK;
+}
+
+/* The seconds of one micro-batch of probe pr over every layer and edge of
+ * the model, and of them its expert all-to-all. */
+static void probe_sums(const est_estimator *e, const probe *pr, double *total, double *ep)
+{
+    double t = 0.0, a = 0.0;
+    for (int k = 0; k < NKINDS; k++)
+        for (int ps = 0; ps < NPASSES; ps++) {
+            t += e->nlayers[k] * pr->layer[k][ps].total;
+            a += e->nlayers[k] * pr->layer[k][ps].comm[WL_DIM_EP];
+        }
+    const span *edges[4] = {&pr->embed[0], &pr->embed[1], &pr->head[0], &pr->head[1]};
+    for (int i = 0; i < 4; i++) {
+        t += edges[i]->total;
+        a += edges[i]->comm[WL_DIM_EP];
+    }
+    *total = t;
+    *ep = a;
+}
+
+sim_rc est_floor(est_estimator *e, const cfg_strategy *s, double *floor_s, sim_err *err)
+{
+    sim_rc rc = probe_ensure(e, s, err);
+    if (rc != SIM_OK) return rc;
+    /* Every layer, the embedding and the head once over the stages:
+     * sum(C) (level_stages), of which the busiest stage has at least
+     * 1/pp; DualPipe-V's overlapped pairs hide at most each micro-batch's
+     * expert all-to-all (split_pipeline: 2m pairs at most, each hiding
+     * at most half of it twice). */
+    double total, ep;
+    probe_sums(e, &e->pr, &total, &ep);
+    double work = s->schedule == CFG_SCHED_DUALPIPE_V ? total - ep : total;
+    /* a little under, for the rounding of sums added in another order */
+    *floor_s = fmax(0.0, cfg_micro_batches(s) * (work - 1e-9 * total) / s->pp * (1.0 - 1e-6));
+    return SIM_OK;
+}
+
+sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err)
+{
+    sim_rc prc = probe_ensure(e, s, err);
+    if (prc != SIM_OK) return prc;
     int v = cfg_stage_chunks(s);
     int z = s->zero;
     bool og = s->overlap_grad_reduce, op = s->overlap_param_gather;
     /* the stage rows and costs are kept while the fields of the keys
      * flagged for them stay the same (the key table says which) */
-    cfg_strategy rows_key, costs_key;
-    key_fields(s, CFG_KF_STAGE_ROWS, &rows_key);
-    if (e->stages_serial != e->serial || memcmp(&rows_key, &e->rows_key, sizeof rows_key) != 0) {
+    if (e->stages_serial != e->serial || !fields_same(&e->rows_fields, s, &e->rows_key)) {
         level_stages(e, s, v);
         e->stages_serial = e->serial;
-        e->rows_key = rows_key;
+        e->rows_key = *s;
         e->zero_serial = -1;
     }
-    key_fields(s, CFG_KF_STAGE_COSTS, &costs_key);
-    if (z < 3) costs_key.overlap_grad_reduce = false; /* the costs read it for ZeRO-3's per-layer gathers only */
-    if (e->zero_serial != e->serial || memcmp(&costs_key, &e->costs_key, sizeof costs_key) != 0) {
+    bool costs_ogr = z == 3 && og; /* the costs read it for ZeRO-3's per-layer gathers only */
+    if (e->zero_serial != e->serial || costs_ogr != e->costs_ogr || !fields_same(&e->costs_fields, s, &e->costs_key)) {
         level_zero(e, s, v);
         e->zero_serial = e->serial;
-        e->costs_key = costs_key;
+        e->costs_key = *s;
+        e->costs_ogr = costs_ogr;
     }
 
     /* Last, the overlap switches pick each stage's tail. */

@@ -40,6 +40,16 @@ void est_free(est_estimator *e);
  * optimizer_moments).  Returns SIM_OK or the workload's error. */
 sim_rc est_step(est_estimator *e, const cfg_strategy *s, est_result *out, sim_err *err);
 
+/* A lower bound of est_step's step time of s, in *floor_s: the work of
+ * every layer and edge of the probe of s (built or taken from the cache as
+ * est_step does) shared evenly by the pipeline stages, which no schedule,
+ * zero stage or overlap switch brings below (DualPipe-V: less the expert
+ * all-to-all its overlapped pairs may hide).  est_step of s gives at least
+ * this.  A search skips the closed form of a candidate whose bound is
+ * already worse than every candidate it keeps.  Returns what est_step
+ * would for the probe. */
+sim_rc est_floor(est_estimator *e, const cfg_strategy *s, double *floor_s, sim_err *err);
+
 /* Probes built so far (each is one workload plan and program walk). */
 long long est_probes(const est_estimator *e);
 

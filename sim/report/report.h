@@ -214,6 +214,11 @@ typedef struct rpt_agreement {
     double spearman;              /* rank correlation (NaN: undefined) */
     double largest_gap;           /* largest relative gap of estimate and simulation */
     int largest_gap_index;        /* its candidate (-1: none) */
+    double mean_error;            /* mean of (estimate - simulated) / simulated (n >= 1) */
+    double min_error, max_error;  /* its range */
+    int best_estimate_rank;       /* the simulated best's place in the estimate's order of the
+                                   * candidates (1: the estimate's best too; 0: none simulated) */
+    int best_index;               /* that candidate (-1: none) */
 } rpt_agreement;
 
 typedef struct rpt_search_counts {
@@ -235,6 +240,7 @@ typedef struct rpt_search_doc {
     double search_s, simulate_s;  /* wall times (the "timing" object) */
     int search_processes, jobs;
     bool search_from_twin;
+    const char *cache_path;       /* the search cache file the search was taken from (NULL: searched) */
     const rpt_record *megatron, *best; /* compare: both bests (NULL: none) */
     double speedup;               /* compare */
     const char *const *files;     /* merge: the files read */

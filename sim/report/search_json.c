@@ -17,12 +17,18 @@ static cJSON *agreement_json(const rpt_agreement *ag)
     rpt_json_add_num(o, "spearman", ag->spearman);
     rpt_json_add_num(o, "largest_gap", ag->largest_gap_index >= 0 ? ag->largest_gap : NAN);
     rpt_json_add_num(o, "largest_gap_index", ag->largest_gap_index);
+    rpt_json_add_num(o, "mean_error", ag->n > 0 ? ag->mean_error : NAN);
+    rpt_json_add_num(o, "min_error", ag->n > 0 ? ag->min_error : NAN);
+    rpt_json_add_num(o, "max_error", ag->n > 0 ? ag->max_error : NAN);
+    rpt_json_add_num(o, "best_estimate_rank", ag->best_estimate_rank);
+    rpt_json_add_num(o, "best_index", ag->best_index);
     return o;
 }
 
 /* The records of l appended to arr, alike ones marked: "alike" on a row
- * that stands for others (how many, itself included), "alike_of" (the
- * index of that row) on each of the others. */
+ * that stands for others (how many, itself included) and "alike_indices"
+ * (their indices), "alike_of" (the index of that row) on each of the
+ * others. */
 static cJSON *add_records(cJSON *arr, const rpt_record_list *l)
 {
     int *alike = sim_xcalloc((size_t)l->n + 1, sizeof *alike);
@@ -31,8 +37,12 @@ static cJSON *add_records(cJSON *arr, const rpt_record_list *l)
         cJSON *r = rpt_record_to_json(&l->rows[i]);
         if (l->same_as[i] != i)
             rpt_json_add_num(r, "alike_of", l->rows[l->same_as[i]].index);
-        else if (alike[i] > 1)
+        else if (alike[i] > 1) {
             rpt_json_add_num(r, "alike", alike[i]);
+            cJSON *under = cJSON_AddArrayToObject(r, "alike_indices");
+            for (int j = i + 1; j < l->n; j++)
+                if (l->same_as[j] == i) cJSON_AddItemToArray(under, cJSON_CreateNumber(l->rows[j].index));
+        }
         cJSON_AddItemToArray(arr, r);
     }
     free(alike);
@@ -86,6 +96,7 @@ static cJSON *session_json(const rpt_search_doc *d)
     rpt_json_add_num(t, "search_s", d->search_s);
     rpt_json_add_num(t, "per_candidate_us", k->enumerated > 0 ? 1e6 * d->search_s / (double)k->enumerated : 0.0);
     rpt_json_add_num(t, "search_processes", d->search_processes);
+    if (d->cache_path) cJSON_AddStringToObject(t, "search_cache", d->cache_path);
     cJSON_AddBoolToObject(t, "search_from_twin", d->search_from_twin);
     rpt_json_add_num(t, "simulate_s", d->simulate_s);
     rpt_json_add_num(t, "jobs", d->jobs);

@@ -34,6 +34,16 @@ static void print_search_lines(FILE *f, const rpt_search_doc *d)
                 sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, e, sizeof e));
         return;
     }
+    if (d->cache_path) {
+        fprintf(f,
+                "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
+                "memory, %s estimated: reused from the search cache %s (the same inputs; --no-cache searches again)\n",
+                sim_fmt_count((double)k->enumerated, a, sizeof a), k->enumerated == 1 ? "y" : "ies",
+                sim_fmt_count((double)k->rejected, b, sizeof b), plural(k->rejected),
+                sim_fmt_count((double)k->pruned_memory, c, sizeof c), sim_fmt_count((double)k->estimated, e, sizeof e),
+                d->cache_path);
+        return;
+    }
     fprintf(f,
             "search: %s strateg%s enumerated (%s combination%s rejected by the validity rules), %s pruned by "
             "memory, %s estimated in %.2f s by %d process%s (%.2f us per enumerated candidate, %s workload probe%s)\n",
@@ -64,6 +74,22 @@ static void sim_notes(char *out, size_t cap, const rpt_search_doc *d)
     snprintf(out, cap, " (%s%s%s%s%s)", r, r[0] && (b[0] || x[0]) ? ", " : "", b, b[0] && x[0] ? ", " : "", x);
 }
 
+/* The estimate's error over the simulated candidates, and where the
+ * simulated best stood in the estimate's order. */
+static void print_trust(FILE *f, const rpt_agreement *ag)
+{
+    if (ag->n < 1 || ag->best_index < 0) return;
+    fprintf(f,
+            "estimate - simulation: mean %+.1f%%, from %+.1f%% to %+.1f%% over the %d simulated; the simulated best "
+            "(candidate %d) is %d%s by estimate\n",
+            100.0 * ag->mean_error, 100.0 * ag->min_error, 100.0 * ag->max_error, ag->n, ag->best_index,
+            ag->best_estimate_rank,
+            ag->best_estimate_rank % 10 == 1 && ag->best_estimate_rank % 100 != 11   ? "st"
+            : ag->best_estimate_rank % 10 == 2 && ag->best_estimate_rank % 100 != 12 ? "nd"
+            : ag->best_estimate_rank % 10 == 3 && ag->best_estimate_rank % 100 != 13 ? "rd"
+                                                                                     : "th");
+}
+
 static void print_agreement(FILE *f, const rpt_agreement *ag)
 {
     if (ag->n < 2) {
@@ -80,6 +106,7 @@ static void print_agreement(FILE *f, const rpt_agreement *ag)
             "agreement of the estimate with the simulation (%d simulated): Spearman rank correlation %s, largest "
             "gap %.1f%% (candidate %d)\n",
             ag->n, sp, 100.0 * ag->largest_gap, ag->largest_gap_index);
+    print_trust(f, ag);
 }
 
 /* Says so when some simulated step times come from --symmetry dp. */

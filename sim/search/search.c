@@ -127,6 +127,13 @@ static bool heap_wants(const heap *h, double est, double peak_bytes, int index)
     return cmp_time_memory(root->est.step_s, root->peak_bytes, root->index, est, peak_bytes, index) > 0;
 }
 
+/* Whether every candidate kept in full heap h beats any estimate of at
+ * least floor_s (step times compared as cmp_time_memory does). */
+static bool heap_beats(const heap *h, double floor_s)
+{
+    return h->n == h->cap && time_key(h->a[0].est.step_s) < time_key(floor_s);
+}
+
 static void heap_put(heap *h, const srch_candidate *c)
 {
     if (h->n < h->cap) {
@@ -229,14 +236,32 @@ static sim_rc visit(searcher *x, cfg_strategy *s, sim_err *err)
         if (k->least_pruned_bytes == 0 || peak_bytes < k->least_pruned_bytes) k->least_pruned_bytes = peak_bytes;
         return SIM_OK;
     }
-    est_result est;
-    sim_rc rc = est_step(x->est, s, &est, err);
-    if (rc != SIM_OK) return rc;
-    k->estimated++;
     bool meg = srch_megatron_style(s, x->rq->platform, x->rq->baseline);
-    if (meg) k->estimated_megatron++;
     bool twin = x->list[LIST_TWIN].cap > 0 && srch_megatron_style(s, x->rq->platform, x->twin_baseline);
+    bool in[SRCH_LISTS] = {true, meg, twin};
+    k->estimated++;
+    if (meg) k->estimated_megatron++;
     if (twin) k->estimated_twin_megatron++;
+    /* every list it could enter full: its estimate's floor may already be
+     * worse than each one's worst, and the estimate is not needed */
+    bool full = !x->rq->no_floor;
+    for (int l = 0; l < SRCH_LISTS && full; l++) full = !in[l] || x->list[l].n == x->list[l].cap;
+    sim_rc rc;
+    if (full) {
+        double floor_s;
+        rc = est_floor(x->est, s, &floor_s, err);
+        if (rc != SIM_OK) return rc;
+        bool beaten = true;
+        for (int l = 0; l < SRCH_LISTS && beaten; l++)
+            beaten = !in[l] || heap_beats(&x->list[l], floor_s);
+        if (beaten) {
+            x->res->floored++;
+            return SIM_OK;
+        }
+    }
+    est_result est;
+    rc = est_step(x->est, s, &est, err);
+    if (rc != SIM_OK) return rc;
     bool want[SRCH_LISTS] = {heap_wants(&x->list[LIST_ALL], est.step_s, peak_bytes, index),
                              meg && heap_wants(&x->list[LIST_MEG], est.step_s, peak_bytes, index),
                              twin && heap_wants(&x->list[LIST_TWIN], est.step_s, peak_bytes, index)};
@@ -459,6 +484,7 @@ typedef struct reply_head {
     char msg[SIM_ERR_LEN];
     long long failed_tuple;            /* rc != SIM_OK: where */
     srch_counts counts;
+    long long floored;
     int n[SRCH_LISTS];
 } reply_head;
 
@@ -518,6 +544,7 @@ static sim_rc worker_main(int worker, int fd, void *ctx)
     h.failed_tuple = x->failed_tuple;
     h.counts = x->res->counts;
     h.counts.probes = est_probes(x->est);
+    h.floored = x->res->floored;
     bool sends = !atomic_load(&x->sh->stop);
     for (int l = 0; l < SRCH_LISTS; l++) h.n[l] = sends ? x->list[l].n : 0;
     if (runner_write_all(fd, &h, sizeof h) != 0) return SIM_EIO;
@@ -598,6 +625,7 @@ static sim_rc search_in_workers(searcher *x, int n, sim_err *err)
         k->estimated_megatron += c->estimated_megatron;
         k->estimated_twin_megatron += c->estimated_twin_megatron;
         k->probes += c->probes;
+        x->res->floored += ws.heads[w].floored;
     }
     free(ws.first);
     free(ws.heads);
@@ -798,6 +826,13 @@ srch_result *srch_result_twin(const srch_result *r, const cfg_platform *p)
     t->seconds = 0;
     t->from_twin = true;
     return t;
+}
+
+void srch_result_cut(srch_result *r, int keep)
+{
+    if (r->nbest > keep) r->nbest = keep;
+    if (r->nbest_megatron > keep) r->nbest_megatron = keep;
+    if (r->ntwin_megatron > keep) r->ntwin_megatron = keep;
 }
 
 void srch_result_free(srch_result *r)

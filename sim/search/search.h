@@ -148,6 +148,8 @@ typedef struct srch_request {
     bool replica_reduction;       /* candidates will be simulated with --symmetry dp (in inputs_id) */
     int jobs;                     /* child processes that share the search out (<= 1: none, this one
                                    * searches); the result is the same for every value */
+    bool no_floor;                /* estimate every candidate in full (est_floor unused): the same
+                                   * result, slower; for the tests that show it is the same */
     srch_progress_fn progress;    /* may be NULL */
     void *progress_ctx;
 } srch_request;
@@ -172,7 +174,38 @@ typedef struct srch_result {
     int ntwin_megatron;
     bool twin_kept;               /* twin_too was asked (and the space is 7D) */
     bool from_twin;               /* made by srch_result_twin: searched by the twin (seconds 0) */
+    long long floored;            /* estimated candidates whose closed form was skipped: the floor
+                                   * of their estimate (est_floor) was worse than every candidate
+                                   * kept (work, which changes with jobs; not part of the result) */
+    bool cached;                  /* taken from the search cache (srch_cache_load; seconds: reading it) */
 } srch_result;
+
+/* Cut r's lists to their best keep (each is the best of its list in
+ * order, so they are what a search keeping keep gives). */
+void srch_result_cut(srch_result *r, int keep);
+
+/* {============================================================ the cache
+ *
+ * The search cache (cache.c): the kept lists of a search under a key of
+ * its inputs and of the executable, in $HEPTASIM_CACHE (a directory, or
+ * "off"), else $XDG_CACHE_HOME/heptasim, else ~/.cache/heptasim. */
+
+/* The cache directory into out (false: none, the cache is off). */
+bool srch_cache_dir(char *out, size_t cap);
+
+/* The result of an earlier search of rq kept with at least rq->keep per
+ * list, its lists cut to rq->keep, and its file in path; NULL when there
+ * is none.  A file that cannot be trusted (damaged, another build's,
+ * another search's) is ignored with one line on w (may be NULL).  Free
+ * with srch_result_free. */
+srch_result *srch_cache_load(const srch_request *rq, char *path, size_t cap, FILE *w);
+
+/* Keep res, the result of srch_run(rq), in the cache (written to a
+ * temporary file, then renamed).  A failure costs one line on w and
+ * nothing else. */
+void srch_cache_store(const srch_request *rq, const srch_result *res, FILE *w);
+
+/* }============================================================ */
 
 /* Enumerate the space, prune by memory and estimate every candidate that
  * fits, keeping the best.  Returns SIM_OK and *out (free with
@@ -445,6 +478,8 @@ typedef struct srch_sweep_request {
     srch_progress_fn sim_progress;/* simulations done of total (may be NULL) */
     void *sim_progress_ctx;
     const cfg_band *band;         /* how far to trust the platform's step times (NULL: not known) */
+    bool no_cache;                /* search again, and keep nothing in the search cache (--no-cache) */
+    FILE *warn;                   /* where the cache's warnings go (NULL: nowhere) */
 } srch_sweep_request;
 
 /* The best strategies of the two spaces, as compare (and the report of a
@@ -471,6 +506,7 @@ typedef struct srch_sweep {
     srch_resumed resumed;
     double simulate_s;            /* wall time of the simulations */
     srch_comparison cmp;          /* the bests (compare: srch_compare_bests; sweep: srch_sweep_bests) */
+    char cache_path[CFG_PATH_LEN];/* the search cache file the search was taken from ("": searched) */
 } srch_sweep;
 
 /* The sweep of rq (session.c): search, keep top + extra, refuse when none

@@ -106,9 +106,14 @@ static sim_rc borrow(const srch_sweep_request *rq, srch_sweep *s, FILE *out, sim
     return rc;
 }
 
+/* Adds candidates to s->chosen once those chosen are simulated; false
+ * when it adds none. */
+typedef bool (*widen_fn)(const srch_sweep_request *rq, srch_sweep *s);
+
 /* Lock and open the records file, resume, borrow, simulate the chosen candidates
- * not done yet (final records are kept as they come), rank them all. */
-static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
+ * not done yet (final records are kept as they come), then those widen
+ * adds (NULL: none), rank them all. */
+static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, widen_fn widen, sim_err *err)
 {
     sim_rc rc = SIM_OK;
     streaming st = {rq, NULL, 0, 0, SIM_OK, {{0}}};
@@ -127,15 +132,31 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
         if (st.out) fclose(st.out);
         return rc;
     }
-    srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);
-    for (int i = 0; i < s->nchosen; i++)
-        if (s->chosen[i]->state == SRCH_SIM_NONE) todo[st.total++] = s->chosen[i];
     double t0 = sim_now_s();
-    if (rq->sim_progress) rq->sim_progress(rq->sim_progress_ctx, 0, st.total);
-    rc = srch_simulate(todo, st.total, rq->search.model, rq->search.platform, rq->jobs, &rq->engine, sim_done, &st,
-                       err);
+    for (;;) {
+        srch_candidate **todo = sim_xcalloc((size_t)s->nchosen + 1, sizeof *todo);
+        int n = 0;
+        for (int i = 0; i < s->nchosen; i++)
+            if (s->chosen[i]->state == SRCH_SIM_NONE) todo[n++] = s->chosen[i];
+        st.total += n;
+        if (rq->sim_progress) rq->sim_progress(rq->sim_progress_ctx, st.done, st.total);
+        rc = srch_simulate(todo, n, rq->search.model, rq->search.platform, rq->jobs, &rq->engine, sim_done, &st, err);
+        free(todo);
+        if (rc != SIM_OK || st.rc != SIM_OK || !widen || !widen(rq, s)) break;
+        if (rq->resume && rq->out_path) {
+            /* the candidates added may have records of the interrupted run
+             * too; those simulated already keep theirs */
+            if (fflush(st.out) != 0) break;
+            srch_resumed again;
+            memset(&again, 0, sizeof again);
+            rc = srch_resume(rq->out_path, s->res->inputs_id, s->space, s->chosen, s->nchosen, &again, err);
+            if (rc != SIM_OK) break;
+            s->resumed.resumed += again.resumed;
+            s->resumed.retried += again.retried;
+            s->resumed.ignored = again.ignored;
+        }
+    }
     s->simulate_s = sim_now_s() - t0;
-    free(todo);
     if (st.out && fclose(st.out) != 0 && st.rc == SIM_OK)
         st.rc = sim_fail(&st.err, SIM_EIO, "%s: cannot write a sweep record: %s (check free space and permissions)",
                          rq->out_path, strerror(errno));
@@ -153,7 +174,13 @@ static sim_rc simulate(const srch_sweep_request *rq, srch_sweep *s, sim_err *err
     return rc;
 }
 
-/* The search of rq keeping `keep` per list. */
+/* Candidates a search kept for the cache keeps at least per list, so
+ * that a sweep's file also serves the compare of the same inputs and the
+ * other way round (the best `keep` are the first `keep` of them). */
+#define CACHE_KEEP 32
+
+/* The search of rq keeping `keep` per list: from the search cache when it
+ * holds it, else searched (and kept there). */
 static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, srch_sweep *s, sim_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -163,12 +190,61 @@ static sim_rc search(const srch_sweep_request *rq, srch_space space, int keep, s
     sr.keep = keep;
     sr.replica_reduction = rq->engine.symmetry == ENG_SYM_DP;
     sr.jobs = rq->jobs;
-    return srch_run(&sr, &s->res, err);
+    if (rq->no_cache) return srch_run(&sr, &s->res, err);
+    double t0 = sim_now_s();
+    s->res = srch_cache_load(&sr, s->cache_path, sizeof s->cache_path, rq->warn);
+    if (s->res) {
+        s->res->seconds = sim_now_s() - t0;
+        s->res->workers = 1;
+        return SIM_OK;
+    }
+    s->cache_path[0] = '\0';
+    srch_request wide = sr;
+    if (wide.keep < CACHE_KEEP) wide.keep = CACHE_KEEP;
+    sim_rc rc = srch_run(&wide, &s->res, err);
+    if (rc != SIM_OK) return rc;
+    srch_cache_store(&wide, s->res, rq->warn);
+    srch_result_cut(s->res, keep);
+    return SIM_OK;
+}
+
+/* Distinct rows among the simulated ones chosen: candidates alike
+ * (srch_fold_alike) count once. */
+static int distinct_simulated(const srch_sweep *s)
+{
+    srch_ranking r;
+    srch_ranking_make(s->chosen, s->nchosen, &r);
+    int done = 0;
+    while (done < r.n && r.rows[done]->state == SRCH_SIM_DONE) done++;
+    int *same_as = sim_xcalloc((size_t)done + 1, sizeof *same_as), rows = 0;
+    srch_fold_alike((const srch_candidate *const *)r.rows, done, same_as);
+    for (int i = 0; i < done; i++) rows += same_as[i] == i;
+    free(same_as);
+    srch_ranking_free(&r);
+    return rows;
+}
+
+/* The sweep's widening: while alike candidates leave fewer than top
+ * distinct simulated rows, the next best estimates kept, as many as rows
+ * are missing (none while a simulation failed, so that a resume that
+ * retries it chooses as the uninterrupted sweep did). */
+static bool distinct_top(const srch_sweep_request *rq, srch_sweep *s)
+{
+    for (int i = 0; i < s->nchosen; i++)
+        if (s->chosen[i]->state != SRCH_SIM_DONE) return false; /* a failure: resume retries it first */
+    int missing = rq->top - distinct_simulated(s), left = s->res->nbest - s->selected;
+    if (missing <= 0 || left <= 0) return false;
+    int add = missing < left ? missing : left;
+    for (int i = 0; i < add; i++) s->chosen[s->nchosen++] = &s->res->best[s->selected + i];
+    s->selected += add;
+    return true;
 }
 
 sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
-    sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra, s, err);
+    /* the top, the next best estimates, and as many again for the top
+     * to stand for distinct strategies (distinct_top) */
+    sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra + (rq->shard_count > 1 ? 0 : rq->top), s, err);
     if (rc != SIM_OK) return rc;
     srch_result *res = s->res;
     if (res->nbest == 0) {
@@ -181,13 +257,13 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
                         res->counts.enumerated, res->counts.pruned_memory, why);
     }
     s->selected = rq->top < res->nbest ? rq->top : res->nbest;
-    s->chosen = sim_xcalloc((size_t)s->selected + 1, sizeof *s->chosen);
+    s->chosen = sim_xcalloc((size_t)res->nbest + 1, sizeof *s->chosen);
     s->nchosen = srch_shard(res, rq->top, rq->shard_index, rq->shard_count, s->chosen);
-    s->nextra = res->nbest - s->selected;
+    rc = simulate(rq, s, rq->shard_count > 1 ? NULL : distinct_top, err);
+    s->nextra = res->nbest - s->selected < rq->extra ? res->nbest - s->selected : rq->extra;
     s->extra = sim_xcalloc((size_t)s->nextra + 1, sizeof *s->extra);
     for (int i = 0; i < s->nextra; i++) s->extra[i] = &res->best[s->selected + i];
     srch_order_ties(s->extra, s->nextra, false);
-    rc = simulate(rq, s, err);
     if (rc == SIM_OK) srch_sweep_bests(s->chosen, s->nchosen, &s->cmp);
     s->cmp.band = rq->band;
     if (s->space == SRCH_SPACE_MEGATRON) { /* no 7D space searched: nothing to compare with */
@@ -210,7 +286,7 @@ sim_rc srch_compare_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *er
     if (rc != SIM_OK) return rc;
     s->chosen = sim_xcalloc((size_t)(s->res->nbest + s->res->nbest_megatron) + 1, sizeof *s->chosen);
     s->nchosen = srch_compare_union(s->res, s->chosen);
-    rc = simulate(rq, s, err);
+    rc = simulate(rq, s, NULL, err);
     if (rc == SIM_OK) srch_compare_bests(s->res, s->chosen, s->nchosen, &s->cmp);
     s->cmp.band = rq->band;
     return rc;

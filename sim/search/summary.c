@@ -52,6 +52,7 @@ static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep
         .search_processes = s->res->workers,
         .jobs = rq->jobs,
         .search_from_twin = s->res->from_twin,
+        .cache_path = s->cache_path[0] ? s->cache_path : NULL,
         .agreement = s->ranking.agreement,
         .ranking = list_of(s->ranking.rows, s->ranking.n),
         .out_path = rq->out_path,

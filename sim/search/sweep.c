@@ -89,6 +89,22 @@ void srch_agreement_compute(const srch_candidate *c, int n, srch_agreement *out)
         k++;
     }
     out->n = k;
+    out->best_index = -1;
+    const srch_candidate *best = NULL;
+    for (int i = 0; i < n; i++) {
+        if (c[i].state != SRCH_SIM_DONE || !(c[i].step_time_s > 0)) continue;
+        double e = (c[i].est.step_s - c[i].step_time_s) / c[i].step_time_s;
+        out->mean_error += e / k;
+        if (!best || e < out->min_error) out->min_error = e;
+        if (!best || e > out->max_error) out->max_error = e;
+        if (!best || srch_cmp_simulated(&c[i], best) < 0) best = &c[i];
+    }
+    if (best) { /* its place among these candidates by estimate */
+        out->best_index = best->index;
+        out->best_estimate_rank = 1;
+        for (int i = 0; i < n; i++)
+            if (&c[i] != best && srch_cmp_estimate(&c[i], best) < 0) out->best_estimate_rank++;
+    }
     if (k >= 2) {
         double *work = sim_xcalloc(2 * (size_t)k, sizeof *work);
         out->spearman = gsl_stats_spearman(est, 1, sim, 1, (size_t)k, work);
