@@ -33,7 +33,7 @@ static const command commands[] = {
      cmd_memory},
     {"estimate", INPUTS | CLI_OPT_JSON, "",
      "the analytic estimate of one step (time, breakdown, memory), instantly, without simulating", cmd_estimate},
-    {"sweep", INPUTS | PROGRESS | CLI_OPT_SEARCH | CLI_OPT_SPACE | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY | CLI_OPT_OBJECTIVE | CLI_OPT_GOODPUT, "",
+    {"sweep", INPUTS | PROGRESS | CLI_OPT_SEARCH | CLI_OPT_BUDGET | CLI_OPT_SPACE | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY | CLI_OPT_OBJECTIVE | CLI_OPT_GOODPUT, "",
      "search the strategy space: prune by memory, rank analytically, simulate the best", cmd_sweep},
     {"compare", INPUTS | PROGRESS | CLI_OPT_SEARCH | CLI_OPT_CSV | CLI_OPT_JOBS | CLI_OPT_JSON | CLI_OPT_REPORT | CLI_OPT_SYMMETRY | CLI_OPT_OBJECTIVE | CLI_OPT_GOODPUT, "",
      "the best Megatron-style strategy against the best 7D strategy", cmd_compare},

@@ -60,6 +60,9 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     else
         rc = srch_base_strategy(&ov, "search", base, err);
     if (rc != SIM_OK) return rc;
+    if (a->budget_s > 0 && a->shard_count > 1)
+        return sim_fail(err, SIM_EINVAL, "heptasim %s: '--budget' widens the whole top, not a shard's part (leave out "
+                        "'--budget' or '--shard')", cmd);
     if (a->global_batch > 0 && a->global_tokens > 0)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--global-batch' and '--global-tokens' cannot be used together "
                         "(give the batch in sequences or in tokens)", cmd);
@@ -85,6 +88,7 @@ static sim_rc session_load(session *x, const cli_args *a, const char *cmd, int t
     rq->out_path = a->out_path;
     rq->resume = a->resume;
     rq->no_cache = a->no_cache;
+    rq->budget_s = a->budget_s;
     rq->warn = stderr;
     if ((a->save_best || a->save_top) && a->shard_count > 1)
         return sim_fail(err, SIM_EINVAL, "heptasim %s: '--%s' with '--shard': a shard sees part of the ranking (merge "

@@ -20,7 +20,7 @@ typedef enum opt_id {
     O_MODEL, O_PLATFORM, O_STRATEGY, O_SET, O_DEVICES, O_JSON, O_CSV, O_DUMP, O_COMM, O_SYMMETRY, O_SIMGRID, O_QUIET, O_HELP,
     O_SPACE, O_MEGATRON_CP, O_TOP, O_JOBS, O_OUT, O_RESUME, O_SHARD, O_GLOBAL_BATCH, O_TRACE, O_TRACE_RANKS, O_REPORT, O_BLESS,
     O_FULL, O_LOO, O_FIT, O_LIST, O_CELLS, O_PROGRESS, O_SAVE_BEST, O_SAVE_TOP, O_GLOBAL_TOKENS, O_STEP, O_SIMULATE, O_SENS_SEARCH,
-    O_RELIABILITY, O_INTERVAL, O_TOKENS, O_DAYS, O_SEEDS, O_SEED, O_NO_STRAGGLERS, O_GOODPUT, O_OBJECTIVE, O_NO_CACHE
+    O_RELIABILITY, O_INTERVAL, O_TOKENS, O_DAYS, O_SEEDS, O_SEED, O_NO_STRAGGLERS, O_GOODPUT, O_OBJECTIVE, O_NO_CACHE, O_BUDGET
 } opt_id;
 
 typedef struct opt_row {
@@ -74,6 +74,9 @@ static const opt_row options[] = {
      "global batch in tokens: T / seq_len sequences (T a multiple of the model's seq_len)", COUNT(1, INT_MAX)},
     {O_OUT, "out", 0, "FILE", CLI_OPT_SEARCH | CLI_OPT_OUT, "write results to FILE", PATH},
     {O_RESUME, "resume", 0, NULL, CLI_OPT_SEARCH, "carry on an interrupted sweep from its --out file", PLAIN},
+    {O_BUDGET, "budget", 0, "SECONDS", CLI_OPT_BUDGET,
+     "after the top K, simulate K more of the best estimates at a time until the simulated best holds for a round, "
+     "within SECONDS of simulation", COUNT(1, CLI_MAX_BUDGET_S)},
     {O_NO_CACHE, "no-cache", 0, NULL, CLI_OPT_SEARCH,
      "search again instead of reusing the search cache of the same inputs, and keep nothing there", PLAIN},
     {O_SAVE_BEST, "save-best", 0, "FILE", CLI_OPT_SEARCH,
@@ -375,6 +378,7 @@ static sim_rc apply(const char *command, const opt_row *o, const char *val, cli_
     case O_OUT: a->out_path = val; break;
     case O_RESUME: a->resume = true; break;
     case O_NO_CACHE: a->no_cache = true; break;
+    case O_BUDGET: return parse_count(command, o, val, &a->budget_s, err);
     case O_SAVE_BEST: a->save_best = val; break;
     case O_SAVE_TOP: a->save_top = val; break;
     case O_SHARD: return parse_shard(command, val, a, err);

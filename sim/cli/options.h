@@ -30,6 +30,7 @@ typedef struct cli_args {
     const char *out_path;        /* --out FILE */
     bool resume;                 /* --resume */
     bool no_cache;               /* --no-cache: search again, keep nothing in the search cache */
+    int budget_s;                /* --budget SECONDS: widen the top until the simulated best holds (0 = no) */
     const char *save_best;       /* --save-best FILE: the best strategy as a strategy file */
     const char *save_top;        /* --save-top DIR: each ranked row as a strategy file */
     bool list;                   /* --list: study cells, run nothing */
@@ -93,7 +94,8 @@ enum {
     CLI_OPT_SENS = 1 << 19,      /* --step --simulate --search */
     CLI_OPT_GOODPUT = 1 << 20,   /* --reliability --interval --tokens --days --seeds --seed --no-stragglers */
     CLI_OPT_RUN_GOODPUT = 1 << 21, /* --goodput (run) */
-    CLI_OPT_OBJECTIVE = 1 << 22  /* --objective (sweep, compare) */
+    CLI_OPT_OBJECTIVE = 1 << 22, /* --objective (sweep, compare) */
+    CLI_OPT_BUDGET = 1 << 23     /* --budget (sweep) */
 };
 
 /* Parse argv[first..argc) into a. Returns SIM_OK, or SIM_EINVAL with a

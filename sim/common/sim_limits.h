@@ -98,6 +98,7 @@
 #define CLI_MAX_FILES 1024          /* files given to one command (merge, validate) */
 #define CLI_MAX_SIMGRID 8           /* --cfg items passed to SimGrid */
 #define CLI_MAX_TOP 10000           /* --top: candidates simulated, each one a child process */
+#define CLI_MAX_BUDGET_S 604800     /* --budget: a week of simulation */
 #define CLI_MAX_JOBS 1024           /* --jobs: simulations at once */
 #define CLI_MAX_SHARDS 65536        /* --shard I/N: N */
 

@@ -221,6 +221,14 @@ typedef struct rpt_agreement {
     int best_index;               /* that candidate (-1: none) */
 } rpt_agreement;
 
+/* A sweep's widening with --budget. */
+typedef struct rpt_budget {
+    double seconds;               /* the budget (0: none asked) */
+    int rounds;                   /* rounds of top more simulated */
+    int top;                      /* candidates a round adds */
+    bool best_held;               /* the last round left the simulated best as it was */
+} rpt_budget;
+
 typedef struct rpt_search_counts {
     long long rejected, enumerated, pruned_memory, estimated, estimated_megatron, probes;
     int selected, simulated, failed, resumed, borrowed;
@@ -235,6 +243,7 @@ typedef struct rpt_search_doc {
     const cfg_model *resolved_model;       /* sweep, compare: as searched, after the overrides (NULL: merge) */
     const cfg_platform *resolved_platform;
     int devices, global_batch, top;
+    rpt_budget budget;            /* sweep */
     int shard_index, shard_count; /* shard_count <= 1: no shard */
     rpt_search_counts counts;
     double search_s, simulate_s;  /* wall times (the "timing" object) */

@@ -107,6 +107,14 @@ void *rpt_sweep_doc_json(const rpt_search_doc *d)
 {
     cJSON *o = session_json(d);
     cJSON_AddItemToObject(o, "agreement", agreement_json(&d->agreement));
+    if (d->budget.seconds > 0) {
+        cJSON *b = cJSON_AddObjectToObject(o, "budget");
+        rpt_json_add_num(b, "seconds", d->budget.seconds);
+        rpt_json_add_num(b, "rounds", d->budget.rounds);
+        cJSON_AddBoolToObject(b, "best_held", d->budget.best_held);
+    } else {
+        cJSON_AddNullToObject(o, "budget");
+    }
     cJSON_AddItemToObject(o, "ranking", records_json(&d->ranking));
     cJSON_AddItemToObject(o, "estimated_only", records_json(&d->estimated_only));
     return o;

@@ -133,6 +133,13 @@ static void print_band(FILE *f, const cfg_band *b)
 static void print_closing(FILE *f, const rpt_search_doc *d)
 {
     print_agreement(f, &d->agreement);
+    const rpt_budget *b = &d->budget;
+    if (b->seconds > 0)
+        fprintf(f, "budget %.0f s: %d round%s of %d more simulated; %s\n", b->seconds, b->rounds, plural(b->rounds),
+                b->top,
+                b->best_held ? "the simulated best held for the last round"
+                             : "the simulated best changed in the last round it had (the budget or the kept "
+                               "estimates ran out): a wider search may still find a better one");
     if (d->ignored)
         fprintf(f, "%s: %d record%s of other candidates left as %s\n", d->out_path, d->ignored, plural(d->ignored),
                 d->ignored == 1 ? "it is" : "they are");

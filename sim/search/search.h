@@ -479,6 +479,9 @@ typedef struct srch_sweep_request {
     void *sim_progress_ctx;
     const cfg_band *band;         /* how far to trust the platform's step times (NULL: not known) */
     bool no_cache;                /* search again, and keep nothing in the search cache (--no-cache) */
+    double budget_s;              /* sweep --budget: after the top, top more of the best estimates at a time
+                                   * until the simulated best holds for a round, within this wall time of
+                                   * simulation (0: the top alone) */
     FILE *warn;                   /* where the cache's warnings go (NULL: nowhere) */
 } srch_sweep_request;
 
@@ -507,6 +510,11 @@ typedef struct srch_sweep {
     double simulate_s;            /* wall time of the simulations */
     srch_comparison cmp;          /* the bests (compare: srch_compare_bests; sweep: srch_sweep_bests) */
     char cache_path[CFG_PATH_LEN];/* the search cache file the search was taken from ("": searched) */
+    /* --budget */
+    double sim_t0;                /* when the simulations began */
+    int rounds;                   /* rounds of top more simulated */
+    int best_seen;                /* index of the simulated best before the last round (-1: none) */
+    bool best_held;               /* the last round left the simulated best as it was */
 } srch_sweep;
 
 /* The sweep of rq (session.c): search, keep top + extra, refuse when none

@@ -240,11 +240,52 @@ static bool distinct_top(const srch_sweep_request *rq, srch_sweep *s)
     return true;
 }
 
+/* The index of the simulated best of s (-1: none simulated). */
+static int simulated_best(const srch_sweep *s)
+{
+    srch_ranking r;
+    srch_ranking_make(s->chosen, s->nchosen, &r);
+    int best = r.n > 0 && r.rows[0]->state == SRCH_SIM_DONE ? r.rows[0]->index : -1;
+    srch_ranking_free(&r);
+    return best;
+}
+
+/* The sweep's widening with --budget: once the top is distinct
+ * (distinct_top), top more of the best estimates at a time while the last
+ * round changed the simulated best, the budget is not spent and estimates
+ * are left (none while a simulation failed). */
+static bool widen_sweep(const srch_sweep_request *rq, srch_sweep *s)
+{
+    if (distinct_top(rq, s)) return true;
+    if (!(rq->budget_s > 0)) return false;
+    for (int i = 0; i < s->nchosen; i++)
+        if (s->chosen[i]->state != SRCH_SIM_DONE) return false;
+    int best = simulated_best(s);
+    if (s->rounds > 0 && best == s->best_seen) {
+        s->best_held = true;
+        return false;
+    }
+    s->best_seen = best;
+    int left = s->res->nbest - s->selected;
+    if (left <= 0 || sim_now_s() - s->sim_t0 >= rq->budget_s) return false;
+    int add = rq->top < left ? rq->top : left;
+    for (int i = 0; i < add; i++) s->chosen[s->nchosen++] = &s->res->best[s->selected + i];
+    s->selected += add;
+    s->rounds++;
+    return true;
+}
+
+/* Best estimates a sweep with --budget keeps per list: top x this, for
+ * its rounds. */
+#define BUDGET_ROUNDS 8
+
 sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
 {
     /* the top, the next best estimates, and as many again for the top
      * to stand for distinct strategies (distinct_top) */
-    sim_rc rc = search(rq, rq->search.space, rq->top + rq->extra + (rq->shard_count > 1 ? 0 : rq->top), s, err);
+    bool budget = rq->budget_s > 0 && rq->shard_count <= 1;
+    int keep = rq->top * (budget ? BUDGET_ROUNDS : rq->shard_count > 1 ? 1 : 2) + rq->extra;
+    sim_rc rc = search(rq, rq->search.space, keep, s, err);
     if (rc != SIM_OK) return rc;
     srch_result *res = s->res;
     if (res->nbest == 0) {
@@ -259,7 +300,9 @@ sim_rc srch_sweep_run(const srch_sweep_request *rq, srch_sweep *s, sim_err *err)
     s->selected = rq->top < res->nbest ? rq->top : res->nbest;
     s->chosen = sim_xcalloc((size_t)res->nbest + 1, sizeof *s->chosen);
     s->nchosen = srch_shard(res, rq->top, rq->shard_index, rq->shard_count, s->chosen);
-    rc = simulate(rq, s, rq->shard_count > 1 ? NULL : distinct_top, err);
+    s->best_seen = -1;
+    s->sim_t0 = sim_now_s();
+    rc = simulate(rq, s, rq->shard_count > 1 ? NULL : budget ? widen_sweep : distinct_top, err);
     s->nextra = res->nbest - s->selected < rq->extra ? res->nbest - s->selected : rq->extra;
     s->extra = sim_xcalloc((size_t)s->nextra + 1, sizeof *s->extra);
     for (int i = 0; i < s->nextra; i++) s->extra[i] = &res->best[s->selected + i];

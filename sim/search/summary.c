@@ -54,6 +54,7 @@ static rpt_search_doc session_doc(const srch_sweep_request *rq, const srch_sweep
         .search_from_twin = s->res->from_twin,
         .cache_path = s->cache_path[0] ? s->cache_path : NULL,
         .agreement = s->ranking.agreement,
+        .budget = {rq->budget_s, s->rounds, rq->top, s->best_held},
         .ranking = list_of(s->ranking.rows, s->ranking.n),
         .out_path = rq->out_path,
         .twin_path = rq->twin_path,

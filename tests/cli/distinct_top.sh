@@ -39,4 +39,24 @@ check "a shard runs" test $? -eq 0
 n=$(jq '.counts.simulated' "$tmp/shard.json")
 check "a shard simulates its half of the plain top 6 (got $n)" test "$n" -eq 3
 
+# --budget: after the distinct top, top more of the best estimates at a time
+# until the simulated best holds for a round; when it held, a plain sweep of
+# as many candidates finds the same best; refused with a shard
+"$bin" sweep "${small[@]}" --top 2 --budget 600 --json "$tmp/budget.json"
+check "sweep --budget runs" test $? -eq 0
+rounds=$(jq '.budget.rounds' "$tmp/budget.json")
+check "at least one round ($rounds)" test "$rounds" -ge 1
+if [ "$(jq '.budget.best_held' "$tmp/budget.json")" = true ]; then
+  n=$(jq '.counts.simulated' "$tmp/budget.json")
+  "$bin" sweep "${small[@]}" --top "$n" --json "$tmp/wide.json"
+  check "the best held: as a plain sweep of $n" test "$(jq '.ranking[0].index' "$tmp/budget.json")" = \
+    "$(jq '.ranking[0].index' "$tmp/wide.json")"
+  check "the last round did not change it: the best is not among the last 2" \
+    jq -e '.agreement.best_estimate_rank <= (.counts.simulated - 2)' "$tmp/budget.json"
+else
+  check "the budget ran out or nothing was left" jq -e '.budget.rounds >= 1' "$tmp/budget.json"
+fi
+check "no budget: budget null" jq -e '.budget == null' "$tmp/top6.json"
+expect 2 "'--budget' widens the whole top" -- sweep "${small[@]}" --budget 5 --shard 0/2
+
 summary
