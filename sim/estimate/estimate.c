@@ -110,6 +110,7 @@ typedef struct probe {
 /* A stage row (level_stages): one stage for a number of chunks per stage. */
 typedef struct stage_row {
     double n[NKINDS];  /* layers of each kind */
+    int chunks;        /* chunks holding layers (a layout's may hold none) */
     span f, b, w;      /* forward, backward + recompute, weight gradients run apart: one micro-batch, all
                           chunks, edges included */
 } stage_row;
@@ -118,7 +119,7 @@ typedef struct stage_row {
 typedef struct stage_cost {
     double F, B, W, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), weight gradients apart, their sum:
                                one micro-batch */
-    double pair_hidden;  /* expert all-to-all one of DualPipe-V's overlapped pairs hides */
+    double pair_hidden;  /* expert all-to-all one overlapped pair hides (DualPipe-V, paired 1F1B) */
     double hidden;       /* the same, all the stage's pairs of the step */
     double grad[2];      /* exposed gradient reduction: [0] not overlapped, [1] overlapped */
     double gather;       /* parameter all-gather after the optimizer (zero 1/2, not overlapped) */
@@ -614,6 +615,7 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
         memset(r, 0, sizeof *r);
         for (int j = 0; j < v; j++) {
             int first, n = cfg_stage_layers(m, s, st, j, &first);
+            r->chunks += n > 0;
             for (int l = first; l < first + n; l++) r->n[wl_layer_kind(m, l)] += 1;
         }
     }
@@ -1040,7 +1042,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         if (z == 3) {
             /* the first layer of each chunk also waits for its own gather */
             for (int k = 0; k < NKINDS; k++) zx += r->n[k] * (zf[k] + zb[k]);
-            zx += v * 2.0 * ag[kind_lowest(r)];
+            zx += r->chunks * 2.0 * ag[kind_lowest(r)];
         }
         c->zx = zx;
         c->F = r->f.total;
