@@ -939,9 +939,6 @@ START_TEST(check_pipeline_layout)
         {"model.mtp_layers=1", "pipeline_layout=\"Et*14|t*14|t*14m|t*14L\"",
          ".pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not modelled (heptasim runs "
          "them with the output layer; put them in the last virtual stage)"},
-        {NULL, "pipeline_layout=\"Et*28|t*28||L\"",
-         ".pipeline_layout: virtual stage 2 holds no transformer layer ('t'), which is not modelled (give every "
-         "virtual stage at least one t)"},
         {"first_stage_layers=14", "pipeline_layout=\"Et*14|(t*14|)*2,t*14L\"",
          ".pipeline_layout: a layout places every layer itself and is not combined with first_stage_layers (unset "
          "first_stage_layers, or the layout)"},
@@ -1203,11 +1200,24 @@ END_TEST
 START_TEST(check_moe_keys)
 {
     triple t;
-    ck_assert_int_eq(gpt(&t, 0, ITEMS("overlap_ep_comm=true")), SIM_EINVAL);
-    expect_check_msg(".overlap_ep_comm: the expert all-to-all behind another micro-batch's compute is modelled by "
-                     "schedule \"dualpipe-v\" only, got \"interleaved\" (use schedule \"dualpipe-v\", or set "
-                     "overlap_ep_comm to false)",
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("overlap_ep_comm=true")), SIM_EINVAL);
+    expect_check_msg(".overlap_ep_comm: the expert all-to-all behind another micro-batch's compute is modelled with "
+                     "schedule \"interleaved\", \"dualpipe-v\", or \"1f1b\" at pp 1 (Megatron-Core wants virtual "
+                     "stages with pp > 1), got \"1f1b\" at pp 4 (use one of those, or set overlap_ep_comm to false)",
                      t.s.path);
+    const char *paired_bad[][2] = {{"recompute=full", "recompute \"full\""},
+                                   {"recompute_modules=moe", "recompute of the module \"moe\""},
+                                   {"moe_dispatcher=allgather", "moe_dispatcher \"allgather\""}};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(mixtral(&t, 0, ITEMS("overlap_ep_comm=true", "schedule=interleaved", "vpp=2", "ep=8",
+                                              "etp=1", paired_bad[i][0])),
+                         SIM_EINVAL);
+        expect_check_msg(".overlap_ep_comm: Megatron-Core's paired 1F1B does not run with %s (drop it, or set "
+                         "overlap_ep_comm to false)",
+                         t.s.path, paired_bad[i][1]);
+    }
+    ck_assert_int_eq(mixtral(&t, 0, ITEMS("overlap_ep_comm=true", "schedule=interleaved", "vpp=2", "ep=8", "etp=1")),
+                     SIM_OK);
     ck_assert_int_eq(gpt(&t, 0, ITEMS("overlap_shared_experts=true")), SIM_EINVAL);
     expect_check_msg(".overlap_shared_experts: model '%s' has no shared experts (set overlap_shared_experts to "
                      "false)",

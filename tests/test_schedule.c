@@ -14,6 +14,7 @@
 #include "runner/runner.h"
 #include "estimate/estimate.h"
 #include "workload/workload.h"
+#include "workload/internal.h" /* the schedule orders (wl_schedule_new), white-box */
 #include "lib/check_run.h"
 
 static const cfg_schedule all_schedules[] = {CFG_SCHED_GPIPE, CFG_SCHED_1F1B,      CFG_SCHED_INTERLEAVED,
@@ -626,6 +627,297 @@ START_TEST(test_overlapped_dp_in_schedule_order)
 }
 END_TEST
 
+/* pp stages, m micro-batches per replica, 2 replicas, experts spread over
+ * both (ep 2), schedule sch with vpp v, and Megatron-Core's paired 1F1B
+ * (overlap_ep_comm) when `pairs`. */
+static cfg_strategy paired(int pp, int v, int m, bool pairs)
+{
+    cfg_strategy s = fx_strategy(2, pp, 1, m);
+    s.ep = 2;
+    s.schedule = v > 1 ? CFG_SCHED_INTERLEAVED : CFG_SCHED_1F1B;
+    s.vpp = v;
+    s.overlap_ep_comm = pairs;
+    return s;
+}
+
+static cfg_model small_moe(void)
+{
+    cfg_model m = fx_dense_model(16, 512, 8, 2048, 64, 128);
+    fx_moe(&m, 4, 2, 1024, 0, 0, 0, 1);
+    return m;
+}
+
+START_TEST(test_paired_1f1b_steady_only)
+{
+    /* Megatron-Core's combined 1F1B (pipeline_parallel/combined_1f1b.py):
+     * one more warm-up forward than interleaved 1F1B's (pp - s - 1)*2 +
+     * (v - 1)*pp, or than pp 1's none; then every steady forward paired with
+     * the backward after it, whose own forward ran in an earlier step; the
+     * cool-down unpaired.  At pp 1: F, m - 1 times (F & B), B.  Off, or with
+     * ep 1, the order is 1F1B's, unpaired. */
+    const int cfgs[][3] = {{2, 2, 4}, {4, 2, 8}, {4, 4, 12}, {2, 2, 2}, {1, 1, 5}, {1, 1, 1}};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof *cfgs; ci++) {
+        int pp = cfgs[ci][0], v = cfgs[ci][1], m = cfgs[ci][2], total = m * v;
+        for (int st = 0; st < pp; st++) {
+            cfg_strategy s = paired(pp, v, m, true), off = paired(pp, v, m, false), one = s;
+            one.ep = 1;
+            int n, noff, none;
+            wl_step *o = wl_schedule_new(&s, st, &n);
+            wl_step *b = wl_schedule_new(&off, st, &noff);
+            wl_step *e = wl_schedule_new(&one, st, &none);
+            ck_assert_int_eq(n, 2 * total);
+            ck_assert_int_eq(noff, n);
+            ck_assert_int_eq(none, n);
+            ck_assert_mem_eq(e, b, (size_t)n * sizeof *b);
+            for (int i = 0; i < n; i++) ck_assert(!b[i].paired);
+            int warm = (v > 1 ? (pp - st - 1) * 2 + (v - 1) * pp : pp - st - 1) + 1;
+            if (warm > total) warm = total;
+            int i = 0, npairs = 0;
+            for (; i < warm; i++) ck_assert(o[i].pass == WL_PASS_F && !o[i].paired);
+            for (; i < n && o[i].pass == WL_PASS_F; i += 2) {
+                ck_assert_msg(o[i].paired, "pp %d v %d m %d stage %d step %d: a steady forward unpaired", pp, v, m,
+                              st, i);
+                ck_assert_int_eq(o[i + 1].pass, WL_PASS_B);
+                ck_assert(!o[i + 1].split);
+                int own = -1; /* the step that ran the backward's forward */
+                for (int j = 0; j < i; j++)
+                    if (o[j].pass == WL_PASS_F && o[j].chunk == o[i + 1].chunk && o[j].micro == o[i + 1].micro)
+                        own = j;
+                ck_assert_int_ge(own, 0);
+                npairs++;
+            }
+            ck_assert_int_eq(npairs, total - warm);
+            for (; i < n; i++) ck_assert(o[i].pass == WL_PASS_B && !o[i].paired);
+            if (pp == 1 && m > 1) ck_assert_int_eq(npairs, m - 1);
+            free(o);
+            free(b);
+            free(e);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_paired_1f1b_programs)
+{
+    /* The programs of the paired 1F1B run each pass once in dependency
+     * order and their transfers pair up; they hold one more chunk at the
+     * peak than 1F1B (mdl_inflight_chunks counts it); every expert
+     * all-to-all on the EP stream belongs to a pair and is waited for after
+     * a compute of the other micro-batch; those outside the pairs stay
+     * blocking. */
+    const int cfgs[][3] = {{2, 2, 4}, {4, 2, 8}, {1, 1, 4}};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof *cfgs; ci++) {
+        int pp = cfgs[ci][0], v = cfgs[ci][1], m = cfgs[ci][2];
+        plan_fx f, g;
+        plan_up(&f, small_moe(), paired(pp, v, m, true));
+        plan_up(&g, small_moe(), paired(pp, v, m, false));
+        walked *w = calloc((size_t)pp, sizeof *w);
+        for (int st = 0; st < pp; st++) w[st] = walk_stage(&f, st);
+        for (int st = 0; st < pp; st++) {
+            ck_assert_int_eq(program_inflight(&f, st), mdl_inflight_chunks(&f.s, st));
+            ck_assert_int_eq(program_inflight(&f, st), program_inflight(&g, st) + 1 > m * v ? m * v
+                                                                                            : program_inflight(&g, st) + 1);
+            for (int mb = 0; mb < m; mb++)
+                for (int l = 0; l < f.m.layers; l++) {
+                    if (stage_of_layer(&f, l) != st) continue;
+                    span *F = at(&w[st], mb, l, PF), *B = at(&w[st], mb, l, PB);
+                    ck_assert(F->n > 0 && B->n > 0);
+                    ck_assert_int_lt(F->last, B->first);
+                    if (l + 1 < f.m.layers && stage_of_layer(&f, l + 1) == st) {
+                        ck_assert_int_lt(F->last, at(&w[st], mb, l + 1, PF)->first);
+                        ck_assert_int_lt(at(&w[st], mb, l + 1, PB)->last, B->first);
+                    }
+                }
+        }
+        for (int a = 0; a < pp; a++)
+            for (int b = 0; b < pp; b++)
+                for (int t = 0; t < 2; t++)
+                    if (a != b) check_transfers(w, a, b, t);
+        for (int st = 0; st < pp; st++) walked_free(&w[st]);
+        free(w);
+
+        enum { MAXA2A = 8192 };
+        static int micro_of[MAXA2A];
+        static bool covered[MAXA2A];
+        for (int st = 0; st < pp; st++) {
+            int issued = 0, done = 0, hidden = 0, blocking = 0;
+            wl_program *p = wl_program_new(f.plan, st * wl_strategy_stride(&f.s, CFG_DIM_PP));
+            wl_instr in;
+            while (wl_program_next(p, &in)) {
+                if (in.op == WL_COLL && in.group == WL_G_EP) {
+                    if (in.stream == WL_S_MAIN) {
+                        blocking++;
+                        continue;
+                    }
+                    ck_assert_int_eq(in.stream, WL_S_EP);
+                    ck_assert_int_lt(issued, MAXA2A);
+                    micro_of[issued] = in.micro;
+                    covered[issued++] = false;
+                } else if (in.op == WL_COMPUTE) {
+                    for (int i = done; i < issued; i++) covered[i] |= in.micro != micro_of[i];
+                } else if (in.op == WL_WAIT && in.stream == WL_S_EP) {
+                    for (; done < (int)in.seq; done++) hidden += covered[done];
+                }
+            }
+            wl_program_free(p);
+            ck_assert_int_eq(done, issued);
+            /* two all-to-alls per MoE layer and pass: the pairs' on the EP
+             * stream, the warm-up's and cool-down's blocking */
+            int layers = cfg_stage_layer_total(&f.m, &f.s, st), pairs = 0, n;
+            wl_step *o = wl_schedule_new(&f.s, st, &n);
+            for (int i = 0; i < n; i++) pairs += o[i].paired;
+            free(o);
+            int per_chunk = 2 * layers / v;
+            ck_assert_int_eq(issued, 2 * pairs * per_chunk);
+            ck_assert_int_eq(blocking, (2 * m * v - 2 * pairs) * per_chunk);
+            ck_assert_int_gt(issued, 0);
+            /* the last all-to-all of a pair's second thread has nothing
+             * left to hide behind once the first thread has ended */
+            ck_assert_int_ge(hidden, issued - 2 * pairs);
+        }
+        plan_down(&f);
+        plan_down(&g);
+    }
+}
+END_TEST
+
+START_TEST(test_paired_1f1b_hides_ep_comm)
+{
+    /* With the expert all-to-all made slow (a fabric of 100 GB/s), the
+     * paired 1F1B's step is shorter than 1F1B's, by at most the EP
+     * communication 1F1B exposes; the analytic estimate follows both within
+     * 10 % and ranks them the same way.  With ep 1 overlap_ep_comm changes
+     * nothing: the same step, exactly, and the same estimate. */
+    enum { N = 6 };
+    const int cfgs[3][3] = {{2, 2, 8}, {1, 1, 8}, {2, 2, 8}};
+    run_case rc[N];
+    sim_err err = {{0}};
+    for (int i = 0; i < N; i++) {
+        const int *c = cfgs[i / 2];
+        memset(&rc[i], 0, sizeof rc[i]);
+        rc[i].model = small_moe();
+        rc[i].strategy = paired(c[0], c[1], c[2], i % 2 == 1);
+        if (i >= 4) rc[i].strategy.ep = 1;
+        rc[i].platform = flat_platform(cfg_world_size(&rc[i].strategy));
+        rc[i].platform.fabric_bytes_per_s = 1e11;
+        rc[i].platform.fabric_latency_s = 2e-6;
+        ck_assert_msg(cfg_check(&rc[i].model, &rc[i].platform, &rc[i].strategy, &err) == SIM_OK, "%s", err.msg);
+    }
+    ck_assert_int_eq(runner_simulate_all(rc, N, 2, NULL, NULL, &err), SIM_OK);
+    double est[N];
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(rc[i].rc == SIM_OK, "%s", rc[i].msg);
+        est_estimator *e = est_new(&rc[i].model, &rc[i].platform, &err);
+        ck_assert_ptr_nonnull(e);
+        est_result r;
+        ck_assert_int_eq(est_step(e, &rc[i].strategy, &r, &err), SIM_OK);
+        est_free(e);
+        est[i] = r.step_s;
+        if (getenv("HEPTASIM_TEST_VERBOSE"))
+            fprintf(stderr, "case %d: step %.6g est %.6g ep exposed %.6g est %.6g\n", i, rc[i].result.step_time_s,
+                    est[i], rc[i].result.critical.exposed_comm_s[WL_DIM_EP], r.exposed_s[WL_DIM_EP]);
+        double sim = rc[i].result.step_time_s;
+        ck_assert_msg(fabs(est[i] - sim) <= 0.10 * sim, "case %d: estimate %.6g s, simulated %.6g s", i, est[i], sim);
+    }
+    for (int k = 0; k < 2; k++) {
+        const eng_result *off = &rc[2 * k].result, *on = &rc[2 * k + 1].result;
+        double ep_off = off->critical.exposed_comm_s[WL_DIM_EP];
+        ck_assert_double_gt(ep_off, 0.2 * off->step_time_s); /* the all-to-all matters */
+        ck_assert_double_lt(on->step_time_s, off->step_time_s - 0.05 * ep_off);
+        ck_assert_double_le(off->step_time_s - on->step_time_s, ep_off);
+        ck_assert_double_lt(on->critical.exposed_comm_s[WL_DIM_EP], ep_off);
+        ck_assert_double_lt(est[2 * k + 1], est[2 * k]);
+    }
+    ck_assert_double_eq(rc[4].result.step_time_s, rc[5].result.step_time_s);
+    ck_assert_double_eq(est[4], est[5]);
+}
+END_TEST
+
+START_TEST(test_loss_only_virtual_stage)
+{
+    /* A layout whose last virtual stage holds only the MTP layer and the
+     * loss ("mL"), as Megatron-Core's DeepSeek-V3 H100 layout
+     * "Et|(tt|)*30mL" does: each stage's program runs its layers, the
+     * head-only chunk computes exactly the head (output layer, MTP and
+     * loss) once per micro-batch and pass, the transfers pair up; the
+     * stage's memory holds the head's parameters and no layer's; the
+     * layers' compute summed over the stages is that of the layout that
+     * puts the head with the last layers ("Et|tt|tt|tmL" over the same
+     * pp 2 x vpp 2); and the estimate follows the simulated step. */
+    cfg_model m = fx_dense_model(5, 512, 8, 2048, 64, 128);
+    m.mtp_layers = 1;
+    const char *lay[2] = {"Et|tt|tt|mL", "Et|tt|tt|tmL"};
+    cfg_model m6 = m;
+    m6.layers = 6;
+    cfg_model models[2] = {m, m6};
+    double layer_s[2] = {0, 0}, head_s[2] = {0, 0};
+    run_case rc[2];
+    sim_err err = {{0}};
+    for (int k = 0; k < 2; k++) {
+        cfg_strategy s = pipeline(2, 4, CFG_SCHED_INTERLEAVED);
+        sim_strlcpy(s.pipeline_layout, lay[k], sizeof s.pipeline_layout);
+        plan_fx f;
+        plan_up(&f, models[k], s);
+        int first;
+        ck_assert_int_eq(cfg_stage_layers(&f.m, &f.s, 1, 1, &first), k); /* virtual stage 3: 0 or 1 layer */
+        walked w[2] = {walk_stage(&f, 0), walk_stage(&f, 1)};
+        for (int a = 0; a < 2; a++)
+            for (int t = 0; t < 2; t++) check_transfers(w, a, 1 - a, t);
+        walked_free(&w[0]);
+        walked_free(&w[1]);
+        for (int st = 0; st < 2; st++) {
+            wl_program *p = wl_program_new(f.plan, st * wl_strategy_stride(&f.s, CFG_DIM_PP));
+            wl_instr in;
+            while (wl_program_next(p, &in)) {
+                if (in.op != WL_COMPUTE || in.micro < 0) continue;
+                if (in.layer >= 0 && in.layer < 5) layer_s[k] += in.seconds;
+                if (in.layer < 0 && st == 1) head_s[k] += in.seconds;
+            }
+            wl_program_free(p);
+        }
+        /* the head-only stage's memory: the head's parameters besides its
+         * layers' (none in chunk 1 of the "mL" layout) */
+        mdl_memory mem;
+        mdl_rank_memory(&f.m, &f.s, 1, &mem);
+        mdl_held eh;
+        mdl_edge_held(&f.m, &f.s, 1, &eh);
+        double edge = mdl_held_params(&eh, MDL_SYNC_DP) + mdl_held_params(&eh, MDL_SYNC_EDP), layers = 0;
+        for (int c = 0; c < 2; c++) {
+            int n = cfg_stage_layers(&f.m, &f.s, 1, c, &first);
+            for (int l = first; l < first + n; l++) {
+                mdl_held h;
+                mdl_layer_held(&f.m, &f.s, cfg_is_moe_layer(&f.m, l), &h);
+                layers += mdl_held_params(&h, MDL_SYNC_DP) + mdl_held_params(&h, MDL_SYNC_EDP);
+            }
+        }
+        ck_assert_double_eq_tol(mem.params, edge + layers, 1e-9 * mem.params);
+        if (k == 0) ck_assert_double_eq_tol(mem.params, edge + 2 * layers / 2, 1e-9 * mem.params);
+        memset(&rc[k], 0, sizeof rc[k]);
+        rc[k].model = f.m;
+        rc[k].platform = f.p;
+        rc[k].strategy = f.s;
+        plan_down(&f);
+    }
+    /* layers 0-4 and the head run the same compute in both layouts */
+    ck_assert_double_eq_tol(layer_s[0], layer_s[1], 1e-9 * layer_s[1]);
+    ck_assert_double_eq_tol(head_s[0], head_s[1], 1e-9 * head_s[1]);
+    ck_assert_int_eq(runner_simulate_all(rc, 2, 2, NULL, NULL, &err), SIM_OK);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_msg(rc[k].rc == SIM_OK, "%s", rc[k].msg);
+        est_estimator *e = est_new(&rc[k].model, &rc[k].platform, &err);
+        ck_assert_ptr_nonnull(e);
+        est_result r;
+        ck_assert_int_eq(est_step(e, &rc[k].strategy, &r, &err), SIM_OK);
+        est_free(e);
+        double sim = rc[k].result.step_time_s;
+        ck_assert_msg(fabs(r.step_s - sim) <= 0.06 * sim, "%s: estimate %.6g s, simulated %.6g s", lay[k], r.step_s,
+                      sim);
+    }
+    /* one layer fewer on the last stage (5 of 6): no longer a step */
+    ck_assert_double_lt(rc[0].result.step_time_s, rc[1].result.step_time_s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -638,6 +930,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_dualpipe_overlaps_expert_all_to_all);
     tcase_add_test(tc, test_margin_counts_by_hand);
     tcase_add_test(tc, test_overlapped_dp_in_schedule_order);
+    tcase_add_test(tc, test_paired_1f1b_steady_only);
+    tcase_add_test(tc, test_paired_1f1b_programs);
+    tcase_add_test(tc, test_paired_1f1b_hides_ep_comm);
+    tcase_add_test(tc, test_loss_only_virtual_stage);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -165,7 +165,6 @@ static sim_rc check_sequence(const cfg_model *m, const cfg_strategy *s, sim_err 
 typedef struct layout_tally {
     int stages, decoders, mtp;
     int embedding, embedding_at, loss, loss_at, mtp_outside;
-    int empty_at;           /* the first stage without a decoder layer, or -1 */
 } layout_tally;
 
 static void tally_visit(void *ctx, int index, const cfg_layout_stage *st)
@@ -179,19 +178,20 @@ static void tally_visit(void *ctx, int index, const cfg_layout_stage *st)
     t->embedding += st->embedding;
     t->loss += st->loss;
     if (st->mtp && !st->loss) t->mtp_outside++;
-    if (st->decoders == 0 && t->empty_at < 0) t->empty_at = index;
 }
 
 /* A pipeline layout against the model and the pipeline: pp*vpp virtual
  * stages, the model's decoder and MTP layers, the embedding in the first
  * stage, the loss (and the MTP layers, which heptasim runs in the head) in
- * the last, a decoder layer in each; not with the other split keys or a V
- * schedule. */
+ * the last; not with the other split keys or a V schedule.  A virtual
+ * stage may hold no decoder layer: its chunk then runs only what the
+ * layout gives it (the embedding, or the MTP layers and the loss) or just
+ * passes the activations on. */
 static sim_rc check_layout(const cfg_model *m, const cfg_strategy *s, sim_err *err)
 {
     const char *f = cfg_origin(s->path, "strategy"), *lay = s->pipeline_layout;
     char why[SIM_ERR_LEN / 2];
-    layout_tally t = {.embedding_at = -1, .loss_at = -1, .empty_at = -1};
+    layout_tally t = {.embedding_at = -1, .loss_at = -1};
     if (cfg_layout_walk(lay, tally_visit, &t, why, sizeof why) < 0)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .pipeline_layout: \"%s\": %s (write the virtual stages as runs of E, t, m and L "
@@ -244,11 +244,6 @@ static sim_rc check_layout(const cfg_model *m, const cfg_strategy *s, sim_err *e
                         "%s: .pipeline_layout: MTP layers ('m') on a virtual stage without the loss are not "
                         "modelled (heptasim runs them with the output layer; put them in the last virtual stage)",
                         f);
-    if (t.empty_at >= 0)
-        return sim_fail(err, SIM_EINVAL,
-                        "%s: .pipeline_layout: virtual stage %d holds no transformer layer ('t'), which is not "
-                        "modelled (give every virtual stage at least one t)",
-                        f, t.empty_at);
     return SIM_OK;
 }
 
@@ -498,20 +493,37 @@ static sim_rc check_batch_and_experts(const cfg_model *m, const cfg_strategy *s,
     return check_expert_fold(m, s, dp, err);
 }
 
-/* The MoE keys: the batch-level all-to-all overlap is DualPipe-V's pairs
- * (the one schedule that runs two micro-batches' passes together); the
- * shared-expert overlap needs shared experts and is not combined with
- * those pairs (Megatron refuses --moe-shared-expert-overlap with
- * --overlap-moe-expert-parallel-comm too); the imbalance needs experts. */
+/* The MoE keys: the batch-level all-to-all overlap pairs DualPipe-V's
+ * passes, or the steady phase of interleaved 1F1B or of 1F1B without a
+ * pipeline (Megatron-Core's --overlap-moe-expert-parallel-comm, whose
+ * TransformerConfig wants virtual stages when pp > 1, the alltoall or flex
+ * dispatcher, no full recompute, no MoE module recompute, no shared-expert
+ * overlap and at most one MTP layer); the shared-expert overlap needs
+ * shared experts; the imbalance needs experts. */
 static sim_rc check_moe_keys(const cfg_model *m, const cfg_strategy *s, sim_err *err)
 {
     const char *f = cfg_origin(s->path, "strategy");
-    if (s->overlap_ep_comm && s->schedule != CFG_SCHED_DUALPIPE_V)
+    bool one_f_one_b = s->schedule == CFG_SCHED_INTERLEAVED || (s->schedule == CFG_SCHED_1F1B && s->pp == 1);
+    if (s->overlap_ep_comm && s->schedule != CFG_SCHED_DUALPIPE_V && !one_f_one_b)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .overlap_ep_comm: the expert all-to-all behind another micro-batch's compute is "
-                        "modelled by schedule \"dualpipe-v\" only, got \"%s\" (use schedule \"dualpipe-v\", or set "
-                        "overlap_ep_comm to false)",
-                        f, cfg_schedule_name(s->schedule));
+                        "modelled with schedule \"interleaved\", \"dualpipe-v\", or \"1f1b\" at pp 1 "
+                        "(Megatron-Core wants virtual stages with pp > 1), got \"%s\" at pp %d (use one of "
+                        "those, or set overlap_ep_comm to false)",
+                        f, cfg_schedule_name(s->schedule), s->pp);
+    if (s->overlap_ep_comm && one_f_one_b) {
+        const char *why = s->recompute == CFG_RECOMP_FULL ? "recompute \"full\""
+                          : (cfg_recompute_modules(s) >> CFG_RM_MOE) & 1u ? "recompute of the module \"moe\""
+                          : s->moe_dispatcher == CFG_DISPATCH_ALLGATHER ? "moe_dispatcher \"allgather\""
+                          : s->overlap_shared_experts ? "overlap_shared_experts"
+                          : m->mtp_layers > 1 ? "more than one MTP layer"
+                                              : NULL;
+        if (why)
+            return sim_fail(err, SIM_EINVAL,
+                            "%s: .overlap_ep_comm: Megatron-Core's paired 1F1B does not run with %s (drop it, or "
+                            "set overlap_ep_comm to false)",
+                            f, why);
+    }
     if (s->overlap_shared_experts && m->moe.shared_experts <= 0)
         return sim_fail(err, SIM_EINVAL,
                         "%s: .overlap_shared_experts: model '%s' has no shared experts (set overlap_shared_experts "

@@ -617,6 +617,17 @@ int cfg_stage_chunks(const cfg_strategy *s);
  * dualpipe-v). */
 bool cfg_v_schedule(const cfg_strategy *s);
 
+/* True when overlap_ep_comm pairs the steady phase of a 1F1B schedule
+ * (Megatron-Core's combined 1F1B): interleaved 1F1B, or 1F1B without a
+ * pipeline, with experts spread over ep > 1 ranks.  DualPipe-V pairs its
+ * passes by itself.  With ep 1 there is no expert all-to-all to hide and
+ * the schedule is left as it is. */
+static inline bool cfg_ep_overlap_1f1b(const cfg_strategy *s)
+{
+    return s->overlap_ep_comm && s->ep > 1 &&
+           (s->schedule == CFG_SCHED_INTERLEAVED || (s->schedule == CFG_SCHED_1F1B && s->pp == 1));
+}
+
 /* Returns the number of layers of model chunk `chunk` (0 <= chunk < v) of
  * pipeline stage `stage` (0 <= stage < pp) and sets *first (may be NULL) to
  * the global index of its first layer. */

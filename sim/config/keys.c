@@ -676,7 +676,7 @@ const cfg_key cfg_strategy_keys[] = {
      .compact = 24, .format = dispatcher_token},
     {S_DBL("moe_load_imbalance", moe_load_imbalance, 1, 1000, 1), .flags = SAME | PROBE},
     {S_BOOL("overlap_shared_experts", overlap_shared_experts, 0), .flags = SAME | PROBE},
-    {S_BOOL("overlap_ep_comm", overlap_ep_comm, 0), .flags = SAME}, /* dualpipe-v's pairs, the schedule's row */
+    {S_BOOL("overlap_ep_comm", overlap_ep_comm, 0), .flags = SAME | COSTS}, /* dualpipe-v's pairs, or the paired 1F1B (its pipeline time) */
     {S_ENUM("attention_kernel", attention_kernel, attention_names, "flash"), .flags = SAME | PROBE, /* never searched */
      .compact = 20, .format = attention_token},
     {S_BOOL("fp8", fp8, 0), .flags = SAME | PIN | PROBE,

@@ -111,6 +111,7 @@ typedef struct probe {
 /* A stage row (level_stages): one stage for a number of chunks per stage. */
 typedef struct stage_row {
     double n[NKINDS];  /* layers of each kind */
+    int chunks;        /* chunks holding layers (a layout's may hold none) */
     span f, b, w;      /* forward, backward + recompute, weight gradients run apart: one micro-batch, all
                           chunks, edges included */
 } stage_row;
@@ -119,7 +120,7 @@ typedef struct stage_row {
 typedef struct stage_cost {
     double F, B, W, zx, C;  /* forward, backward (+ ZeRO-3 exposure zx), weight gradients apart, their sum:
                                one micro-batch */
-    double pair_hidden;  /* expert all-to-all one of DualPipe-V's overlapped pairs hides */
+    double pair_hidden;  /* expert all-to-all one overlapped pair hides (DualPipe-V, paired 1F1B) */
     double hidden;       /* the same, all the stage's pairs of the step */
     double grad[2];      /* exposed gradient reduction: [0] not overlapped, [1] overlapped */
     double gather;       /* parameter all-gather after the optimizer (zero 1/2, not overlapped) */
@@ -640,6 +641,7 @@ static void level_stages(est_estimator *e, const cfg_strategy *s, int v)
         memset(r, 0, sizeof *r);
         for (int j = 0; j < v; j++) {
             int first, n = cfg_stage_layers(m, s, st, j, &first);
+            r->chunks += n > 0;
             for (int l = first; l < first + n; l++) r->n[wl_layer_kind(m, l)] += 1;
         }
     }
@@ -710,6 +712,34 @@ static double split_pipeline(est_estimator *e, const cfg_strategy *s, double nmi
         }
     }
     return most + fmax(0.0, bubble);
+}
+
+/* The busiest stage's work, m micro-batches of C_s each, in the k runs of
+ * mf micro-batches; with the paired 1F1B of overlap_ep_comm
+ * (cfg_ep_overlap_1f1b, sim/workload/schedule.c) less what its steady
+ * pairs hide: stage s runs mf*v - w_s pairs of chunk passes per run, w_s
+ * its warm-up forwards (one more than 1F1B's, at most mf*v), each hiding
+ * one pass's expert all-to-all behind the other's compute as far as that
+ * compute goes, as DualPipe-V's pairs do in split_pipeline.  cmax is the
+ * largest C_s. */
+static double paired_work(est_estimator *e, const cfg_strategy *s, double mf, double k, double cmax)
+{
+    double nmicro = mf * k;
+    if (!cfg_ep_overlap_1f1b(s)) return nmicro * cmax;
+    int pp = s->pp, v = cfg_stage_chunks(s);
+    double most = 0.0;
+    for (int st = 0; st < pp; st++) {
+        const stage_row *r = &e->rows[st];
+        stage_cost *c = &e->costs[st];
+        double total = mf * v, warm = v > 1 ? (pp - st - 1) * 2.0 + (v - 1.0) * pp + 1 : pp - st;
+        double ef = r->f.comm[WL_DIM_EP] / v, eb = (r->b.comm[WL_DIM_EP] + r->w.comm[WL_DIM_EP]) / v;
+        double af = r->f.total / v - ef, ab = (r->b.total + r->w.total) / v - eb;
+        double pairs = total - fmin(warm, total);
+        c->pair_hidden = fmin(ef, ab) + fmin(eb, af);
+        c->hidden = k * pairs * c->pair_hidden;
+        most = fmax(most, nmicro * c->C - c->hidden);
+    }
+    return most;
 }
 
 /* net_coll_s of data-parallel group g (WL_G_DP, WL_G_EDP, WL_G_DPS or WL_G_DPR) of layout lg, remembered. */
@@ -1038,7 +1068,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
         if (z == 3) {
             /* the first layer of each chunk also waits for its own gather */
             for (int k = 0; k < NKINDS; k++) zx += r->n[k] * (zf[k] + zb[k]);
-            zx += v * 2.0 * ag[kind_lowest(r)];
+            zx += r->chunks * 2.0 * ag[kind_lowest(r)];
         }
         c->zx = zx;
         c->F = r->f.total;
@@ -1055,7 +1085,7 @@ static void level_zero(est_estimator *e, const cfg_strategy *s, int v)
     if (wl_schedule_splits_w(s))
         e->pipe = k * (split_pipeline(e, s, mf) + e->hops * e->p2p);
     else
-        e->pipe = nmicro * cmax + k * ((csum - cmax) / v + e->hops * e->p2p);
+        e->pipe = paired_work(e, s, mf, k, cmax) + k * ((csum - cmax) / v + e->hops * e->p2p);
 
     /* when each stage starts (fill) and how much earlier than stage 0 its
      * pipeline work ends (drain) */

@@ -352,7 +352,9 @@ int mdl_layer_stage(const cfg_model *m, const cfg_strategy *s, int layer)
  * (the same bytes as 1F1B's first stage); dualpipe-v min(2P + 1, 2m)
  * chunks (DualPipe's table: PP + 1 with PP = 2P virtual stages: the
  * forward of an overlapped forward-backward pair stores its activations
- * before the backward frees its own).  With gpipe, 1f1b and zb-h1 a stage
+ * before the backward frees its own).  The paired 1F1B of overlap_ep_comm
+ * (cfg_ep_overlap_1f1b) holds one more: its extra warm-up forward.  With
+ * gpipe, 1f1b and zb-h1 a stage
  * is one chunk, so this counts micro-batches.  The counts are those of the
  * orders of sim/workload/schedule.c, checked against them by the tests. */
 int mdl_inflight_chunks(const cfg_strategy *s, int stage)
@@ -367,10 +369,10 @@ int mdl_inflight_chunks(const cfg_strategy *s, int stage)
         n = 2 * P + (s->schedule == CFG_SCHED_DUALPIPE_V);
         if (n > 2 * nmicro) n = 2 * nmicro;
     } else if (v > 1) {
-        n = (P - stage - 1) * 2 + (v - 1) * P + 1;
+        n = (P - stage - 1) * 2 + (v - 1) * P + 1 + cfg_ep_overlap_1f1b(s);
         if (n > nmicro * v) n = nmicro * v;
     } else {
-        n = P - stage;
+        n = P - stage + cfg_ep_overlap_1f1b(s);
         if (n > nmicro) n = nmicro;
     }
     return n < 1 ? 1 : n;

@@ -52,7 +52,7 @@ typedef struct wl_step {
     uint8_t pass;    /* wl_pass */
     uint8_t chunk;   /* model chunk of the stage (cfg_stage_layers) */
     uint8_t split;   /* WL_PASS_B: its weight gradients run as a later WL_PASS_W step */
-    uint8_t paired;  /* WL_PASS_F: overlapped with the next step, a backward that is not split (DualPipe) */
+    uint8_t paired;  /* WL_PASS_F: overlapped with the next step, a backward that is not split (DualPipe, paired 1F1B) */
     int32_t micro;
 } wl_step;
 

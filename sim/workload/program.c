@@ -11,7 +11,8 @@
  * where that stage is its own (the turn of a V) nothing is sent.  Weight
  * gradients are produced by a backward that is not split, or by the W
  * step of a split one: the gradient sync of a layer follows the last of
- * them.  An overlapped pair (DualPipe's F&B) receives both inputs, runs the
+ * them.  An overlapped pair (DualPipe's F&B, or a steady step of the paired
+ * 1F1B of schedule.c) receives both inputs, runs the
  * two bodies as two threads that take turns at each expert all-to-all (run
  * on the EP stream while the other thread computes), then sends both
  * outputs. */
@@ -360,7 +361,8 @@ static void merge_pair(wl_program *p, const wl_instr *a, int na, const wl_instr 
         if (pending[t]) put_ep_wait(p, pending[t], &th[t][n[t] - 1]);
 }
 
-/* DualPipe's overlapped forward and backward of two micro-batches. */
+/* The overlapped forward and backward of two micro-batches (DualPipe's
+ * F&B, paired 1F1B's steady steps). */
 static void run_pair(wl_program *p, const wl_step *f, const wl_step *b)
 {
     step_recv(p, f);

@@ -13,6 +13,15 @@
  * (k / (pp*vpp))*pp + k % pp, with (pp - stage - 1)*2 + (vpp - 1)*pp warm-up
  * forwards.  Requires micro-batches % pp == 0 (checked by the config).
  *
+ * Paired 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm,
+ * pipeline_parallel/combined_1f1b.py, cfg_ep_overlap_1f1b): interleaved
+ * 1F1B, or 1F1B at pp 1, with one more warm-up forward, so that the forward
+ * and the backward of each steady step belong to different micro-batches;
+ * each steady forward is then paired (F & B) with the backward after it,
+ * the two run together and each one's expert all-to-all hides behind the
+ * other's compute.  Warm-up and cool-down stay unpaired.  At pp 1 this is
+ * F, then m - 1 times (F & B), then B.
+ *
  * ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24, section
  * 2.1): 1F1B's order with every B split and its W delayed so that every
  * stage holds p micro-batches, as 1F1B's first does: p - s - 1 forwards;
@@ -126,10 +135,12 @@ static void one_f_one_b(const cfg_strategy *s, int stage, int m, order *o)
         return;
     }
     int warmup;
+    bool pairs = cfg_ep_overlap_1f1b(s);
     if (s->schedule == CFG_SCHED_INTERLEAVED)
         warmup = (s->pp - stage - 1) * 2 + (v - 1) * s->pp;
     else
         warmup = s->pp - stage - 1;
+    warmup += pairs; /* the paired F and B then belong to different micro-batches */
     if (warmup > total) warmup = total;
 
     cfg_strategy one = *s;
@@ -137,7 +148,9 @@ static void one_f_one_b(const cfg_strategy *s, int stage, int m, order *o)
     int f = 0, b = 0;
     for (; f < warmup; f++) o->a[o->n++] = virtual_step(&one, f, false);
     while (f < total) {
-        o->a[o->n++] = virtual_step(&one, f++, false);
+        wl_step st = virtual_step(&one, f++, false);
+        st.paired = pairs;
+        o->a[o->n++] = st;
         o->a[o->n++] = virtual_step(&one, b++, true);
     }
     while (b < total) o->a[o->n++] = virtual_step(&one, b++, true);
