@@ -56,6 +56,21 @@ sim_rc cli_goodput_options(const cli_args *a, const char *cmd, cfg_reliability *
     return rc;
 }
 
+/* The simulated slow steps (gp_straggler_cases, simulated) into in: the
+ * first failure's line, else SIM_OK. */
+static sim_rc straggler_results(const run_case *cases, int n, gp_inputs *in, sim_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (cases[i].rc != SIM_OK) {
+            sim_strlcpy(err->msg, cases[i].msg, sizeof err->msg);
+            return cases[i].rc;
+        }
+        in->straggler_step_s[i] = cases[i].result.step_time_s;
+        in->approximate = in->approximate || eng_result_approximate(&cases[i].result);
+    }
+    return SIM_OK;
+}
+
 sim_rc cli_goodput_simulate(const gp_options *o, const run_case *base, int jobs, gp_inputs *in, sim_err *err)
 {
     int n = gp_straggler_count(o);
@@ -63,14 +78,7 @@ sim_rc cli_goodput_simulate(const gp_options *o, const run_case *base, int jobs,
     run_case *cases = sim_xcalloc((size_t)n, sizeof *cases);
     gp_straggler_cases(o, base, cases);
     sim_rc rc = runner_simulate_all(cases, n, jobs, NULL, NULL, err);
-    for (int i = 0; i < n && rc == SIM_OK; i++) {
-        if (cases[i].rc != SIM_OK) {
-            rc = cases[i].rc;
-            sim_strlcpy(err->msg, cases[i].msg, sizeof err->msg);
-        }
-        in->straggler_step_s[i] = cases[i].result.step_time_s;
-        in->approximate = in->approximate || eng_result_approximate(&cases[i].result);
-    }
+    if (rc == SIM_OK) rc = straggler_results(cases, n, in, err);
     free(cases);
     return rc;
 }
@@ -119,13 +127,13 @@ int cmd_goodput(const cli_args *a)
         rc = runner_check_replay(c, &opt, &err);
     }
     if (rc == SIM_OK) rc = runner_simulate_all(c, ncases, cli_jobs(a), NULL, NULL, &err);
-    for (int i = 0; i < ncases && rc == SIM_OK; i++) {
-        if (c[i].rc != SIM_OK) {
-            rc = c[i].rc;
-            sim_strlcpy(err.msg, c[i].msg, sizeof err.msg);
-        }
-        if (i > 0) g.straggler_step_s[i - 1] = c[i].result.step_time_s;
-        g.approximate = g.approximate || eng_result_approximate(&c[i].result);
+    if (rc == SIM_OK && c->rc != SIM_OK) {
+        rc = c->rc;
+        sim_strlcpy(err.msg, c->msg, sizeof err.msg);
+    }
+    if (rc == SIM_OK) {
+        g.approximate = eng_result_approximate(&c->result);
+        rc = straggler_results(c + 1, ncases - 1, &g, &err);
     }
     gp_result res;
     rpt_goodput doc = {0};
