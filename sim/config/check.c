@@ -632,11 +632,12 @@ static sim_rc check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *e
     return (rc = cfg_platform_revalidate(p, err)) ? rc : cfg_platform_sanity(p, err);
 }
 
-static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+/* The rules that join the strategy's values to each other and to the
+ * model and platform (each value already within its key's row). */
+static sim_rc check_rules(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
     sim_rc rc;
     int dp;
-    if ((rc = cfg_strategy_revalidate(s, err))) return rc;
     /* a value that is wrong on its own is named before a product that is */
     if ((rc = check_shapes(m, s, err))) return rc;
     if ((rc = check_world(p, s, &dp, err))) return rc;
@@ -648,6 +649,12 @@ static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_stra
     s->dp = dp;
     s->etp = cfg_etp(s); /* unset: Megatron's default, experts split like the dense layers */
     return SIM_OK;
+}
+
+static sim_rc check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+{
+    sim_rc rc = cfg_strategy_revalidate(s, err);
+    return rc ? rc : check_rules(m, p, s, err);
 }
 
 sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
@@ -664,4 +671,9 @@ sim_rc cfg_check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err)
 sim_rc cfg_check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
 {
     return cfg_one_line(check_strategy(m, p, s, err), err);
+}
+
+sim_rc cfg_check_strategy_rules(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err)
+{
+    return cfg_one_line(check_rules(m, p, s, err), err);
 }

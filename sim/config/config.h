@@ -500,6 +500,10 @@ sim_rc cfg_check(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim
  * checks once, then each strategy's (cfg_check = both). */
 sim_rc cfg_check_inputs(const cfg_model *m, const cfg_platform *p, sim_err *err);
 sim_rc cfg_check_strategy(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
+/* cfg_check_strategy without checking each value against its key's row
+ * (type and range), for values the rows' own choices gave (the search's
+ * enumeration): the rules that join them only. */
+sim_rc cfg_check_strategy_rules(const cfg_model *m, const cfg_platform *p, cfg_strategy *s, sim_err *err);
 
 /* True when the MLP is gated (SwiGLU, GeGLU): a gate matrix besides up and
  * down, and the gate's activations stored too.  Inline, so that the pure

@@ -402,23 +402,49 @@ typedef struct stage_sums {
     double fp8_expert;      /* the same, routed experts (over expert DP) */
 } stage_sums;
 
+/* What stage_sum reads of one layer.  A layer's figures depend on it
+ * through its kind alone (MoE or dense, windowed or full attention), so
+ * each kind's are computed once a call. */
+typedef struct layer_sums {
+    double held, fp8_dense, fp8_expert, act, act_full;
+} layer_sums;
+
+typedef struct kind_memo {
+    bool done[2][2];
+    layer_sums v[2][2]; /* [moe][windowed] */
+} kind_memo;
+
+static const layer_sums *layer_sums_of(const cfg_model *m, const cfg_strategy *s, int l, kind_memo *memo)
+{
+    bool moe = cfg_is_moe_layer(m, l), win = cfg_is_window_layer(m, l);
+    layer_sums *o = &memo->v[moe][win];
+    if (memo->done[moe][win]) return o;
+    mdl_held h;
+    mdl_layer_held(m, s, moe, &h);
+    o->held = mdl_held_params(&h, MDL_SYNC_DP) + mdl_held_params(&h, MDL_SYNC_EDP);
+    o->fp8_dense = fp8_params(&h, MDL_SYNC_DP);
+    o->fp8_expert = fp8_params(&h, MDL_SYNC_EDP);
+    o->act = layer_act_bytes(m, s, l, s->recompute);
+    o->act_full = layer_act_bytes(m, s, l, CFG_RECOMP_NONE);
+    memo->done[moe][win] = true;
+    return o;
+}
+
 static void stage_sum(const cfg_model *m, const cfg_strategy *s, int stage, stage_sums *out)
 {
     memset(out, 0, sizeof *out);
     int v = cfg_stage_chunks(s);
     if (stage == cfg_head_stage(s)) out->act_per_micro += mtp_act_bytes(m, s);
+    kind_memo memo = {0};
     for (int j = 0; j < v; j++) {
         int first, n = cfg_stage_layers(m, s, stage, j, &first);
         for (int l = first; l < first + n; l++) {
-            mdl_held h;
-            mdl_layer_held(m, s, cfg_is_moe_layer(m, l), &h);
-            double held = mdl_held_params(&h, MDL_SYNC_DP) + mdl_held_params(&h, MDL_SYNC_EDP);
-            if (held > out->largest_layer) out->largest_layer = held;
-            out->fp8_dense += fp8_params(&h, MDL_SYNC_DP);
-            out->fp8_expert += fp8_params(&h, MDL_SYNC_EDP);
-            out->act_per_micro += layer_act_bytes(m, s, l, s->recompute);
-            double full = layer_act_bytes(m, s, l, CFG_RECOMP_NONE);
-            if (full > out->act_full_layer) out->act_full_layer = full;
+            const layer_sums *ls = layer_sums_of(m, s, l, &memo);
+            if (ls->held > out->largest_layer) out->largest_layer = ls->held;
+            out->fp8_dense += ls->fp8_dense;
+            out->fp8_expert += ls->fp8_expert;
+            out->act_per_micro += ls->act;
+            if (ls->act_full > out->act_full_layer) out->act_full_layer = ls->act_full;
         }
     }
 }

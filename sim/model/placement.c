@@ -268,12 +268,18 @@ void mdl_stage_params(const cfg_model *m, const cfg_strategy *s, int stage, doub
     mdl_held h;
     mdl_edge_held(m, s, stage, &h);
     double d = mdl_held_params(&h, MDL_SYNC_DP), e = mdl_held_params(&h, MDL_SYNC_EDP);
+    double kind[2][2]; /* [moe][the group]: a layer's, alike for every layer of its kind */
+    for (int moe = 0; moe < 2; moe++) {
+        mdl_layer_held(m, s, moe, &h);
+        kind[moe][0] = mdl_held_params(&h, MDL_SYNC_DP);
+        kind[moe][1] = mdl_held_params(&h, MDL_SYNC_EDP);
+    }
     for (int j = 0; j < cfg_stage_chunks(s); j++) {
         int first, n = cfg_stage_layers(m, s, stage, j, &first);
         for (int l = first; l < first + n; l++) {
-            mdl_layer_held(m, s, cfg_is_moe_layer(m, l), &h);
-            d += mdl_held_params(&h, MDL_SYNC_DP);
-            e += mdl_held_params(&h, MDL_SYNC_EDP);
+            bool moe = cfg_is_moe_layer(m, l);
+            d += kind[moe][0];
+            e += kind[moe][1];
         }
     }
     *dense_params = d;

@@ -384,7 +384,7 @@ static bool check_shape(searcher *x, const cfg_strategy *s)
                 cfg_strategy t = c;
                 cfg_key_set(k, &t, &cand[j]);
                 sim_err quiet;
-                ok = cfg_check_strategy(x->rq->model, x->rq->platform, &t, &quiet) == SIM_OK;
+                ok = cfg_check_strategy_rules(x->rq->model, x->rq->platform, &t, &quiet) == SIM_OK;
                 if (!ok) x->res->counts.rejected++;
             }
             if (ok) l->valid[l->nvalid++] = cand[j];
