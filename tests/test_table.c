@@ -172,8 +172,9 @@ START_TEST(reasons_name_the_key_behind_the_gain)
 }
 END_TEST
 
-/* Candidates alike in every figure fold into the first of them; one that
- * differs in memory, or in one dimension's time, does not. */
+/* Candidates alike in every figure fold into the first of them, also when
+ * their hidden traffic differs; one that differs in memory, or in one
+ * dimension's exposed time, does not. */
 START_TEST(alike_candidates_fold)
 {
     load();
@@ -185,8 +186,11 @@ START_TEST(alike_candidates_fold)
     candidate(&c[1], 2, jb, 1.0, 10);
     candidate(&c[2], 3, jb, 1.0, 11);
     candidate(&c[3], 4, jb, 1.0, 10);
-    c[3].comm_s[WL_DIM_DP] = 0.01;
+    c[3].exposed_s[WL_DIM_DP] = 0.01;
     ck_assert(srch_alike(&c[0], &c[1]));
+    srch_candidate hidden = c[1];
+    hidden.comm_s[WL_DIM_CP] = 0.2; /* a ring's traffic behind the attention */
+    ck_assert(srch_alike(&c[0], &hidden));
     ck_assert(!srch_alike(&c[0], &c[2]));
     ck_assert(!srch_alike(&c[0], &c[3]));
     const srch_candidate *rows[4] = {&c[0], &c[1], &c[2], &c[3]};

@@ -322,11 +322,11 @@ sim_rc srch_jsonl_write(FILE *f, const char *path, const srch_candidate *c, sim_
 
 /* Whether a and b are the same strategy in effect: both simulated (then
  * their simulated figures count) or both not (their estimates), and step
- * time, compute, bubble, optimizer, the exposed and in-flight time of every
- * dimension and the peak memory agree to SRCH_SAME_REL of the step (of the
- * memory), so that what differs between them (an order that only moves
- * dimensions of size 1, an overlap switch with nothing to overlap) does
- * nothing for this model and platform.  An estimate has no traffic figure,
+ * time, compute, bubble, optimizer, the exposed time of every dimension
+ * and the peak memory agree to SRCH_SAME_REL of the step (of the memory),
+ * so that what differs between them (an order that only moves dimensions
+ * of size 1, an overlap switch with nothing to overlap, traffic that stays
+ * hidden) does nothing for this model and platform.  An estimate has no traffic figure,
  * so two estimated candidates must also agree in the keys that set the
  * traffic (the dimensions, micro_batch, sequence_parallel, fusion, zero and
  * the order). */
