@@ -168,6 +168,13 @@ typedef struct field_set {
     size_t off[FIELD_RANGES], len[FIELD_RANGES];
 } field_set;
 
+/* A plan with the model and strategy it points at. */
+typedef struct plan_slot {
+    wl_plan *plan;
+    cfg_model model;
+    cfg_strategy strategy;
+} plan_slot;
+
 struct est_estimator {
     const cfg_model *m;
     const cfg_platform *p;
@@ -198,6 +205,12 @@ struct est_estimator {
     cfg_strategy costs_key;        /* the strategy the stage costs are of (its CFG_KF_STAGE_COSTS fields count) */
     bool costs_ogr;                /* overlap_grad_reduce as the stage costs read it (ZeRO-3 only) */
     field_set probe_fields, rows_fields, costs_fields; /* costs_fields: overlap_grad_reduce apart */
+    /* the last probe's plan of a schedule that splits W and of one that
+     * does not (the search tries both in turn), each kept for the next
+     * probe that differs from it in the rank order alone (the search
+     * turns the order innermost of the other probe keys) */
+    plan_slot plans[2];
+    field_set plan_fields;         /* every strategy key but the order */
     double nlayers[NKINDS];        /* the model's layers of each kind (its prediction modules' apart) */
     double pipe, p2p, hops;
     grad_piece *pieces;            /* scratch of overlapped_grad_s */
@@ -482,6 +495,31 @@ static void walk(est_estimator *e, const wl_plan *plan, const cfg_model *pm, int
     wl_program_free(prog);
 }
 
+/* The plan of probe model pm and strategy ps: the last one of its kind of
+ * schedule laid out anew when they differ from its own in the rank order
+ * alone (wl_plan_reorder), else a new one. */
+static sim_rc plan_ensure(est_estimator *e, const cfg_model *pm, const cfg_strategy *ps, const wl_plan **out,
+                          sim_err *err)
+{
+    plan_slot *sl = &e->plans[wl_schedule_splits_w(ps)];
+    if (sl->plan && memcmp(pm, &sl->model, sizeof *pm) == 0 && fields_same(&e->plan_fields, &sl->strategy, ps)) {
+        cfg_strategy was = sl->strategy;
+        sl->strategy = *ps;
+        if (wl_plan_reorder(sl->plan, &sl->strategy)) {
+            *out = sl->plan;
+            return SIM_OK;
+        }
+        sl->strategy = was;
+    }
+    wl_plan_free(sl->plan);
+    sl->plan = NULL;
+    sl->model = *pm;
+    sl->strategy = *ps;
+    sim_rc rc = wl_plan_new(&sl->model, e->p, &sl->strategy, e->cost, &sl->plan, err);
+    *out = sl->plan;
+    return rc;
+}
+
 /* Build the probe of s into e->pr. */
 static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
 {
@@ -515,9 +553,10 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
     ps.overlap_grad_reduce = false;
     ps.overlap_param_gather = false;
 
-    wl_plan *plan = NULL;
-    sim_rc rc = wl_plan_new(&pm, e->p, &ps, e->cost, &plan, err);
+    const wl_plan *plan = NULL;
+    sim_rc rc = plan_ensure(e, &pm, &ps, &plan, err);
     if (rc != SIM_OK) return rc;
+    const cfg_model *plan_model = wl_model(plan);
     probe *pr = &e->pr;
     memset(pr, 0, sizeof *pr);
     layout_key lk = layout_key_of(s);
@@ -527,11 +566,11 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
     int me = 0, n = wl_group_members(plan, 0, WL_G_PP, e->members, &me);
     int first = e->members[0], last = e->members[n - 1];
     int seen[NKINDS] = {0}, unused[NKINDS] = {0};
-    walk(e, plan, &pm, first, pr, true, true, seen);
+    walk(e, plan, plan_model, first, pr, true, true, seen);
     if (last != first) {
         span keep_embed[2] = {pr->embed[0], pr->embed[1]};
         memset(pr->head, 0, sizeof pr->head);
-        walk(e, plan, &pm, last, pr, false, true, unused);
+        walk(e, plan, plan_model, last, pr, false, true, unused);
         pr->embed[0] = keep_embed[0];
         pr->embed[1] = keep_embed[1];
     }
@@ -554,7 +593,6 @@ static sim_rc probe_build(est_estimator *e, const cfg_strategy *s, sim_err *err)
         span_add(&pr->head[1], &pr->layer[km][P_BWD], 1);
         span_add(&pr->head[1], &pr->layer[kp][P_BWD], -1);
     }
-    wl_plan_free(plan);
     e->probes++;
     return SIM_OK;
 }
@@ -583,6 +621,7 @@ est_estimator *est_new(const cfg_model *m, const cfg_platform *p, sim_err *err)
     field_set_of(CFG_KF_PROBE, (size_t)-1, &e->probe_fields);
     field_set_of(CFG_KF_STAGE_ROWS, (size_t)-1, &e->rows_fields);
     field_set_of(CFG_KF_STAGE_COSTS, offsetof(cfg_strategy, overlap_grad_reduce), &e->costs_fields);
+    field_set_of(CFG_KF_SAME, offsetof(cfg_strategy, order), &e->plan_fields);
     for (int l = 0; l < m->layers; l++) e->nlayers[wl_layer_kind(m, l)] += 1;
     return e;
 }
@@ -591,6 +630,7 @@ void est_free(est_estimator *e)
 {
     if (!e) return;
     cost_free(e->cost);
+    for (int i = 0; i < 2; i++) wl_plan_free(e->plans[i].plan);
     free(e->members);
     free(e->sn_count);
     free(e->memo);

@@ -41,6 +41,14 @@ void wl_plan_free(wl_plan *plan)
     free(plan);
 }
 
+bool wl_plan_reorder(wl_plan *plan, const cfg_strategy *s)
+{
+    if (plan->m->moe.experts > 0 && s->moe_dispatcher == CFG_DISPATCH_FLEX) return false;
+    plan->s = s;
+    wl_layout_init(&plan->layout, s);
+    return true;
+}
+
 int wl_world(const wl_plan *plan) { return plan->layout.world; }
 const cfg_strategy *wl_strategy(const wl_plan *plan) { return plan->s; }
 const cfg_model *wl_model(const wl_plan *plan) { return plan->m; }

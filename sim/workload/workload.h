@@ -115,6 +115,13 @@ sim_rc wl_plan_new(const cfg_model *m, const cfg_platform *p, const cfg_strategy
                    wl_plan **out, sim_err *err);
 void wl_plan_free(wl_plan *plan);
 
+/* Lays plan's ranks out anew by s, which differs from the plan's strategy
+ * in the rank order alone and takes its place (s must outlive the plan),
+ * keeping the op templates: they do not depend on where the ranks are,
+ * except the flex dispatcher's, whose bytes follow the EP group's spread
+ * over supernodes.  Returns false, changing nothing, in that case. */
+bool wl_plan_reorder(wl_plan *plan, const cfg_strategy *s);
+
 int wl_world(const wl_plan *plan);
 const cfg_strategy *wl_strategy(const wl_plan *plan);
 const cfg_model *wl_model(const wl_plan *plan);
