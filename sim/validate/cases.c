@@ -138,6 +138,19 @@ static const char *const case_keys[] = {"id", "group", "source", "hardware", "no
 static const char *const run_keys[] = {"name", "set", "compare", "derived", "probe_layer", NULL};
 static const char *const target_keys[] = {"mean_abs_error", "max_abs_error", NULL};
 
+/* Copies text into out[cap], or refuses text that does not fit (a cut
+ * text would be written out cut). */
+static sim_rc copy_text(char *out, size_t cap, const char *text, const char *origin, const char *where,
+                        const char *key, sim_err *err)
+{
+    size_t n = strlen(text);
+    if (n >= cap)
+        return sim_fail(err, SIM_EINVAL, "%s: %s%s%s: %zu characters, more than the %zu it can hold (shorten it)",
+                        origin, where, key[0] ? "." : "", key, n, cap - 1);
+    memcpy(out, text, n + 1);
+    return SIM_OK;
+}
+
 static sim_rc get_string(const cJSON *obj, const char *key, bool required, char *out, size_t cap,
                          const char *origin, const char *where, sim_err *err)
 {
@@ -149,8 +162,7 @@ static sim_rc get_string(const cJSON *obj, const char *key, bool required, char 
     }
     if (!cJSON_IsString(it) || !it->valuestring[0])
         return sim_fail(err, SIM_EINVAL, "%s: %s.%s: expected a non-empty string", origin, where, key);
-    sim_strlcpy(out, it->valuestring, cap);
-    return SIM_OK;
+    return copy_text(out, cap, it->valuestring, origin, where, key, err);
 }
 
 static sim_rc get_number(const cJSON *obj, const char *key, double lo, double hi, double def, double *out,
@@ -399,7 +411,10 @@ static sim_rc load_case(const cJSON *root, const val_load_opts *o, val_case *c, 
             if (c->nassumptions == VAL_MAX_ASSUMPTIONS)
                 return sim_fail(err, SIM_EINVAL, "%s: .assumptions: at most %d entries", origin,
                                 VAL_MAX_ASSUMPTIONS);
-            sim_strlcpy(c->assumptions[c->nassumptions++], it->valuestring, VAL_TEXT_LEN);
+            char where[32];
+            snprintf(where, sizeof where, ".assumptions[%d]", c->nassumptions);
+            rc = copy_text(c->assumptions[c->nassumptions++], VAL_TEXT_LEN, it->valuestring, origin, where, "", err);
+            if (rc != SIM_OK) return rc;
         }
     }
 

@@ -144,6 +144,18 @@ check "validate JSON: the skipped case has no runs and a reason, the fp8 case ru
 "$bin" calibrate -q -j 2 "$mamba" >"$tmp/out" 2>"$tmp/err"
 check "calibrate on cases not modelled exits 2" test $? -eq 2
 check "and says why" grep -q "nor cases not modelled" "$tmp/err"
+# a text longer than a case can hold is refused, not cut
+python3 - "$pub/nemo2407-h100-llama2-7b.json" "$tmp/long.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["assumptions"].append("x" * 5000)
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+"$bin" validate -q "$tmp/long.json" >"$tmp/out" 2>"$tmp/err"
+check "validate of a case with a 5,000-character assumption exits 2" test $? -eq 2
+check "in one line naming the file and the entry" \
+  grep -Eq "^$tmp/long.json: \.assumptions\[[0-9]+\]: 5000 characters, more than the [0-9]+ it can hold" "$tmp/err"
+check "and nothing else on stderr" test "$(wc -l <"$tmp/err")" -eq 1
 
 # 5. every platform preset loads and runs a tiny step; calibration changes no physical figure
 for p in "$data"/platforms/*.json; do
