@@ -1,6 +1,7 @@
 /* test_sensitivity.c - heptasim sensitivity: a figure the step does not use
  * moves it by nothing; an HBM-bound and a compute-bound toy move the
- * expected figure most; simulated and estimated changes agree in sign. */
+ * expected figure most; simulated and estimated changes agree in sign; a
+ * curve and the tiers of a multi-tier fabric scale as stated. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -147,6 +148,59 @@ START_TEST(curve_override_scales_points)
 }
 END_TEST
 
+/* A field of every tier scales in each (a tier without it at its
+ * default), the oversubscription stopping at 1, and the platform loads
+ * through the override with those figures; a platform without tiers has
+ * no such figure. */
+START_TEST(tier_override_scales_every_tier)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/heptasim-test-sens-tiers-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"name\": \"tiered\", \"devices\": 64,"
+          " \"device\": {\"peak_tflops\": 300, \"hbm_GiB\": 80, \"hbm_TBps\": 2},"
+          " \"node\": {\"devices\": 8}, \"supernode\": {\"devices\": 8, \"fabric_GBps\": 200, \"latency_us\": 2},"
+          " \"network\": {\"nic_GBps\": 25, \"latency_us\": 3, \"tiers\": [{\"devices\": 16, \"oversubscription\": 2,"
+          " \"latency_us\": 1}, {\"devices\": 64}]},"
+          " \"efficiency\": {\"gemm\": [[1e8, 0.3], [1e10, 0.6], [1e11, 0.8]], \"attention\": 0.5, \"memory\": 0.8,"
+          " \"network\": 0.8, \"kernel_overhead_us\": 5, \"collective_step_us\": 10}}",
+          f);
+    fclose(f);
+    sim_err err = {{0}};
+    cfg_platform p, q;
+    ck_assert_msg(cfg_load_platform(path, NULL, 0, &p, &err) == SIM_OK, "%s", err.msg);
+    char set[1024], why[128];
+    double v = 0;
+    const char *items[1] = {set};
+    cfg_overrides ov = {1, items};
+    ck_assert_msg(sens_override(&p, "network.tiers.oversubscription", 1.5, set, sizeof set, &v, why, sizeof why),
+                  "%s", why);
+    ck_assert(strstr(set, "platform.network.tiers=") == set);
+    ck_assert_msg(cfg_load_platform(path, &ov, 0, &q, &err) == SIM_OK, "%s: %s", set, err.msg);
+    ck_assert_int_eq(q.ntiers, 2);
+    ck_assert_double_eq_tol(q.tiers[0].oversubscription, 3.0, 1e-12);
+    ck_assert_double_eq_tol(q.tiers[1].oversubscription, 1.5, 1e-12);
+    ck_assert_double_eq_tol(q.tiers[0].latency_s, p.tiers[0].latency_s, 1e-18);
+    ck_assert(sens_override(&p, "network.tiers.oversubscription", 0.5, set, sizeof set, &v, why, sizeof why));
+    ck_assert_msg(cfg_load_platform(path, &ov, 0, &q, &err) == SIM_OK, "%s: %s", set, err.msg);
+    ck_assert_double_eq_tol(q.tiers[0].oversubscription, 1.0, 1e-12);
+    ck_assert_double_eq_tol(q.tiers[1].oversubscription, 1.0, 1e-12);
+    ck_assert(sens_override(&p, "network.tiers.latency_us", 2.0, set, sizeof set, &v, why, sizeof why));
+    ck_assert_msg(cfg_load_platform(path, &ov, 0, &q, &err) == SIM_OK, "%s: %s", set, err.msg);
+    ck_assert_double_eq_tol(q.tiers[0].latency_s, 2e-6, 1e-18);
+    ck_assert_double_eq_tol(q.tiers[1].latency_s, 0.0, 1e-18);
+    unlink(path);
+
+    toy t;
+    write_platform(t.path, sizeof t.path, 300, 2);
+    ck_assert_int_eq(cfg_load_platform(t.path, NULL, 0, &t.p, &err), SIM_OK);
+    unlink(t.path);
+    ck_assert(!sens_override(&t.p, "network.tiers.oversubscription", 1.5, set, sizeof set, &v, why, sizeof why));
+    ck_assert_msg(strstr(why, "no network.tiers"), "%s", why);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sensitivity");
@@ -156,6 +210,7 @@ int main(void)
     tcase_add_test(tc, bound_toys_move_their_figure);
     tcase_add_test(tc, simulated_agrees_in_sign);
     tcase_add_test(tc, curve_override_scales_points);
+    tcase_add_test(tc, tier_override_scales_every_tier);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -579,6 +579,7 @@ typedef struct rpt_sens_row {
     const char *key;              /* the platform key ("device.hbm_TBps"), static */
     const char *label;            /* "HBM bandwidth", static */
     bool curve;                   /* an efficiency curve: value is a scale factor of every point */
+    bool tiers;                   /* a field of every tier of network.tiers: value is its scale factor */
     double value;                 /* the platform's value in the key's unit (a curve: 1) */
     rpt_sens_point low, high;
     double swing;                 /* largest |relative change| of the estimate, for the order */

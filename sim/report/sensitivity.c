@@ -38,8 +38,16 @@ static const char *pct(double v, bool applicable, char *buf, size_t cap)
 /* The value of a point in the key's unit: "x0.80" for a curve. */
 static const char *value_text(const rpt_sens_row *r, const rpt_sens_point *p, char *buf, size_t cap)
 {
-    if (r->curve) snprintf(buf, cap, "x%.2f", p->value);
+    if (r->curve || r->tiers) snprintf(buf, cap, "x%.2f", p->value);
     else snprintf(buf, cap, "%g", p->value);
+    return buf;
+}
+
+/* A row's own value: its number, or what it scales ("curve", "tiers"). */
+static const char *row_value_text(const rpt_sens_row *r, char *buf, size_t cap)
+{
+    if (r->curve || r->tiers) snprintf(buf, cap, "%s", r->curve ? "curve" : "tiers");
+    else snprintf(buf, cap, "%g", r->value);
     return buf;
 }
 
@@ -60,8 +68,7 @@ void rpt_sens_print(FILE *f, const rpt_sens_doc *d)
         const rpt_sens_row *r = &d->rows[i];
         char name[96], v[32], lo[32], hi[32], a[4][32];
         snprintf(name, sizeof name, "%s", r->key);
-        if (r->curve) snprintf(v, sizeof v, "curve");
-        else snprintf(v, sizeof v, "%g", r->value);
+        row_value_text(r, v, sizeof v);
         fprintf(f, "%-34s %10s %10s %10s  %9s %9s  %9s %9s\n", name, v,
                 r->low.applicable ? value_text(r, &r->low, lo, sizeof lo) : "n/a",
                 r->high.applicable ? value_text(r, &r->high, hi, sizeof hi) : "n/a",
@@ -132,6 +139,7 @@ void *rpt_sens_rows_json(const rpt_sens_doc *d)
         cJSON_AddStringToObject(o, "key", r->key);
         cJSON_AddStringToObject(o, "label", r->label);
         cJSON_AddBoolToObject(o, "curve", r->curve);
+        cJSON_AddBoolToObject(o, "tiers", r->tiers);
         rpt_json_add_num(o, "value", r->value);
         rpt_json_add_num(o, "swing", r->swing);
         cJSON_AddItemToObject(o, "low", point_json(d, &r->low));
@@ -142,7 +150,7 @@ void *rpt_sens_rows_json(const rpt_sens_doc *d)
 }
 
 const char *const rpt_sens_csv_columns[] = {
-    "rank", "key", "label", "curve", "value", "swing",
+    "rank", "key", "label", "curve", "tiers", "value", "swing",
     "low.applicable", "low.value", "low.estimate_s", "low.estimate_change", "low.simulated", "low.step_time_s",
     "low.step_time_change", "low.best.changed", "low.best.strategy", "low.reason",
     "high.applicable", "high.value", "high.estimate_s", "high.estimate_change", "high.simulated",
@@ -259,8 +267,7 @@ sim_rc rpt_write_sens_html(const char *path, const rpt_sens_doc *d, sim_err *err
     for (int i = 0; i < d->nrows; i++) {
         const rpt_sens_row *r = &d->rows[i];
         char v[32], lo[32], hi[32], a[4][32];
-        if (r->curve) snprintf(v, sizeof v, "curve");
-        else snprintf(v, sizeof v, "%g", r->value);
+        row_value_text(r, v, sizeof v);
         const char *cells[9] = {r->label, r->key, v,
                                 r->low.applicable ? value_text(r, &r->low, lo, sizeof lo) : "n/a",
                                 r->high.applicable ? value_text(r, &r->high, hi, sizeof hi) : "n/a",

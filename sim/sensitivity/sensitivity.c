@@ -14,7 +14,11 @@
 #include "../runner/runner.h"
 
 /* The figures, as platform keys in the units of the file. */
-typedef enum { SENS_SCALE, SENS_CURVE, SENS_HALVE_DOUBLE } sens_how;
+/* SENS_TIERS: a field of every tier of network.tiers, the rest of the key
+ * after "network.tiers." (a tier without it at its default). */
+typedef enum { SENS_SCALE, SENS_CURVE, SENS_HALVE_DOUBLE, SENS_TIERS } sens_how;
+
+#define TIERS_KEY "network.tiers"
 
 static const struct {
     const char *key, *label;
@@ -32,6 +36,8 @@ static const struct {
     {"network.latency_us", "NIC latency", SENS_SCALE},
     {"network.spine_latency_us", "spine latency", SENS_SCALE},
     {"network.oversubscription", "oversubscription", SENS_SCALE},
+    {TIERS_KEY ".oversubscription", "oversubscription of every tier", SENS_TIERS},
+    {TIERS_KEY ".latency_us", "latency of every tier", SENS_TIERS},
     {"supernode.devices", "supernode size", SENS_HALVE_DOUBLE},
     {"efficiency.network", "network efficiency", SENS_SCALE},
     {"efficiency.kernel_overhead_us", "kernel overhead", SENS_SCALE},
@@ -52,10 +58,51 @@ static bool is_fraction(const char *key)
     return strncmp(key, "efficiency.", 11) == 0 && strstr(key, "_us") == NULL;
 }
 
+/* The tiers of root with field (oversubscription, latency_us) times
+ * factor in each, as the override of network.tiers into out; false with
+ * why when no tier changes. */
+static bool scale_tiers(const cJSON *root, const char *field, double factor, char *out, size_t cap, char *why,
+                        size_t why_cap)
+{
+    const cJSON *tiers = cfg_json_at(root, TIERS_KEY);
+    if (!cJSON_IsArray(tiers) || cJSON_GetArraySize(tiers) == 0) {
+        snprintf(why, why_cap, "the platform has no %s", TIERS_KEY);
+        return false;
+    }
+    bool over = strcmp(field, "oversubscription") == 0, changed = false;
+    cJSON *c = cJSON_Duplicate(tiers, 1);
+    cJSON *t;
+    cJSON_ArrayForEach(t, c)
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, field);
+        double x = cJSON_IsNumber(v) ? v->valuedouble : over ? 1.0 : 0.0, y = x * factor;
+        if (over) y = fmax(1.0, y);
+        if (y == x) continue;
+        changed = true;
+        cJSON_DeleteItemFromObjectCaseSensitive(t, field);
+        cJSON_AddNumberToObject(t, field, y);
+    }
+    char *text = changed ? sim_json_print(c, false) : NULL;
+    cJSON_Delete(c);
+    bool ok = text && (size_t)snprintf(out, cap, "platform.%s=%s", TIERS_KEY, text) < cap;
+    if (!changed)
+        snprintf(why, why_cap, "every tier's %s is %s", field, over ? "at its bound (1)" : "0: a step of it changes nothing");
+    else if (!ok)
+        snprintf(why, why_cap, "the tiers are too long to override");
+    cJSON_free(text);
+    return ok;
+}
+
 bool sens_override(const cfg_platform *p, const char *key, double factor, char *out, size_t cap, double *value,
                    char *why, size_t why_cap)
 {
     cJSON *root = cfg_platform_to_json(p);
+    if (how_of(key) == SENS_TIERS) {
+        bool ok = scale_tiers(root, key + strlen(TIERS_KEY "."), factor, out, cap, why, why_cap);
+        *value = factor;
+        cJSON_Delete(root);
+        return ok;
+    }
     const cJSON *v = cfg_json_at(root, key);
     bool ok = false;
     if (!v) {
@@ -200,19 +247,23 @@ sim_rc sens_run(const sens_request *rq, sens_result *out, sim_err *err)
     out->rows = sim_xcalloc(NFIGURES, sizeof *out->rows);
     for (int i = 0; i < NFIGURES; i++) {
         cJSON *root = cfg_platform_to_json(rq->platform);
-        bool present = cfg_json_at(root, figures[i].key) != NULL;
+        bool tiers = figures[i].how == SENS_TIERS;
+        const cJSON *at = cfg_json_at(root, tiers ? TIERS_KEY : figures[i].key);
+        bool present = at && (!tiers || cJSON_GetArraySize(at) > 0);
         cJSON_Delete(root);
-        if (!present) continue; /* an optional curve the platform has not */
+        if (!present) continue; /* an optional curve, or tiers, the platform has not */
         rpt_sens_row *r = &out->rows[out->nrows];
         r->key = figures[i].key;
         r->label = figures[i].label;
         r->curve = figures[i].how == SENS_CURVE;
+        r->tiers = tiers;
         double lo = figures[i].how == SENS_HALVE_DOUBLE ? 0.5 : 1 - rq->step;
         double hi = figures[i].how == SENS_HALVE_DOUBLE ? 2.0 : 1 + rq->step;
         char why[64];
         char dummy[2048];
         r->value = 1;
-        if (!r->curve) sens_override(rq->platform, r->key, 1.0, dummy, sizeof dummy, &r->value, why, sizeof why);
+        if (!r->curve && !r->tiers)
+            sens_override(rq->platform, r->key, 1.0, dummy, sizeof dummy, &r->value, why, sizeof why);
         perturb(rq, r->key, lo, &r->low, &plats[2 * out->nrows], &strats[2 * out->nrows]);
         perturb(rq, r->key, hi, &r->high, &plats[2 * out->nrows + 1], &strats[2 * out->nrows + 1]);
         r->swing = swing_of(r, base.step_s);
