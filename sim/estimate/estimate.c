@@ -503,13 +503,11 @@ static sim_rc plan_ensure(est_estimator *e, const cfg_model *pm, const cfg_strat
 {
     plan_slot *sl = &e->plans[wl_schedule_splits_w(ps)];
     if (sl->plan && memcmp(pm, &sl->model, sizeof *pm) == 0 && fields_same(&e->plan_fields, &sl->strategy, ps)) {
-        cfg_strategy was = sl->strategy;
-        sl->strategy = *ps;
+        sl->strategy = *ps; /* when the plan cannot take it, it is built anew below */
         if (wl_plan_reorder(sl->plan, &sl->strategy)) {
             *out = sl->plan;
             return SIM_OK;
         }
-        sl->strategy = was;
     }
     wl_plan_free(sl->plan);
     sl->plan = NULL;
