@@ -109,7 +109,7 @@
 /* --------------------------------------------------------- validation */
 
 #define VAL_ID_LEN 96               /* id of a published case */
-#define VAL_TEXT_LEN 2048           /* source, notes and hardware text of a case */
+#define VAL_TEXT_LEN 2048           /* source, hardware and each assumption of a case, its NUL included */
 #define VAL_MAX_RUNS 16             /* runs of one published case */
 #define VAL_MAX_ASSUMPTIONS 12      /* assumptions listed with one case */
 #define VAL_GOLDEN_MAX_SET 64       /* "set" items of one golden result */

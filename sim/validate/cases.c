@@ -191,10 +191,14 @@ static const struct {
     {"mxfp8", "fp8", "mxfp8"}, /* MXFP8 block scaling: the MXFP8 peak, its scales (1 byte per 32) counted */
 };
 
-static void append_reason(char *out, size_t cap, const char *reason)
+/* Appends reason to out[cap] ("; " between reasons); false, changing
+ * nothing, when it does not fit. */
+static bool append_reason(char *out, size_t cap, const char *reason)
 {
-    size_t used = strlen(out);
-    if (used + 1 < cap) snprintf(out + used, cap - used, "%s%s", used ? "; " : "", reason);
+    size_t used = strlen(out), sep = used ? 2 : 0;
+    if (used + sep + strlen(reason) >= cap) return false;
+    snprintf(out + used, cap - used, "%s%s", sep ? "; " : "", reason);
+    return true;
 }
 
 /* The row of gemm_dtypes a case's model dtype stands for, or -1. */
@@ -222,7 +226,9 @@ static sim_rc load_not_modelled(const cJSON *root, val_case *c, bool *listed, si
         if (!cJSON_IsString(it) || !it->valuestring[0])
             return sim_fail(err, SIM_EINVAL, "%s: .not_modelled: expected a non-empty array of the features the "
                             "case needs (strings)", c->path);
-        append_reason(c->not_modelled, sizeof c->not_modelled, it->valuestring);
+        if (!append_reason(c->not_modelled, sizeof c->not_modelled, it->valuestring))
+            return sim_fail(err, SIM_EINVAL, "%s: .not_modelled: the features take more than the %zu characters a "
+                            "case can hold (shorten them)", c->path, sizeof c->not_modelled - 1);
     }
     *listed = true;
     return SIM_OK;

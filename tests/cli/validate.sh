@@ -156,6 +156,16 @@ check "validate of a case with a 5,000-character assumption exits 2" test $? -eq
 check "in one line naming the file and the entry" \
   grep -Eq "^$tmp/long.json: \.assumptions\[[0-9]+\]: 5000 characters, more than the [0-9]+ it can hold" "$tmp/err"
 check "and nothing else on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+python3 - "$pub/nemo2407-h100-llama2-7b.json" "$tmp/long-nm.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["not_modelled"] = ["y" * 1500, "z" * 1500]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+"$bin" validate -q "$tmp/long-nm.json" >"$tmp/out" 2>"$tmp/err"
+check "validate of a case whose not_modelled list is too long exits 2" test $? -eq 2
+check "in one line naming the file and the key" \
+  grep -Eq "^$tmp/long-nm.json: \.not_modelled: the features take more than the [0-9]+ characters" "$tmp/err"
 
 # 5. every platform preset loads and runs a tiny step; calibration changes no physical figure
 for p in "$data"/platforms/*.json; do
